@@ -1,0 +1,88 @@
+# NVDLA software stack: the one entry point. `make help` lists the targets.
+#
+# Userspace (umd/, tools/, tests/) is built with CMake + Ninja in $(BUILD_DIR); the ASan+UBSan
+# build of the same tree lives in $(SAN_DIR).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+BUILD_DIR  ?= build
+SAN_DIR    ?= $(BUILD_DIR)/sanitize
+JOBS       ?= $(shell nproc)
+PREFIX     ?= /usr/local
+SHARED_DIR ?= $(abspath ../shared)
+CMAKE_ARGS ?=
+# Extra arguments for the benchmark program, e.g. BENCH_ARGS=--benchmark_min_time=1
+BENCH_ARGS ?=
+
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+# Debian 12 packages the build and the tests need.
+DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev \
+                libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+
+CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
+
+.PHONY: help deps build test test-unit test-sanitize run bench install clean
+
+help:
+	@echo "NVDLA software stack"
+	@echo ""
+	@echo "  make run            build, then run the main job (today: the format demonstration)"
+	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan"
+	@echo ""
+	@echo "  make deps           install the Debian packages the build needs (apt-get; idempotent)"
+	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
+	@echo "  make test-unit      run the test suites of the plain build only"
+	@echo "  make test-sanitize  build into $(SAN_DIR)/ with ASan+UBSan and run the suites there"
+	@echo "  make bench          run the benchmarks (format packing against memcpy)"
+	@echo "  make install        install library, headers, pkg-config and CMake files to PREFIX"
+	@echo "                      (PREFIX=$(PREFIX))"
+	@echo "  make clean          remove $(BUILD_DIR)/"
+	@echo ""
+	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
+	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, PREFIX."
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q ' installed$$' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null || \
+	  { echo "deps: apt-get could not install:$$missing" >&2; exit 1; }; \
+	fi
+
+build: deps
+	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: test-unit test-sanitize
+
+test-unit: build
+	@echo "== tests (release build)"
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize: deps
+	@[ -f $(SAN_DIR)/build.ninja ] || \
+	  $(CONFIGURE) -B $(SAN_DIR) -DNVDLA_SANITIZE=ON -DNVDLA_BUILD_BENCHMARKS=OFF \
+	    -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build $(SAN_DIR) -j $(JOBS)
+	@echo "== tests (ASan+UBSan build)"
+	@cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+run: build
+	@$(BUILD_DIR)/bin/nvdla_surface demo --shared $(SHARED_DIR)
+
+bench: build
+	@$(BUILD_DIR)/bin/nvdla_bench_formats $(BENCH_ARGS)
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD_DIR)
