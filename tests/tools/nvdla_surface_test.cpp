@@ -1,0 +1,108 @@
+// The nvdla_surface tool, run as a user would: exit codes, messages, files.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ToolRun {
+    int exit_code;
+    std::string output;  // stdout and stderr
+};
+
+ToolRun run(const std::string& args) {
+    const std::string cmd = std::string(NVDLA_TOOLS_DIR) + "/nvdla_surface " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class NvdlaSurface : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("nvdla_surface_test_" + std::to_string(getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const char* name) const { return (dir_ / name).string(); }
+    fs::path dir_;
+};
+
+std::vector<char> slurp(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(NvdlaSurface, SizeReportsTheLayout) {
+    ToolRun r = run("size --format feature --config nv_small --dims 1x20x4x4 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("\"size_bytes\": 384"), std::string::npos) << r.output;  // 3 surfaces x 4 x 4 x 8
+    EXPECT_NE(r.output.find("\"line_stride\": 32"), std::string::npos) << r.output;
+}
+
+TEST_F(NvdlaSurface, PackThenUnpackGivesTheFileBack) {
+    std::vector<float> host(2 * 5 * 7 * 3);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = float(i % 97) - 40.0f;
+    {
+        std::ofstream out(path("in.raw"), std::ios::binary);
+        out.write(reinterpret_cast<const char*>(host.data()), std::streamsize(host.size() * 4));
+    }
+    const std::string common = "--format feature --config nv_full --precision fp16 --dims 2x5x7x3 "
+                               "--host-type float32 --layout nhwc ";
+    ToolRun r = run("pack " + common + path("in.raw") + " " + path("cube.bin"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(fs::file_size(path("cube.bin")), 2u * 7 * 3 * 32);  // 1 surface, packed batches
+    r = run("unpack " + common + path("cube.bin") + " " + path("out.raw"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(slurp(path("in.raw")), slurp(path("out.raw")));
+}
+
+TEST_F(NvdlaSurface, BadInputIsOneSentenceAndExitCodeOne) {
+    ToolRun r = run("size --format feature --config nv_small --precision fp16 --dims 8x2x2");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.output, "nvdla_surface: feature cube: nv_small does not support fp16 (it has: int8)\n");
+    r = run("size --format feature --config nv_tiny --dims 8x2x2");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.output.find("unknown hardware configuration 'nv_tiny'"), std::string::npos) << r.output;
+    {
+        std::ofstream(path("short.raw")) << "abc";
+    }
+    r = run("pack --format feature --dims 1x2x2 --host-type int8 " + path("short.raw") + " " + path("o"));
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.output.find("has 3 bytes, a 1x2x2 int8 tensor has 4"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(path("o")));
+    r = run("pack --format feature --dims 1x2x2 " + path("missing.raw") + " " + path("o"));
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.output.find("cannot open"), std::string::npos) << r.output;
+}
+
+TEST_F(NvdlaSurface, UsageErrorsExitWithTwo) {
+    EXPECT_EQ(run("").exit_code, 2);
+    EXPECT_EQ(run("size").exit_code, 2);  // --dims is required
+    EXPECT_EQ(run("frobnicate").exit_code, 2);
+    ToolRun help = run("--help");
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.output.find("pack"), std::string::npos);
+}
+
+TEST_F(NvdlaSurface, DemoRunsWithoutTheSharedDirectory) {
+    ToolRun r = run("demo --shared " + path("nowhere"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("using a generated 28x28 ramp"), std::string::npos);
+    EXPECT_NE(r.output.find("0 check(s) failed"), std::string::npos);
+}
+
+}  // namespace
