@@ -82,7 +82,8 @@ bench: build
 	@$(BUILD_DIR)/bin/nvdla_bench_formats $(BENCH_ARGS)
 
 install: build
-	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+	@cmake -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(BUILD_DIR) >/dev/null
+	cmake --install $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)
