@@ -64,8 +64,11 @@ TEST(Alignment, FeatureRulesFollowTheAtomOfTheSmallConfigurations) {
     p.line_stride = 16;
     p.surface_stride = 48;
     EXPECT_TRUE(check_alignment(cfg("nv_medium_512"), SurfaceKind::FeatureCube, p).ok());
-    // Pitch-linear pixels keep 32 bytes on every configuration.
-    EXPECT_FALSE(check_alignment(cfg("nv_small"), SurfaceKind::PitchLinearPixel, at(8)).ok());
+    // Pitch-linear pixels too: nv_small's x offset only reaches within one 8-byte atom (RTL
+    // NV_NVDLA_CDMA_IMG_ctrl.v), so its planes start on any atom.
+    EXPECT_TRUE(check_alignment(cfg("nv_small"), SurfaceKind::PitchLinearPixel, at(8)).ok());
+    EXPECT_FALSE(check_alignment(cfg("nv_small"), SurfaceKind::PitchLinearPixel, at(4)).ok());
+    EXPECT_FALSE(check_alignment(cfg("nv_full"), SurfaceKind::PitchLinearPixel, at(8)).ok());
 }
 
 }  // namespace

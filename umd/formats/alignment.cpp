@@ -13,7 +13,7 @@ constexpr std::array<AlignmentRule, 9> kRules{{
     {SurfaceKind::Weight, 256, 0, 0, 0, 128},
     {SurfaceKind::WeightMask, 256, 0, 0, 0, 128},
     {SurfaceKind::WeightGroupSizes, 256, 0, 0, 0, 128},
-    {SurfaceKind::PitchLinearPixel, 32, 32, 0, 0, 0},  // each plane checked on its own
+    {SurfaceKind::PitchLinearPixel, kAtom, kAtom, 0, 0, 0},  // each plane checked on its own
     {SurfaceKind::Bias, kAtom, kAtom, kAtom, 0, 0},
     {SurfaceKind::PRelu, kAtom, 0, 0, 0, 0},
     {SurfaceKind::BatchNorm, kAtom, 0, 0, 0, 0},

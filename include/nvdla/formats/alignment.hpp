@@ -1,9 +1,10 @@
 // The alignment rules of the seed's table "Requirements of alignment": one validator for every
 // surface kind, naming the field, the value and the alignment it breaks.
 //
-// Where the seed says 32 bytes for feature-like surfaces it means one atom of the 32-byte-atom
-// configurations; on the nv_small family the register fields are byte-granular and the
-// hardware traces use 8-byte strides, so those rules follow the configuration's atom size.
+// Where the seed says 32 bytes for feature-like and pixel surfaces it means one atom of the
+// 32-byte-atom configurations; on the nv_small family the register fields are byte-granular,
+// the hardware traces use 8-byte strides and the pixel x offset spans one atom, so those rules
+// follow the configuration's atom size.
 #pragma once
 
 #include <cstdint>

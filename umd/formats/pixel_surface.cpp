@@ -1,0 +1,400 @@
+// Pitch-linear pixel surfaces: validation against the seed's rules and the C model's checks,
+// size queries, and packing of component values.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "formats/element.hpp"
+#include "formats/pixel_internal.hpp"
+#include "nvdla/formats/alignment.hpp"
+#include "nvdla/formats/pixel.hpp"
+#include "nvdla/precision/fp16.hpp"
+
+namespace nvdla {
+namespace detail {
+namespace {
+
+constexpr uint64_t kMaxLineStride = uint64_t(1) << 32;   // 32-bit LINE_STRIDE registers
+constexpr uint64_t kMaxPlaneOffset = uint64_t(1) << 62;  // keeps every address sum in range
+
+uint64_t round_up(uint64_t x, uint64_t to) {
+    return (x + to - 1) / to * to;
+}
+
+bool is_integer_type(HostType t) {
+    return t != HostType::Float32 && t != HostType::Float16;
+}
+bool is_signed_type(HostType t) {
+    return t == HostType::Int8 || t == HostType::Int16;
+}
+
+std::string plane_name(const PixelFormatInfo& f, unsigned plane) {
+    if (f.planes == 1)
+        return std::string(f.name);
+    return std::string(f.name) + (plane == 0 ? " plane 0 (Y)" : " plane 1 (U/V)");
+}
+
+uint32_t widest_field(const PixelFormatInfo& f) {
+    uint32_t bits = 0;
+    for (uint32_t ch = 0; ch < f.channels; ++ch)
+        bits = std::max<uint32_t>(bits, f.components[ch].bits);
+    return bits;
+}
+
+bool is_fp16_format(const PixelFormatInfo& f) {
+    return f.input_precision == Precision::Fp16;
+}
+
+// The line stride alignment of the seed's table "Requirements of alignment".
+uint32_t pixel_line_stride_alignment(const HwConfig& cfg) {
+    for (const AlignmentRule& r : alignment_rules())
+        if (r.kind == SurfaceKind::PitchLinearPixel)
+            return resolve_alignment(r.line_stride, cfg);
+    return 32;
+}
+
+// Integer value of an integer host element.
+int64_t host_integer(HostType t, const void* p) {
+    switch (t) {
+        case HostType::Int8: {
+            int8_t v;
+            std::memcpy(&v, p, 1);
+            return v;
+        }
+        case HostType::Uint8: {
+            uint8_t v;
+            std::memcpy(&v, p, 1);
+            return v;
+        }
+        case HostType::Int16: {
+            int16_t v;
+            std::memcpy(&v, p, 2);
+            return v;
+        }
+        case HostType::Uint16: {
+            uint16_t v;
+            std::memcpy(&v, p, 2);
+            return v;
+        }
+        case HostType::Float32:
+        case HostType::Float16:
+            break;
+    }
+    return 0;
+}
+
+// Writes a field back as a host element (the type passed check_pixel_tensor for reading).
+void field_to_host(const PixelFormatInfo& f, HostType t, uint32_t field, const PixelComponent& c,
+                   void* p) {
+    if (is_fp16_format(f)) {
+        const auto bits = static_cast<uint16_t>(field);
+        if (t == HostType::Float16) {
+            std::memcpy(p, &bits, 2);
+        } else {
+            const float v = fp16::to_float(bits);
+            std::memcpy(p, &v, 4);
+        }
+        return;
+    }
+    // Signed types read the field as two's complement.
+    int64_t v = field;
+    if (is_signed_type(t) && c.bits > 0 && (field >> (c.bits - 1)) & 1u)
+        v -= int64_t(1) << c.bits;
+    switch (t) {
+        case HostType::Int8: {
+            const auto x = static_cast<int8_t>(v);
+            std::memcpy(p, &x, 1);
+            return;
+        }
+        case HostType::Uint8: {
+            const auto x = static_cast<uint8_t>(v);
+            std::memcpy(p, &x, 1);
+            return;
+        }
+        case HostType::Int16: {
+            const auto x = static_cast<int16_t>(v);
+            std::memcpy(p, &x, 2);
+            return;
+        }
+        case HostType::Uint16: {
+            const auto x = static_cast<uint16_t>(v);
+            std::memcpy(p, &x, 2);
+            return;
+        }
+        case HostType::Float32:
+        case HostType::Float16:
+            return;
+    }
+}
+
+}  // namespace
+
+std::array<PixelPlaneGeometry, 2> pixel_geometry(const HwConfig& cfg, const PixelSurface& s) {
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    std::array<PixelPlaneGeometry, 2> g{};
+    for (unsigned p = 0; p < f.planes; ++p)
+        g[p] = {s.planes[p].offset, s.planes[p].line_stride, f.bytes_per_pixel[p],
+                pixel_plane_x_offset(cfg, s, p)};
+    return g;
+}
+
+Status check_pixel_tensor(const ConstTensorView& t, const PixelFormatInfo& f, uint32_t width,
+                          uint32_t height, bool reading_back, const char* what) {
+    if (Status s = check_host_tensor(t, what); !s)
+        return s;
+    const Dims4 want{1, f.channels, height, width};
+    if (t.dims != want)
+        return error(what, ": dimensions ", t.dims.n, "x", t.dims.c, "x", t.dims.h, "x", t.dims.w,
+                     " (NxCxHxW) do not match ", f.name, " ", width, "x", height, " (1x",
+                     unsigned(f.channels), "x", height, "x", width, ")");
+    if (is_fp16_format(f)) {
+        if (is_integer_type(t.type))
+            return error(what, ": ", f.name, " holds fp16 components; host type ",
+                         to_string(t.type), " is not accepted (use float16 or float32)");
+        return {};
+    }
+    if (!is_integer_type(t.type))
+        return error(what, ": ", f.name, " holds integer components; host type ", to_string(t.type),
+                     " is not accepted (use uint8/uint16/int8/int16)");
+    const uint32_t type_bits = bytes_per_element(t.type) * 8;
+    if (reading_back && type_bits < widest_field(f))
+        return error(what, ": host type ", to_string(t.type), " (", type_bits,
+                     " bits) cannot hold the ", widest_field(f), "-bit components of ", f.name);
+    return {};
+}
+
+bool host_to_field(const PixelFormatInfo& f, HostType type, const void* p, const PixelComponent& c,
+                   uint32_t* field) {
+    if (is_fp16_format(f)) {
+        uint16_t bits;
+        if (type == HostType::Float16) {
+            std::memcpy(&bits, p, 2);
+        } else {
+            float v;
+            std::memcpy(&v, p, 4);
+            bits = fp16::from_float(v);
+        }
+        *field = bits;
+        return true;
+    }
+    const int64_t v = host_integer(type, p);
+    const int64_t span = int64_t(1) << c.bits;
+    const int64_t lo = is_signed_type(type) ? -span / 2 : 0;
+    const int64_t hi = is_signed_type(type) ? span / 2 - 1 : span - 1;
+    if (v < lo || v > hi)
+        return false;
+    *field = static_cast<uint32_t>(v) & field_mask(c.bits);
+    return true;
+}
+
+Status check_pixel_values(const ConstTensorView& t, const PixelFormatInfo& f, const char* what) {
+    if (is_fp16_format(f))
+        return {};  // every float has an fp16 encoding
+    const uint32_t bpe = bytes_per_element(t.type);
+    const auto* base = static_cast<const uint8_t*>(t.data);
+    for (uint32_t y = 0; y < t.dims.h; ++y) {
+        for (uint32_t x = 0; x < t.dims.w; ++x) {
+            for (uint32_t ch = 0; ch < f.channels; ++ch) {
+                const PixelComponent& c = f.components[ch];
+                const void* p = base + host_offset(t.dims, t.layout, bpe, 0, ch, y, x);
+                uint32_t field;
+                if (host_to_field(f, t.type, p, c, &field))
+                    continue;
+                const int64_t span = int64_t(1) << c.bits;
+                const bool s = is_signed_type(t.type);
+                return error(what, ": ", f.name, " channel ", to_string(c.channel), " at (x ", x,
+                             ", y ", y, ") is ", host_integer(t.type, p), ", out of range ",
+                             s ? -span / 2 : 0, "..", s ? span / 2 - 1 : span - 1, " for its ",
+                             int(c.bits), "-bit field (", to_string(t.type), " values)");
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace detail
+
+uint32_t pixel_plane_x_offset(const HwConfig& cfg, const PixelSurface& s, unsigned plane) {
+    if (plane == 0)
+        return s.x_offset;
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    if (plane >= f.planes)
+        return 0;
+    // Both plane starts are atom-aligned addresses of the same image column, so the second
+    // plane's offset is the column's position within its own (wider-pixel) atom.
+    const uint32_t pixels_per_atom = std::max<uint32_t>(1, cfg.atom_bytes / f.bytes_per_pixel[1]);
+    return s.x_offset % pixels_per_atom;
+}
+
+uint64_t min_pixel_line_stride(const HwConfig& cfg, const PixelSurface& s, unsigned plane) {
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    if (plane >= f.planes)
+        return 0;
+    return (uint64_t(pixel_plane_x_offset(cfg, s, plane)) + s.width) * f.bytes_per_pixel[plane];
+}
+
+Status check_pixel_surface(const HwConfig& cfg, const PixelSurface& s) {
+    const auto format_value = static_cast<uint32_t>(s.format);
+    if (format_value >= kPixelFormatCount)
+        return error("pixel surface: format value ", format_value, " is out of range 0..",
+                     kPixelFormatCount - 1);
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    if (s.width < 1 || s.width > kMaxPixelExtent)
+        return error("pixel surface: width ", s.width, " is out of range 1..", kMaxPixelExtent);
+    if (s.height < 1 || s.height > kMaxPixelExtent)
+        return error("pixel surface: height ", s.height, " is out of range 1..", kMaxPixelExtent);
+    const uint32_t max_x = max_pixel_x_offset(cfg, s.format);
+    if (s.x_offset > max_x)
+        return error("pixel surface: x offset ", s.x_offset, " is out of range 0..", max_x, " for ",
+                     f.name, " (", unsigned(f.bytes_per_pixel[0]), "-byte pixels, ", cfg.atom_bytes,
+                     "-byte atoms on ", cfg.name, ")");
+
+    for (unsigned p = 0; p < f.planes; ++p) {
+        const PixelPlane& plane = s.planes[p];
+        const std::string name = detail::plane_name(f, p);
+        if (plane.offset > detail::kMaxPlaneOffset)
+            return error("pixel surface ", name, ": start address ", plane.offset,
+                         " is beyond 2^62");
+        SurfacePlacement placement;
+        placement.address = plane.offset;
+        placement.line_stride = plane.line_stride;
+        if (Status a = check_alignment(cfg, SurfaceKind::PitchLinearPixel, placement); !a)
+            return a.context("pixel surface " + name);
+        if (plane.line_stride >= detail::kMaxLineStride)
+            return error("pixel surface ", name, ": line stride ", plane.line_stride,
+                         " does not fit the 32-bit line stride register");
+        const uint64_t needed = min_pixel_line_stride(cfg, s, p);
+        if (plane.line_stride < needed)
+            return error("pixel surface ", name, ": line stride ", plane.line_stride,
+                         " is smaller than the ", needed, " bytes a line needs (x offset ",
+                         pixel_plane_x_offset(cfg, s, p), " + width ", s.width, " pixels of ",
+                         int(f.bytes_per_pixel[p]), " bytes)");
+    }
+
+    if (f.planes == 2) {
+        // Lines of one plane are disjoint and ascending; sweep both lists for a collision.
+        const auto g = detail::pixel_geometry(cfg, s);
+        const uint64_t len0 = uint64_t(s.width) * g[0].bytes_per_pixel;
+        const uint64_t len1 = uint64_t(s.width) * g[1].bytes_per_pixel;
+        uint32_t y0 = 0, y1 = 0;
+        while (y0 < s.height && y1 < s.height) {
+            const uint64_t a0 = g[0].address(y0, 0), a1 = g[1].address(y1, 0);
+            if (a0 + len0 <= a1) {
+                ++y0;
+            } else if (a1 + len1 <= a0) {
+                ++y1;
+            } else {
+                return error("pixel surface ", f.name, ": line ", y1, " of plane 1 (bytes ", a1,
+                             "..", a1 + len1 - 1, ") overlaps line ", y0, " of plane 0 (bytes ", a0,
+                             "..", a0 + len0 - 1, ")");
+            }
+        }
+    }
+    return {};
+}
+
+Result<uint64_t> pixel_surface_bytes(const HwConfig& cfg, const PixelSurface& s) {
+    if (Status st = check_pixel_surface(cfg, s); !st)
+        return st;
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    uint64_t end = 0;
+    for (unsigned p = 0; p < f.planes; ++p) {
+        // The CDMA fetches each line from its start in whole atoms.
+        const uint64_t line_read =
+            detail::round_up(min_pixel_line_stride(cfg, s, p), cfg.atom_bytes);
+        end = std::max(
+            end, s.planes[p].offset + uint64_t(s.height - 1) * s.planes[p].line_stride + line_read);
+    }
+    return end;
+}
+
+Result<PixelSurface> dense_pixel_surface(const HwConfig& cfg, PixelFormat f, uint32_t width,
+                                         uint32_t height, uint32_t x_offset) {
+    PixelSurface s;
+    s.format = f;
+    s.width = width;
+    s.height = height;
+    s.x_offset = x_offset;
+    if (static_cast<uint32_t>(f) < kPixelFormatCount) {
+        const PixelFormatInfo& info = pixel_format_info(f);
+        const uint32_t alignment = detail::pixel_line_stride_alignment(cfg);
+        uint64_t next = 0;
+        for (unsigned p = 0; p < info.planes; ++p) {
+            s.planes[p].offset = next;
+            s.planes[p].line_stride = detail::round_up(min_pixel_line_stride(cfg, s, p), alignment);
+            next = detail::round_up(next + uint64_t(height) * s.planes[p].line_stride, alignment);
+        }
+    }
+    if (Status st = check_pixel_surface(cfg, s); !st)
+        return st;
+    return s;
+}
+
+Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelSurface& s,
+                   ByteSpan dst) {
+    const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
+    if (!bytes)
+        return bytes.status().context("pack pixels");
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    if (Status st =
+            detail::check_pixel_tensor(src, f, s.width, s.height, false, "pack pixels: source");
+        !st)
+        return st;
+    if (dst.size() < *bytes)
+        return error("pack pixels: destination of ", dst.size(), " bytes is too small for ", f.name,
+                     " ", s.width, "x", s.height, " (", *bytes, " bytes)");
+    if (Status st = detail::check_pixel_values(src, f, "pack pixels: source"); !st)
+        return st;
+
+    const auto g = detail::pixel_geometry(cfg, s);
+    const uint32_t bpe = bytes_per_element(src.type);
+    const auto* in = static_cast<const uint8_t*>(src.data);
+    for (uint32_t y = 0; y < s.height; ++y) {
+        for (uint32_t x = 0; x < s.width; ++x) {
+            std::array<uint64_t, 2> words{};
+            for (uint32_t ch = 0; ch < f.channels; ++ch) {
+                const PixelComponent& c = f.components[ch];
+                uint32_t field = 0;
+                detail::host_to_field(
+                    f, src.type, in + detail::host_offset(src.dims, src.layout, bpe, 0, ch, y, x),
+                    c, &field);
+                words[c.plane] |= uint64_t(field) << c.bit_offset;
+            }
+            for (unsigned p = 0; p < f.planes; ++p)
+                detail::store_pixel_word(dst.data() + g[p].address(y, x), g[p].bytes_per_pixel,
+                                         words[p]);
+        }
+    }
+    return {};
+}
+
+Status unpack_pixels(const HwConfig& cfg, ConstByteSpan src, const PixelSurface& s,
+                     const TensorView& dst) {
+    const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
+    if (!bytes)
+        return bytes.status().context("unpack pixels");
+    const PixelFormatInfo& f = pixel_format_info(s.format);
+    if (Status st = detail::check_pixel_tensor(dst, f, s.width, s.height, true,
+                                               "unpack pixels: destination");
+        !st)
+        return st;
+    if (src.size() < *bytes)
+        return error("unpack pixels: source of ", src.size(), " bytes is too small for ", f.name,
+                     " ", s.width, "x", s.height, " (", *bytes, " bytes)");
+
+    const auto g = detail::pixel_geometry(cfg, s);
+    const uint32_t bpe = bytes_per_element(dst.type);
+    auto* out = static_cast<uint8_t*>(dst.data);
+    for (uint32_t y = 0; y < s.height; ++y) {
+        for (uint32_t x = 0; x < s.width; ++x) {
+            const auto fields = detail::read_pixel_fields(f, g, src.data(), y, x);
+            for (uint32_t ch = 0; ch < f.channels; ++ch)
+                detail::field_to_host(
+                    f, dst.type, fields[ch], f.components[ch],
+                    out + detail::host_offset(dst.dims, dst.layout, bpe, 0, ch, y, x));
+        }
+    }
+    return {};
+}
+
+}  // namespace nvdla
