@@ -2,50 +2,18 @@
 // it: hls_convertor / process_one_element_{8,16} in cmod/cdma/NV_NVDLA_cdma.cpp and the HLS
 // cell cmod/hls/cdma_libs/cdma_cvt.cpp (widths: 17-bit data, 16-bit offset, 18-bit
 // difference, 16-bit scale, 34-bit product, 6-bit truncate, 17-bit result).
-#include <bit>
 
 #include "formats/element.hpp"
 #include "formats/pixel_internal.hpp"
 #include "nvdla/formats/pixel.hpp"
 #include "nvdla/precision/fp16.hpp"
+#include "nvdla/precision/nvdla_float.hpp"
 #include "nvdla/precision/integer.hpp"
 
 namespace nvdla {
 namespace {
 
 constexpr unsigned kResultBits = 17;  // the convertor's int17 result (vInt17Size)
-
-// FpIntToFloat<17, 5, 10>: an int17 to fp16, rounded to nearest even. The hardware's
-// "infinity" is the largest finite value (SetToInf), so an overflow gives +-65504.
-uint16_t int17_to_fp16(int64_t v, bool* saturated) {
-    *saturated = false;
-    if (v == 0)
-        return 0;
-    const uint16_t sign = v < 0 ? 0x8000 : 0;
-    const auto magnitude = static_cast<uint32_t>(v < 0 ? -v : v);
-    const int msb = 31 - std::countl_zero(magnitude);
-    uint32_t exponent = static_cast<uint32_t>(msb) + 15;
-    uint32_t mantissa;  // 11 bits with the implicit one
-    if (msb <= 10) {
-        mantissa = magnitude << (10 - msb);
-    } else {
-        const int shift = msb - 10;
-        mantissa = magnitude >> shift;
-        const uint32_t rest = magnitude & ((1u << shift) - 1);
-        const uint32_t half = 1u << (shift - 1);
-        if (rest > half || (rest == half && (mantissa & 1u)))
-            ++mantissa;
-        if (mantissa == 0x800) {  // rounding carried into a new bit
-            mantissa = 0x400;
-            ++exponent;
-        }
-    }
-    if (exponent >= 31) {
-        *saturated = true;
-        return static_cast<uint16_t>(sign | fp16::kMaxFinite);
-    }
-    return static_cast<uint16_t>(sign | (exponent << 10) | (mantissa & 0x3ffu));
-}
 
 // Writes one converted element (bits as convert_pixel_element returns them) to a host element.
 void store_converted(detail::DecodeFn decode, Precision p, uint16_t bits, void* host) {
@@ -166,7 +134,9 @@ uint16_t convert_pixel_element(PixelFormat format, const PixelConversion& c, uin
                 static_cast<int16_t>(precision::saturate(result, 16, &narrowed)));
             break;
         case Precision::Fp16:
-            out = int17_to_fp16(result, &narrowed);
+            // FpIntToFloat<17, 5, 10>: nearest even; from 65520 on it saturates to +-65504.
+            out = precision::int_to_fp16(static_cast<int32_t>(result));
+            narrowed = result >= 65520 || result <= -65520;
             break;
     }
     if ((clamped || narrowed) && c.stats)
