@@ -70,6 +70,38 @@ TEST_F(NvdlaSurface, PackThenUnpackGivesTheFileBack) {
     EXPECT_EQ(slurp(path("in.raw")), slurp(path("out.raw")));
 }
 
+TEST_F(NvdlaSurface, PixelAndWeightFilesRoundTrip) {
+    std::vector<uint8_t> rgba(4 * 3 * 5);  // HWC, 5 wide, 3 high
+    for (size_t i = 0; i < rgba.size(); ++i) rgba[i] = uint8_t(i * 13);
+    {
+        std::ofstream out(path("rgba.raw"), std::ios::binary);
+        out.write(reinterpret_cast<const char*>(rgba.data()), std::streamsize(rgba.size()));
+    }
+    const std::string px = "--format pixel --pixel-format T_A8B8G8R8 --dims 4x3x5 --host-type uint8 "
+                           "--layout nhwc --x-offset 2 ";
+    ToolRun r = run("pack " + px + path("rgba.raw") + " " + path("img.bin"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run("unpack " + px + path("img.bin") + " " + path("rgba2.raw"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(slurp(path("rgba.raw")), slurp(path("rgba2.raw")));
+
+    std::vector<int8_t> kernels(16 * 3 * 3 * 3);
+    for (size_t i = 0; i < kernels.size(); ++i) kernels[i] = int8_t(int(i % 11) - 5);
+    {
+        std::ofstream out(path("k.raw"), std::ios::binary);
+        out.write(reinterpret_cast<const char*>(kernels.data()), std::streamsize(kernels.size()));
+    }
+    const std::string wt = "--format weights --kind direct --config nv_small --dims 16x3x3x3 --host-type int8 ";
+    r = run("size " + wt + "--json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("\"size_bytes\": 512"), std::string::npos) << r.output;  // 432 -> 512
+    r = run("pack " + wt + path("k.raw") + " " + path("w.bin"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run("unpack " + wt + path("w.bin") + " " + path("k2.raw"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(slurp(path("k.raw")), slurp(path("k2.raw")));
+}
+
 TEST_F(NvdlaSurface, BadInputIsOneSentenceAndExitCodeOne) {
     ToolRun r = run("size --format feature --config nv_small --precision fp16 --dims 8x2x2");
     EXPECT_EQ(r.exit_code, 1);

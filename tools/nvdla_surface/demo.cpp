@@ -1,5 +1,6 @@
 #include "demo.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -8,6 +9,8 @@
 #include "nvdla/formats/auxiliary.hpp"
 #include "nvdla/formats/dmp.hpp"
 #include "nvdla/formats/feature.hpp"
+#include "nvdla/formats/pixel.hpp"
+#include "nvdla/formats/weights.hpp"
 #include "nvdla/hw_config.hpp"
 #include "pgm.hpp"
 
@@ -177,6 +180,61 @@ int run_demo(const std::string& shared_dir) {
     std::printf("\n6. DMP dv-sdk input layout, 20 channels: %u chunks of up to 8, %llu bytes\n",
                 dmp->chunks(), static_cast<unsigned long long>(dmp->size_bytes()));
     check(dmp.ok() && dmp->chunks() == 3, "20 channels make 3 chunks");
+
+    // Image input: the digit as a T_R8 pitch-linear surface, converted as the CDMA reads it.
+    auto pixels = dense_pixel_surface(full, PixelFormat::R8, img.width, img.height, 5);
+    std::printf("\n7. the digit as a T_R8 pitch-linear image, x offset 5: line stride %llu, %llu bytes\n",
+                static_cast<unsigned long long>(pixels->planes[0].line_stride),
+                static_cast<unsigned long long>(*pixel_surface_bytes(full, *pixels)));
+    std::vector<std::byte> image(*pixel_surface_bytes(full, *pixels));
+    check(pack_pixels(full, grey, *pixels, image).ok(), "pack pixels");
+    PixelConversion cvt;  // int8 = round((pixel - mean) / 2): the CDMA's mean and truncate
+    cvt.output = Precision::Int8;
+    cvt.convertor = true;
+    cvt.mean = true;
+    cvt.mean_values = {128, 0, 0, 0};
+    cvt.truncate = 1;
+    std::vector<int8_t> converted(img.pixels.size());
+    check(convert_pixel_surface(full, image, *pixels, cvt,
+                                {converted.data(), converted.size(), HostType::Int8, HostLayout::NCHW, dims}).ok(),
+          "convert (mean 128, truncate 1) as the CDMA does");
+    bool all_match = true;
+    for (size_t i = 0; i < img.pixels.size(); ++i) {
+        const int d = int(img.pixels[i]) - 128;  // halve, rounding half away from zero
+        const int expected = d >= 0 ? (d + 1) / 2 : -((-d + 1) / 2);
+        all_match &= converted[i] == std::clamp(expected, -128, 127);
+    }
+    check(all_match, "every element is round((pixel - 128) / 2)");
+
+    // Weights: eight 3x3 kernels for that single-channel image, in the image-input format.
+    std::vector<float> kernels(8 * 1 * 3 * 3);
+    for (size_t i = 0; i < kernels.size(); ++i) kernels[i] = float(int(i % 7) - 3);
+    WeightFormat wf;
+    wf.kind = WeightKind::Image;
+    wf.precision = Precision::Int8;
+    auto wl = make_weight_layout(full, wf, {8, 1, 3, 3});
+    std::printf("\n8. eight 3x3 int8 kernels for it, image-input format: each becomes a 1x3x3 kernel"
+                " (pre-extension), %llu bytes padded to 128\n",
+                static_cast<unsigned long long>(wl->size_bytes()));
+    std::vector<std::byte> weights(wl->size_bytes());
+    const ConstTensorView ksrc{kernels.data(), kernels.size() * 4, HostType::Float32, HostLayout::NCHW, {8, 1, 3, 3}};
+    check(pack_weights(ksrc, *wl, weights).ok(), "pack weights");
+    std::vector<float> kernels_back(kernels.size());
+    check(unpack_weights(weights, *wl, {kernels_back.data(), kernels_back.size() * 4, HostType::Float32,
+                                        HostLayout::NCHW, {8, 1, 3, 3}}).ok() && kernels_back == kernels,
+          "unpack gives the kernels back");
+    std::vector<std::byte> packed(wl->surface.size_bytes()), mask(128), sizes(128);
+    auto compressed = compress_weights(full, wl->surface, weights, packed, mask, sizes);
+    std::printf("   sparse compression: %llu of %llu elements are non-zero -> %llu weight bytes,"
+                " %llu WMB bytes, %llu WGS bytes\n",
+                static_cast<unsigned long long>(compressed->nonzero_elements),
+                static_cast<unsigned long long>(wl->surface.elements()),
+                static_cast<unsigned long long>(compressed->weight_bytes),
+                static_cast<unsigned long long>(compressed->mask_bytes),
+                static_cast<unsigned long long>(compressed->group_size_bytes));
+    std::vector<std::byte> dense(wl->surface.size_bytes());
+    check(compressed.ok() && decompress_weights(full, wl->surface, packed, mask, sizes, dense).ok() &&
+              dense == weights, "decompress gives the dense surface back");
 
     std::printf("\n%s: %d check(s) failed\n", g_failures ? "FAILED" : "done", g_failures);
     std::printf("Next: `make test` runs every suite; `make bench` measures packing against memcpy;\n"

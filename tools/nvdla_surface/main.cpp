@@ -15,6 +15,8 @@
 #include "nvdla/formats/auxiliary.hpp"
 #include "nvdla/formats/dmp.hpp"
 #include "nvdla/formats/feature.hpp"
+#include "nvdla/formats/pixel.hpp"
+#include "nvdla/formats/weights.hpp"
 #include "nvdla/hw_config.hpp"
 
 namespace {
@@ -35,6 +37,10 @@ struct SurfaceArgs {
     bool saturate_fp16 = false;
     std::string use = "alu";
     bool transposed = false;
+    std::string pixel_format = "T_R8";
+    uint32_t x_offset = 0;
+    std::string weight_kind = "direct";
+    uint32_t post_extension = 1, stride = 1, image_channels = 0;
     bool json = false;
 };
 
@@ -149,8 +155,58 @@ Result<Surface> resolve(const SurfaceArgs& a) {
         };
         return s;
     }
+    if (a.format == "pixel") {
+        auto info = find_pixel_format(a.pixel_format);
+        if (!info.ok()) return info.status();
+        if (dims->n != 1 || dims->c != (*info)->channels)
+            return error("--dims: a ", (*info)->name, " surface is 1x", int((*info)->channels),
+                         "xHxW, not ", a.dims);
+        auto dense = dense_pixel_surface(**cfg, (*info)->format, dims->w, dims->h, a.x_offset);
+        if (!dense.ok()) return dense.status();
+        PixelSurface surface = *dense;
+        if (a.line_stride) surface.planes[0].line_stride = a.line_stride;
+        auto bytes = pixel_surface_bytes(**cfg, surface);
+        if (!bytes.ok()) return bytes.status();
+        s.size_bytes = *bytes;
+        s.description = {{"pixel_format", (*info)->name}, {"planes", (*info)->planes},
+                         {"x_offset", surface.x_offset},
+                         {"line_stride", surface.planes[0].line_stride},
+                         {"uv_offset", surface.planes[1].offset},
+                         {"uv_line_stride", surface.planes[1].line_stride}, {"size_bytes", *bytes}};
+        const HwConfig* hw = *cfg;
+        s.pack = [hw, ps = surface](auto& in, auto out, auto&) { return pack_pixels(*hw, in, ps, out); };
+        s.unpack = [hw, ps = surface](auto in, auto& out, auto&) { return unpack_pixels(*hw, in, ps, out); };
+        return s;
+    }
+    if (a.format == "weights") {
+        const std::pair<const char*, WeightKind> kinds[] = {{"direct", WeightKind::Direct},
+                                                            {"image", WeightKind::Image},
+                                                            {"winograd", WeightKind::Winograd},
+                                                            {"deconv", WeightKind::Deconvolution}};
+        WeightFormat wf;
+        bool known = false;
+        for (auto [name, kind] : kinds)
+            if (a.weight_kind == name) wf.kind = kind, known = true;
+        if (!known) return error("--kind '", a.weight_kind, "' is not direct, image, winograd or deconv");
+        wf.precision = *precision;
+        wf.image_channels = a.image_channels;
+        wf.post_extension = a.post_extension;
+        wf.stride_x = wf.stride_y = a.stride;
+        auto l = make_weight_layout(**cfg, wf, *dims);
+        if (!l.ok()) return l.status();
+        s.size_bytes = l->size_bytes();
+        s.description = {{"kind", to_string(wf.kind)}, {"precision", to_string(wf.precision)},
+                         {"kernels_per_group", l->surface.kernels_per_group},
+                         {"groups", l->surface.groups()},
+                         {"hardware_kernel", {l->kernel_width, l->kernel_height, l->kernel_channels}},
+                         {"bytes_per_kernel", l->surface.bytes_per_kernel}, {"sets", l->sets},
+                         {"size_bytes", l->size_bytes()}};
+        s.pack = [l = *l](auto& in, auto out, auto& opt) { return pack_weights(in, l, out, opt); };
+        s.unpack = [l = *l](auto in, auto& out, auto& opt) { return unpack_weights(in, l, out, opt); };
+        return s;
+    }
     return error("format '", a.format,
-                 "' is not feature, bias, prelu, batchnorm, elementwise or dmp");
+                 "' is not feature, pixel, weights, bias, prelu, batchnorm, elementwise or dmp");
 }
 
 Result<std::vector<uint8_t>> read_file(const std::string& path) {
@@ -173,18 +229,27 @@ int fail(const Status& s) {
 }
 
 void add_surface_options(CLI::App* cmd, SurfaceArgs& a, bool with_host) {
-    cmd->add_option("--format", a.format, "feature, bias, prelu, batchnorm, elementwise or dmp")
+    cmd->add_option("--format", a.format,
+                    "feature, pixel, weights, bias, prelu, batchnorm, elementwise or dmp")
         ->capture_default_str();
     cmd->add_option("--config", a.config, "hardware configuration")->capture_default_str();
     cmd->add_option("--precision", a.precision, "int8, int16 or fp16 (dmp: fp16 or float32)")
         ->capture_default_str();
-    cmd->add_option("--dims", a.dims, "NxCxHxW or CxHxW")->required();
+    cmd->add_option("--dims", a.dims, "NxCxHxW or CxHxW (weights: KxCxRxS)")->required();
     cmd->add_option("--line-stride", a.line_stride, "bytes, 0 = packed");
     cmd->add_option("--surface-stride", a.surface_stride, "bytes, 0 = packed");
     cmd->add_option("--batch-stride", a.batch_stride, "bytes, 0 = packed");
     cmd->add_option("--component-precision", a.component_precision, "aux data: int8, int16 or fp16");
     cmd->add_option("--use", a.use, "aux data operand: alu or mul")->capture_default_str();
     cmd->add_flag("--transposed", a.transposed, "dmp: transpose_weight layout (DHWC)");
+    cmd->add_option("--pixel-format", a.pixel_format, "pixel: format name, e.g. T_A8B8G8R8")
+        ->capture_default_str();
+    cmd->add_option("--x-offset", a.x_offset, "pixel: PIXEL_X_OFFSET");
+    cmd->add_option("--kind", a.weight_kind, "weights: direct, image, winograd or deconv")
+        ->capture_default_str();
+    cmd->add_option("--post-extension", a.post_extension, "image weights: 1, 2 or 4");
+    cmd->add_option("--stride", a.stride, "weights: convolution or deconvolution stride");
+    cmd->add_option("--image-channels", a.image_channels, "image weights: the pixel format's channels");
     if (!with_host) return;
     cmd->add_option("--host-type", a.host_type, "float32, float16, int8, uint8, int16 or uint16")
         ->capture_default_str();
