@@ -91,8 +91,9 @@ TEST_F(NvdlaSurface, PixelAndWeightFilesRoundTrip) {
         std::ofstream out(path("k.raw"), std::ios::binary);
         out.write(reinterpret_cast<const char*>(kernels.data()), std::streamsize(kernels.size()));
     }
-    const std::string wt = "--format weights --kind direct --config nv_small --dims 16x3x3x3 --host-type int8 ";
-    r = run("size " + wt + "--json");
+    const std::string shape = "--format weights --kind direct --config nv_small --dims 16x3x3x3 ";
+    const std::string wt = shape + "--host-type int8 ";
+    r = run("size " + shape + "--json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("\"size_bytes\": 512"), std::string::npos) << r.output;  // 432 -> 512
     r = run("pack " + wt + path("k.raw") + " " + path("w.bin"));
