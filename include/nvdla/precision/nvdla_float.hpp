@@ -199,4 +199,16 @@ constexpr uint32_t fp32_flush_nan(uint32_t f) { return fp32_is_nan(f) ? 0 : f; }
 NVDLA_API Status fp32_to_fp16(std::span<const float> in, std::span<uint16_t> out);
 NVDLA_API Status fp16_to_fp32(std::span<const uint16_t> in, std::span<float> out);
 
+// The datapath's arithmetic (FpAdd, FpMul of the C model) on fp17 (low 17 bits) and fp32 bit
+// patterns: the smaller addend is aligned by truncation, denormal inputs read with an implied
+// one, results below the smallest normal flush to zero, overflow saturates to the largest
+// finite value, a NaN operand is returned as it is.
+NVDLA_API uint32_t fp17_add(uint32_t a, uint32_t b);
+NVDLA_API uint32_t fp17_mul(uint32_t a, uint32_t b);
+NVDLA_API uint32_t fp32_add(uint32_t a, uint32_t b);
+NVDLA_API uint32_t fp32_sub(uint32_t a, uint32_t b);
+NVDLA_API uint32_t fp32_mul(uint32_t a, uint32_t b);
+// FpFractionToFloat: fraction / 2^width (the low `width` bits of fraction) as fp17, nearest even.
+NVDLA_API uint32_t fraction_to_fp17(uint64_t fraction, unsigned width);
+
 }  // namespace nvdla::precision
