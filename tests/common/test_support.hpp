@@ -10,7 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "nvdla/hw_config.hpp"
+
 namespace nvdla::test {
+
+// A configuration by name; the names are the fixed set of hw_configs().
+inline const HwConfig& config(const char* name) { return **find_hw_config(name); }
+inline const HwConfig& nv_full() { return config("nv_full"); }
 
 // ../shared (overridable with NVDLA_SHARED_DIR); empty when absent.
 inline std::filesystem::path shared_dir() {

@@ -9,7 +9,7 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& cfg(const char* name) { return **find_hw_config(name); }
+using test::config;
 
 ConstTensorView view(const std::vector<int16_t>& v, Dims4 d) {
     return {v.data(), v.size() * 2, HostType::Int16, HostLayout::NCHW, d};
@@ -18,7 +18,7 @@ ConstTensorView view(const std::vector<int16_t>& v, Dims4 d) {
 TEST(AuxData, BatchNormInterleavesAluThenMulWorkedByHand) {
     // nv_full, int8 input: 32 elements per atom; two int16 components: 4 bytes per value,
     // 128 bytes per atom; 40 channels take two atoms.
-    auto l = make_aux_layout(cfg("nv_full"), AuxKind::BatchNorm, AuxMode::PerChannel, AuxUse::Both,
+    auto l = make_aux_layout(config("nv_full"), AuxKind::BatchNorm, AuxMode::PerChannel, AuxUse::Both,
                              Precision::Int8, Precision::Int16, {1, 40, 1, 1});
     ASSERT_TRUE(l.ok()) << l.message();
     EXPECT_EQ(l->bytes_per_atom(), 128u);
@@ -39,19 +39,19 @@ TEST(AuxData, BatchNormInterleavesAluThenMulWorkedByHand) {
 
 TEST(AuxData, PerChannelBiasCasesOfTheSeed) {
     // Case 1: one byte per int8 element, contiguous.
-    auto one = make_aux_layout(cfg("nv_full"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
+    auto one = make_aux_layout(config("nv_full"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
                                Precision::Int8, Precision::Int8, {1, 5, 1, 1});
     ASSERT_TRUE(one.ok()) << one.message();
     EXPECT_EQ(one->bytes_per_atom(), 32u);
     EXPECT_EQ(one->offset(4, 0, 0), 4u);
     // Case 2: two bytes per int8 element.
-    auto two = make_aux_layout(cfg("nv_full"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
+    auto two = make_aux_layout(config("nv_full"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
                                Precision::Int8, Precision::Int16, {1, 5, 1, 1});
     ASSERT_TRUE(two.ok());
     EXPECT_EQ(two->bytes_per_atom(), 64u);
     EXPECT_EQ(two->offset(4, 0, 0), 8u);
     // fp16: 16 elements per atom of two bytes each.
-    auto fp = make_aux_layout(cfg("nv_full"), AuxKind::PRelu, AuxMode::PerChannel, AuxUse::Mul,
+    auto fp = make_aux_layout(config("nv_full"), AuxKind::PRelu, AuxMode::PerChannel, AuxUse::Mul,
                               Precision::Fp16, Precision::Fp16, {1, 17, 1, 1});
     ASSERT_TRUE(fp.ok());
     EXPECT_EQ(fp->bytes_per_atom(), 32u);
@@ -61,7 +61,7 @@ TEST(AuxData, PerChannelBiasCasesOfTheSeed) {
 
 TEST(AuxData, PerElementOnNvSmallWorkedByHand) {
     // 8-byte atoms: 8 int8 elements per atom; 2-byte components: 16 bytes per atom.
-    auto l = make_aux_layout(cfg("nv_small"), AuxKind::Bias, AuxMode::PerElement, AuxUse::Alu,
+    auto l = make_aux_layout(config("nv_small"), AuxKind::Bias, AuxMode::PerElement, AuxUse::Alu,
                              Precision::Int8, Precision::Int16, {1, 10, 2, 3});
     ASSERT_TRUE(l.ok()) << l.message();
     EXPECT_EQ(l->line_stride, 48u);
@@ -96,7 +96,7 @@ TEST(AuxData, ElementWiseWithBothOperandsRoundTrips) {
 }
 
 TEST(AuxData, RejectsCombinationsTheSeedDoesNotDefine) {
-    const HwConfig& full = cfg("nv_full");
+    const HwConfig& full = config("nv_full");
     auto r = make_aux_layout(full, AuxKind::PRelu, AuxMode::PerElement, AuxUse::Mul, Precision::Int8,
                              Precision::Int8, {1, 8, 2, 2});
     EXPECT_EQ(r.message(), "PReLU data cannot be per-element MUL (it is per-channel, MUL)");
@@ -107,7 +107,7 @@ TEST(AuxData, RejectsCombinationsTheSeedDoesNotDefine) {
     r = make_aux_layout(full, AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu, Precision::Fp16,
                         Precision::Int16, {1, 8, 1, 1});
     EXPECT_EQ(r.message(), "bias data: int16 components do not fit a fp16 datapath (fp16 needs fp16)");
-    r = make_aux_layout(cfg("nv_small"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
+    r = make_aux_layout(config("nv_small"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
                         Precision::Int16, Precision::Int16, {1, 8, 1, 1});
     EXPECT_EQ(r.message(), "bias data: nv_small does not support int16 input");
     r = make_aux_layout(full, AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu, Precision::Int8,
@@ -122,7 +122,7 @@ TEST(AuxData, RejectsCombinationsTheSeedDoesNotDefine) {
 }
 
 TEST(AuxData, MissingOperandsAndSmallBuffersWriteNothing) {
-    auto l = make_aux_layout(cfg("nv_full"), AuxKind::BatchNorm, AuxMode::PerChannel, AuxUse::Both,
+    auto l = make_aux_layout(config("nv_full"), AuxKind::BatchNorm, AuxMode::PerChannel, AuxUse::Both,
                              Precision::Int8, Precision::Int8, {1, 8, 1, 1});
     ASSERT_TRUE(l.ok());
     std::vector<int16_t> alu(8, 1);

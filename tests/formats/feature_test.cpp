@@ -13,7 +13,7 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& cfg(const char* name) { return **find_hw_config(name); }
+using test::config;
 
 ByteSpan bytes(std::vector<uint8_t>& v) { return std::as_writable_bytes(std::span(v)); }
 ConstByteSpan cbytes(const std::vector<uint8_t>& v) { return std::as_bytes(std::span(v)); }
@@ -29,7 +29,7 @@ TensorView mview(std::vector<T>& v, HostType t, Dims4 d, HostLayout l = HostLayo
 
 TEST(FeatureCube, PackedInt8OnNvFullWorkedByHand) {
     // 2x2x40 int8 on 32-byte atoms: 32 channels per surface, 2 surfaces.
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 40, 2, 2});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Int8, {1, 40, 2, 2});
     ASSERT_TRUE(cube.ok()) << cube.message();
     EXPECT_EQ(cube->line_stride, 64u);      // 2 atoms
     EXPECT_EQ(cube->surface_stride, 128u);  // 2 lines
@@ -53,7 +53,7 @@ TEST(FeatureCube, PackedInt8OnNvFullWorkedByHand) {
 }
 
 TEST(FeatureCube, Fp16OnNvFullHas16ChannelsPerSurface) {
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Fp16, {1, 20, 1, 3});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Fp16, {1, 20, 1, 3});
     ASSERT_TRUE(cube.ok()) << cube.message();
     EXPECT_EQ(cube->channels_per_surface(), 16u);
     EXPECT_EQ(cube->surfaces(), 2u);
@@ -69,7 +69,7 @@ TEST(FeatureCube, Fp16OnNvFullHas16ChannelsPerSurface) {
 }
 
 TEST(FeatureCube, NvSmallUsesEightByteAtoms) {
-    auto cube = make_feature_cube(cfg("nv_small"), Precision::Int8, {1, 20, 1, 1});
+    auto cube = make_feature_cube(config("nv_small"), Precision::Int8, {1, 20, 1, 1});
     ASSERT_TRUE(cube.ok()) << cube.message();
     EXPECT_EQ(cube->channels_per_surface(), 8u);
     EXPECT_EQ(cube->surfaces(), 3u);
@@ -77,12 +77,12 @@ TEST(FeatureCube, NvSmallUsesEightByteAtoms) {
     EXPECT_EQ(cube->surface_stride, 8u);
     EXPECT_EQ(cube->size_bytes(), 24u);  // 20 channels + 4 padding, contiguous
     // The hardware traces program 8-byte strides for 1x1 cubes on nv_small.
-    EXPECT_TRUE(make_feature_cube(cfg("nv_small"), Precision::Int8, {1, 8, 1, 1}, {8, 8, 0}).ok());
+    EXPECT_TRUE(make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 1, 1}, {8, 8, 0}).ok());
 }
 
 TEST(FeatureCube, UnpackedStridesLeaveGapsUntouched) {
     // 2x2x40 int8, line stride 96 (one spare atom), surface stride 256.
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 40, 2, 2}, {96, 256, 0});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Int8, {1, 40, 2, 2}, {96, 256, 0});
     ASSERT_TRUE(cube.ok()) << cube.message();
     EXPECT_FALSE(cube->line_packed());
     EXPECT_EQ(cube->offset(0, 33, 1, 1), 256u + 96u + 32u + 1u);
@@ -98,7 +98,7 @@ TEST(FeatureCube, UnpackedStridesLeaveGapsUntouched) {
 }
 
 TEST(FeatureCube, OneByOneByCSurfacePackedReadsAsALine) {
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 70, 1, 1});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Int8, {1, 70, 1, 1});
     ASSERT_TRUE(cube.ok());
     auto line = as_surface_packed_line(*cube);
     ASSERT_TRUE(line.ok()) << line.message();
@@ -109,9 +109,9 @@ TEST(FeatureCube, OneByOneByCSurfacePackedReadsAsALine) {
     // Every element sits at the same byte in both views.
     for (uint32_t c = 0; c < 70; ++c) EXPECT_EQ(cube->offset(0, c, 0, 0), line->offset(0, c % 32, 0, c / 32));
 
-    auto wide = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 70, 1, 2});
+    auto wide = make_feature_cube(config("nv_full"), Precision::Int8, {1, 70, 1, 2});
     EXPECT_FALSE(as_surface_packed_line(*wide).ok());
-    auto gappy = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 70, 1, 1}, {32, 64, 0});
+    auto gappy = make_feature_cube(config("nv_full"), Precision::Int8, {1, 70, 1, 1}, {32, 64, 0});
     ASSERT_TRUE(gappy.ok());
     auto r = as_surface_packed_line(*gappy);
     ASSERT_FALSE(r.ok());
@@ -119,17 +119,17 @@ TEST(FeatureCube, OneByOneByCSurfacePackedReadsAsALine) {
 }
 
 TEST(FeatureCube, BatchesFollowTheBatchStride) {
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Int8, {2, 8, 1, 1}, {0, 0, 64});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Int8, {2, 8, 1, 1}, {0, 0, 64});
     ASSERT_TRUE(cube.ok()) << cube.message();
     EXPECT_EQ(cube->offset(1, 3, 0, 0), 64u + 3u);
     EXPECT_EQ(cube->size_bytes(), 96u);
-    auto nv_small = make_feature_cube(cfg("nv_small"), Precision::Int8, {2, 8, 1, 1});
+    auto nv_small = make_feature_cube(config("nv_small"), Precision::Int8, {2, 8, 1, 1});
     ASSERT_FALSE(nv_small.ok());
     EXPECT_NE(nv_small.message().find("maximum of 1"), std::string::npos) << nv_small.message();
 }
 
 TEST(FeatureCube, ConversionRoundsHalfAwayAndCountsSaturation) {
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 6, 1, 1});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Int8, {1, 6, 1, 1});
     std::vector<float> host{1.5f, -1.5f, 2.49f, 200.0f, -300.0f, NAN};
     std::vector<uint8_t> surface(cube->size_bytes());
     ConversionStats stats;
@@ -160,7 +160,7 @@ TEST(FeatureCube, ConversionRoundsHalfAwayAndCountsSaturation) {
 }
 
 TEST(FeatureCube, Fp16OverflowIsInfinityOrSaturated) {
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Fp16, {1, 2, 1, 1});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Fp16, {1, 2, 1, 1});
     std::vector<float> host{70000.0f, -1e30f};
     std::vector<uint8_t> surface(cube->size_bytes());
     ASSERT_TRUE(pack_feature(view(host, HostType::Float32, {1, 2, 1, 1}), *cube, bytes(surface)).ok());
@@ -258,7 +258,7 @@ TEST(FeatureCube, VectorPathMatchesElementPath) {
                 test::random_between(rng, 1, 37)};
         if (round == 0) d = {1, 64, 3, 16};
         const HostLayout layout = round % 2 ? HostLayout::NHWC : HostLayout::NCHW;
-        auto cube = make_feature_cube(cfg("nv_full"), Precision::Fp16, d);
+        auto cube = make_feature_cube(config("nv_full"), Precision::Fp16, d);
         ASSERT_TRUE(cube.ok());
         std::vector<float> host(d.elements());
         for (auto& f : host) f = std::bit_cast<float>(any_bits(rng));  // NaN, inf, denormals too
@@ -279,8 +279,8 @@ TEST(FeatureCube, VectorPathMatchesElementPath) {
 }
 
 TEST(FeatureCube, RejectsWhatTheHardwareCannotHold) {
-    const HwConfig& full = cfg("nv_full");
-    auto r = make_feature_cube(cfg("nv_small"), Precision::Fp16, {1, 8, 2, 2});
+    const HwConfig& full = config("nv_full");
+    auto r = make_feature_cube(config("nv_small"), Precision::Fp16, {1, 8, 2, 2});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.message(), "feature cube: nv_small does not support fp16 (it has: int8)");
     r = make_feature_cube(full, Precision::Int8, {1, 8, 2, 0});
@@ -291,17 +291,17 @@ TEST(FeatureCube, RejectsWhatTheHardwareCannotHold) {
     EXPECT_EQ(r.message(), "feature cube: line stride 64 is smaller than one line of atoms (96 bytes)");
     r = make_feature_cube(full, Precision::Int8, {1, 8, 2, 3}, {100, 0, 0});
     EXPECT_EQ(r.message(), "feature data cube: line stride 100 (0x64) is not a multiple of 32 bytes");
-    r = make_feature_cube(cfg("nv_small"), Precision::Int8, {1, 8, 2, 3}, {28, 0, 0});
+    r = make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 2, 3}, {28, 0, 0});
     EXPECT_EQ(r.message(), "feature data cube: line stride 28 (0x1c) is not a multiple of 8 bytes");
     r = make_feature_cube(full, Precision::Int8, {1, 40, 2, 3}, {96, 160, 0});
     EXPECT_EQ(r.message(), "feature cube: surface stride 160 is smaller than one surface (192 bytes)");
-    r = make_feature_cube(cfg("nv_small"), Precision::Int8, {1, 8, 2, 3}, {uint64_t(1) << 32, 0, 0});
+    r = make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 2, 3}, {uint64_t(1) << 32, 0, 0});
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("address space"), std::string::npos) << r.message();
 }
 
 TEST(FeatureCube, BadBuffersAreRejectedAndNothingIsWritten) {
-    auto cube = make_feature_cube(cfg("nv_full"), Precision::Int8, {1, 40, 2, 2});
+    auto cube = make_feature_cube(config("nv_full"), Precision::Int8, {1, 40, 2, 2});
     std::vector<int8_t> host(160, 3);
     std::vector<uint8_t> small(255, 0xaa);
     Status s = pack_feature(view(host, HostType::Int8, {1, 40, 2, 2}), *cube, bytes(small));

@@ -15,12 +15,8 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& config(const char* name) {
-    return **find_hw_config(name);
-}
-const HwConfig& nv_full() {
-    return config("nv_full");
-}
+using test::config;
+using test::nv_full;
 
 PixelConversion convertor(Precision out, int16_t offset, int16_t scale, uint8_t truncate) {
     PixelConversion c;

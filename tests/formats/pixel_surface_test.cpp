@@ -13,12 +13,8 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& config(const char* name) {
-    return **find_hw_config(name);
-}
-const HwConfig& nv_full() {
-    return config("nv_full");
-}
+using test::config;
+using test::nv_full;
 
 constexpr std::byte kSentinel{0xa5};
 

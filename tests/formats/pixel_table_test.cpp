@@ -14,9 +14,7 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& config(const char* name) {
-    return **find_hw_config(name);
-}
+using test::config;
 
 // The seed's table, typed in from nvdla-in-memory-data-formats.rst: name, planes, channels,
 // input precision, largest x offset.

@@ -13,9 +13,7 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& nv_full() {
-    return **find_hw_config("nv_full");
-}
+using test::nv_full;
 
 using Bytes = std::vector<std::byte>;
 

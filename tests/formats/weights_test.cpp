@@ -16,9 +16,7 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& config(const char* name) {
-    return **find_hw_config(name);
-}
+using test::config;
 
 // A dense host tensor with its storage.
 struct Host {

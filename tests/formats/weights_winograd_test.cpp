@@ -15,9 +15,7 @@
 namespace nvdla {
 namespace {
 
-const HwConfig& nv_full() {
-    return **find_hw_config("nv_full");
-}
+using test::nv_full;
 
 template <class T>
 std::vector<uint8_t> host_bytes(const std::vector<T>& values) {
