@@ -77,7 +77,6 @@ void BM_UnpackFp16ToFp32(benchmark::State& state) {
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(tensor_bytes()));
 }
 
-// Interleave the measurements so that machine noise hits all of them alike.
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_PackFp32ToFp16)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_UnpackFp16ToFp32)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
@@ -99,8 +98,16 @@ public:
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    // Repetitions of the three benchmarks run in random interleaved order by default, so that
+    // cache state and machine noise do not favour whichever runs first.
+    std::vector<char*> args(argv, argv + argc);
+    std::string interleave = "--benchmark_enable_random_interleaving=true";
+    bool given = false;
+    for (char* a : args) given |= std::string(a).rfind("--benchmark_enable_random_interleaving", 0) == 0;
+    if (!given) args.insert(args.begin() + 1, interleave.data());
+    int count = static_cast<int>(args.size());
+    benchmark::Initialize(&count, args.data());
+    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
     RatioReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
