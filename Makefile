@@ -19,11 +19,11 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Debian 12 packages the build and the tests need.
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev \
-                libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+                libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-format
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
-.PHONY: help deps build test test-unit test-sanitize run bench install clean
+.PHONY: help deps build test test-unit test-sanitize run bench install clean format format-check
 
 help:
 	@echo "NVDLA software stack"
@@ -38,6 +38,8 @@ help:
 	@echo "  make bench          run the benchmarks (format packing against memcpy)"
 	@echo "  make install        install library, headers, pkg-config and CMake files to PREFIX"
 	@echo "                      (PREFIX=$(PREFIX))"
+	@echo "  make format         format the C++ sources with clang-format (.clang-format)"
+	@echo "  make format-check   fail if any C++ source is not formatted"
 	@echo "  make clean          remove $(BUILD_DIR)/"
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
@@ -84,6 +86,14 @@ bench: build
 install: build
 	@cmake -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(BUILD_DIR) >/dev/null
 	cmake --install $(BUILD_DIR)
+
+CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' ':!kmd/')
+
+format: deps
+	@clang-format -i $(CXX_SOURCES)
+
+format-check: deps
+	@clang-format --dry-run --Werror $(CXX_SOURCES)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -13,7 +13,7 @@
 namespace nvdla {
 
 class [[nodiscard]] Status {
-public:
+  public:
     Status() = default;  // success
 
     static Status failure(std::string message) {
@@ -33,7 +33,7 @@ public:
         return *this;
     }
 
-private:
+  private:
     bool failed_ = false;
     std::string message_;
 };
@@ -48,10 +48,10 @@ Status error(const Parts&... parts) {
 
 template <class T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  public:
+    Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
     Result(Status failure) : v_(std::move(failure)) {  // NOLINT
-        if (std::get<Status>(v_).ok()) std::abort();  // a Result must not hold a success Status
+        if (std::get<Status>(v_).ok()) std::abort();   // a Result must not hold a success Status
     }
 
     bool ok() const { return std::holds_alternative<T>(v_); }
@@ -69,7 +69,7 @@ public:
         return ok() ? none : std::get<Status>(v_).message();
     }
 
-private:
+  private:
     std::variant<T, Status> v_;
 };
 

@@ -15,7 +15,9 @@ namespace nvdla {
 // Precision of data as the hardware reads or writes it.
 enum class Precision : uint8_t { Int8, Int16, Fp16 };
 
-constexpr uint32_t bytes_per_element(Precision p) { return p == Precision::Int8 ? 1 : 2; }
+constexpr uint32_t bytes_per_element(Precision p) {
+    return p == Precision::Int8 ? 1 : 2;
+}
 
 constexpr std::string_view to_string(Precision p) {
     switch (p) {
@@ -56,7 +58,9 @@ constexpr std::string_view to_string(HostType t) {
 // Order of a dense host tensor's dimensions, slowest first.
 enum class HostLayout : uint8_t { NCHW, NHWC };
 
-constexpr std::string_view to_string(HostLayout l) { return l == HostLayout::NCHW ? "NCHW" : "NHWC"; }
+constexpr std::string_view to_string(HostLayout l) {
+    return l == HostLayout::NCHW ? "NCHW" : "NHWC";
+}
 
 struct Dims4 {
     uint32_t n = 1, c = 1, h = 1, w = 1;

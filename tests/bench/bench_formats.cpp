@@ -25,8 +25,8 @@ struct Buffers {
     nvdla::FeatureCube cube;
 
     Buffers() {
-        cube = *nvdla::make_feature_cube(**nvdla::find_hw_config("nv_full"),
-                                         nvdla::Precision::Fp16, kDims);
+        cube = *nvdla::make_feature_cube(**nvdla::find_hw_config("nv_full"), nvdla::Precision::Fp16,
+                                         kDims);
         host.resize(kDims.elements());
         std::mt19937 rng(1);
         std::uniform_real_distribution<float> d(-4.0f, 4.0f);
@@ -44,7 +44,9 @@ Buffers& buffers() {
     return b;
 }
 
-size_t tensor_bytes() { return kDims.elements() * sizeof(float); }
+size_t tensor_bytes() {
+    return kDims.elements() * sizeof(float);
+}
 
 void BM_Memcpy(benchmark::State& state) {
     Buffers& b = buffers();
@@ -71,19 +73,26 @@ void BM_UnpackFp16ToFp32(benchmark::State& state) {
     const nvdla::TensorView out{b.back.data(), tensor_bytes(), nvdla::HostType::Float32,
                                 nvdla::HostLayout::NCHW, kDims};
     for (auto _ : state) {
-        if (!nvdla::unpack_feature(b.surface, b.cube, out).ok()) state.SkipWithError("unpack failed");
+        if (!nvdla::unpack_feature(b.surface, b.cube, out).ok())
+            state.SkipWithError("unpack failed");
         benchmark::ClobberMemory();
     }
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(tensor_bytes()));
 }
 
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_PackFp32ToFp16)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_UnpackFp16ToFp32)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_PackFp32ToFp16)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_UnpackFp16ToFp32)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 // Console output as usual, plus the median time of each benchmark for the ratio table.
 class RatioReporter : public benchmark::ConsoleReporter {
-public:
+  public:
     std::map<std::string, double> median_seconds;
 
     void ReportRuns(const std::vector<Run>& runs) override {
@@ -103,7 +112,8 @@ int main(int argc, char** argv) {
     std::vector<char*> args(argv, argv + argc);
     std::string interleave = "--benchmark_enable_random_interleaving=true";
     bool given = false;
-    for (char* a : args) given |= std::string(a).rfind("--benchmark_enable_random_interleaving", 0) == 0;
+    for (char* a : args)
+        given |= std::string(a).rfind("--benchmark_enable_random_interleaving", 0) == 0;
     if (!given) args.insert(args.begin() + 1, interleave.data());
     int count = static_cast<int>(args.size());
     benchmark::Initialize(&count, args.data());
@@ -116,15 +126,18 @@ int main(int argc, char** argv) {
     if (!t.count("BM_Memcpy")) return 0;  // filtered out: nothing to compare against
     const double copy = t["BM_Memcpy"];
     const double mb = double(tensor_bytes()) / 1e6;
-    std::printf("\n1x64x224x224 float32 NCHW <-> fp16 feature cube (nv_full), %.1f MB tensor\n", mb);
+    std::printf("\n1x64x224x224 float32 NCHW <-> fp16 feature cube (nv_full), %.1f MB tensor\n",
+                mb);
     std::printf("%-28s %10s %10s %14s\n", "", "median ms", "GB/s", "ratio/memcpy");
-    std::printf("%-28s %10.3f %10.2f %14s\n", "memcpy (reference)", copy * 1e3, mb / 1e3 / copy, "1.00");
-    for (const auto& [name, label] : {std::pair{"BM_PackFp32ToFp16", "pack fp32 -> fp16 cube"},
-                                      std::pair{"BM_UnpackFp16ToFp32", "unpack fp16 cube -> fp32"}}) {
+    std::printf("%-28s %10.3f %10.2f %14s\n", "memcpy (reference)", copy * 1e3, mb / 1e3 / copy,
+                "1.00");
+    for (const auto& [name, label] :
+         {std::pair{"BM_PackFp32ToFp16", "pack fp32 -> fp16 cube"},
+          std::pair{"BM_UnpackFp16ToFp32", "unpack fp16 cube -> fp32"}}) {
         if (!t.count(name)) continue;
         const double ratio = copy / t[name];
-        std::printf("%-28s %10.3f %10.2f %14.2f%s\n", label, t[name] * 1e3, mb / 1e3 / t[name], ratio,
-                    ratio >= 0.8 ? "" : "   below the 0.8 target");
+        std::printf("%-28s %10.3f %10.2f %14.2f%s\n", label, t[name] * 1e3, mb / 1e3 / t[name],
+                    ratio, ratio >= 0.8 ? "" : "   below the 0.8 target");
     }
     return 0;
 }

@@ -15,8 +15,12 @@
 namespace nvdla::test {
 
 // A configuration by name; the names are the fixed set of hw_configs().
-inline const HwConfig& config(const char* name) { return **find_hw_config(name); }
-inline const HwConfig& nv_full() { return config("nv_full"); }
+inline const HwConfig& config(const char* name) {
+    return **find_hw_config(name);
+}
+inline const HwConfig& nv_full() {
+    return config("nv_full");
+}
 
 // ../shared (overridable with NVDLA_SHARED_DIR); empty when absent.
 inline std::filesystem::path shared_dir() {
@@ -26,11 +30,11 @@ inline std::filesystem::path shared_dir() {
 }
 
 // Skips the current test, saying why, when ../shared is not there.
-#define NVDLA_REQUIRE_SHARED()                                                             \
-    do {                                                                                   \
-        if (::nvdla::test::shared_dir().empty())                                           \
-            GTEST_SKIP() << "../shared (hardware documents and vectors) is absent; set "   \
-                            "NVDLA_SHARED_DIR to run this test";                           \
+#define NVDLA_REQUIRE_SHARED()                                                           \
+    do {                                                                                 \
+        if (::nvdla::test::shared_dir().empty())                                         \
+            GTEST_SKIP() << "../shared (hardware documents and vectors) is absent; set " \
+                            "NVDLA_SHARED_DIR to run this test";                         \
     } while (0)
 
 // A generator seeded per test so failures reproduce; NVDLA_TEST_SEED overrides the seed.
@@ -38,7 +42,8 @@ inline std::mt19937_64 rng_for_test() {
     const char* env = std::getenv("NVDLA_TEST_SEED");
     uint64_t seed = env ? std::strtoull(env, nullptr, 0) : 0x6e76646c61ull;
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    if (info) seed ^= std::hash<std::string>{}(std::string(info->test_suite_name()) + "." + info->name());
+    if (info)
+        seed ^= std::hash<std::string>{}(std::string(info->test_suite_name()) + "." + info->name());
     return std::mt19937_64(seed);
 }
 

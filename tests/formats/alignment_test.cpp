@@ -18,12 +18,14 @@ SurfacePlacement at(uint64_t address) {
 TEST(Alignment, StartAddressRulesOfTheSeedTable) {
     const HwConfig& full = config("nv_full");
     // 256 bytes for weights, WMB and WGS; 32 (one nv_full atom) for the others.
-    for (SurfaceKind k : {SurfaceKind::Weight, SurfaceKind::WeightMask, SurfaceKind::WeightGroupSizes}) {
+    for (SurfaceKind k :
+         {SurfaceKind::Weight, SurfaceKind::WeightMask, SurfaceKind::WeightGroupSizes}) {
         EXPECT_TRUE(check_alignment(full, k, at(0x80000100)).ok());
         EXPECT_FALSE(check_alignment(full, k, at(0x80000080)).ok());
     }
-    for (SurfaceKind k : {SurfaceKind::FeatureCube, SurfaceKind::PitchLinearPixel, SurfaceKind::Bias,
-                          SurfaceKind::PRelu, SurfaceKind::BatchNorm, SurfaceKind::ElementWise}) {
+    for (SurfaceKind k :
+         {SurfaceKind::FeatureCube, SurfaceKind::PitchLinearPixel, SurfaceKind::Bias,
+          SurfaceKind::PRelu, SurfaceKind::BatchNorm, SurfaceKind::ElementWise}) {
         EXPECT_TRUE(check_alignment(full, k, at(0x80000020)).ok()) << to_string(k);
         EXPECT_FALSE(check_alignment(full, k, at(0x80000010)).ok()) << to_string(k);
     }
@@ -44,13 +46,13 @@ TEST(Alignment, ErrorNamesFieldValueAndAlignment) {
 
 TEST(Alignment, FieldsTheTableMarksNotApplicableAreNotChecked) {
     SurfacePlacement p = at(0x100);
-    p.line_stride = 3;      // NA for weights
-    p.surface_stride = 5;   // NA for weights
+    p.line_stride = 3;     // NA for weights
+    p.surface_stride = 5;  // NA for weights
     EXPECT_TRUE(check_alignment(config("nv_full"), SurfaceKind::Weight, p).ok());
     p = at(0x40);
-    p.line_stride = 7;      // N/A for PReLU
+    p.line_stride = 7;  // N/A for PReLU
     EXPECT_TRUE(check_alignment(config("nv_full"), SurfaceKind::PRelu, p).ok());
-    p.data_size = 40;       // element-wise data size must be whole atoms
+    p.data_size = 40;  // element-wise data size must be whole atoms
     EXPECT_FALSE(check_alignment(config("nv_full"), SurfaceKind::ElementWise, p).ok());
 }
 
@@ -61,7 +63,8 @@ TEST(Alignment, FeatureRulesFollowTheAtomOfTheSmallConfigurations) {
     EXPECT_TRUE(check_alignment(config("nv_small"), SurfaceKind::FeatureCube, p).ok());
     EXPECT_FALSE(check_alignment(config("nv_full"), SurfaceKind::FeatureCube, p).ok());
     p.line_stride = 16;
-    EXPECT_FALSE(check_alignment(config("nv_medium_512"), SurfaceKind::FeatureCube, p).ok());  // address 8
+    EXPECT_FALSE(
+        check_alignment(config("nv_medium_512"), SurfaceKind::FeatureCube, p).ok());  // address 8
     p = at(0x80000010);
     p.line_stride = 16;
     p.surface_stride = 48;

@@ -64,14 +64,17 @@ TEST(DmpLayout, RoundTripsFp16InputsAndFloatOutputs) {
         auto l = make_dmp_layout(d, e, transposed);
         ASSERT_TRUE(l.ok());
         std::vector<float> host(d.elements());
-        for (auto& f : host) f = fp16::to_float(fp16::from_float(std::uniform_real_distribution<float>(-9, 9)(rng)));
+        for (auto& f : host)
+            f = fp16::to_float(fp16::from_float(std::uniform_real_distribution<float>(-9, 9)(rng)));
         const HostLayout hl = i % 3 ? HostLayout::NCHW : HostLayout::NHWC;
         std::vector<uint8_t> buf(l->size_bytes(), 0xcc);
         ASSERT_TRUE(pack_dmp({host.data(), host.size() * 4, HostType::Float32, hl, d}, *l,
-                             std::as_writable_bytes(std::span(buf))).ok());
+                             std::as_writable_bytes(std::span(buf)))
+                        .ok());
         std::vector<float> back(host.size());
         ASSERT_TRUE(unpack_dmp(std::as_bytes(std::span(buf)), *l,
-                               {back.data(), back.size() * 4, HostType::Float32, hl, d}).ok());
+                               {back.data(), back.size() * 4, HostType::Float32, hl, d})
+                        .ok());
         EXPECT_EQ(back, host);
     }
 }
@@ -81,7 +84,8 @@ TEST(DmpLayout, PackWritesFp16Bits) {
     std::vector<float> host{1.0f, -2.0f};
     std::vector<uint8_t> buf(4);
     ASSERT_TRUE(pack_dmp({host.data(), 8, HostType::Float32, HostLayout::NCHW, {1, 1, 1, 2}}, *l,
-                         std::as_writable_bytes(std::span(buf))).ok());
+                         std::as_writable_bytes(std::span(buf)))
+                    .ok());
     EXPECT_EQ(buf, (std::vector<uint8_t>{0x00, 0x3c, 0x00, 0xc0}));
 }
 
@@ -93,12 +97,14 @@ TEST(DmpLayout, RejectsBadInput) {
     std::vector<uint8_t> small(23, 0xaa);
     Status s = pack_dmp({host.data(), 48, HostType::Float32, HostLayout::NCHW, {1, 3, 2, 2}}, *l,
                         std::as_writable_bytes(std::span(small)));
-    EXPECT_EQ(s.message(), "pack DMP layout: buffer of 23 bytes is smaller than the layout (24 bytes)");
+    EXPECT_EQ(s.message(),
+              "pack DMP layout: buffer of 23 bytes is smaller than the layout (24 bytes)");
     EXPECT_EQ(small, std::vector<uint8_t>(23, 0xaa));
     std::vector<uint8_t> buf(24);
     s = pack_dmp({host.data(), 48, HostType::Float32, HostLayout::NCHW, {1, 2, 2, 3}}, *l,
                  std::as_writable_bytes(std::span(buf)));
-    EXPECT_EQ(s.message(), "pack DMP layout: host tensor is 1x2x2x3 but the layout is 1x3x2x2 (DxCxHxW)");
+    EXPECT_EQ(s.message(),
+              "pack DMP layout: host tensor is 1x2x2x3 but the layout is 1x3x2x2 (DxCxHxW)");
 }
 
 }  // namespace

@@ -15,11 +15,16 @@ namespace {
 
 using test::config;
 
-ByteSpan bytes(std::vector<uint8_t>& v) { return std::as_writable_bytes(std::span(v)); }
-ConstByteSpan cbytes(const std::vector<uint8_t>& v) { return std::as_bytes(std::span(v)); }
+ByteSpan bytes(std::vector<uint8_t>& v) {
+    return std::as_writable_bytes(std::span(v));
+}
+ConstByteSpan cbytes(const std::vector<uint8_t>& v) {
+    return std::as_bytes(std::span(v));
+}
 
 template <class T>
-ConstTensorView view(const std::vector<T>& v, HostType t, Dims4 d, HostLayout l = HostLayout::NCHW) {
+ConstTensorView view(const std::vector<T>& v, HostType t, Dims4 d,
+                     HostLayout l = HostLayout::NCHW) {
     return {v.data(), v.size() * sizeof(T), t, l, d};
 }
 template <class T>
@@ -41,14 +46,16 @@ TEST(FeatureCube, PackedInt8OnNvFullWorkedByHand) {
     std::vector<int8_t> host(40 * 2 * 2);
     for (uint32_t c = 0; c < 40; ++c)
         for (uint32_t h = 0; h < 2; ++h)
-            for (uint32_t w = 0; w < 2; ++w) host[(c * 2 + h) * 2 + w] = static_cast<int8_t>(c * 4 + h * 2 + w);
+            for (uint32_t w = 0; w < 2; ++w)
+                host[(c * 2 + h) * 2 + w] = static_cast<int8_t>(c * 4 + h * 2 + w);
     std::vector<uint8_t> surface(256, 0xaa);
-    ASSERT_TRUE(pack_feature(view(host, HostType::Int8, {1, 40, 2, 2}), *cube, bytes(surface)).ok());
-    EXPECT_EQ(surface[0], 0);                 // c0 h0 w0
-    EXPECT_EQ(surface[32 + 5], 5 * 4 + 1);    // c5 h0 w1: second atom of line 0
-    EXPECT_EQ(surface[193], 33 * 4 + 2);      // c33 h1 w0
+    ASSERT_TRUE(
+        pack_feature(view(host, HostType::Int8, {1, 40, 2, 2}), *cube, bytes(surface)).ok());
+    EXPECT_EQ(surface[0], 0);                           // c0 h0 w0
+    EXPECT_EQ(surface[32 + 5], 5 * 4 + 1);              // c5 h0 w1: second atom of line 0
+    EXPECT_EQ(surface[193], 33 * 4 + 2);                // c33 h1 w0
     EXPECT_EQ(surface[128 + 64 + 32 + 7], 39 * 4 + 3);  // c39 h1 w1
-    EXPECT_EQ(surface[128 + 8], 0);           // c40 does not exist: padded with zero
+    EXPECT_EQ(surface[128 + 8], 0);                     // c40 does not exist: padded with zero
     EXPECT_EQ(surface[255], 0);
 }
 
@@ -63,7 +70,8 @@ TEST(FeatureCube, Fp16OnNvFullHas16ChannelsPerSurface) {
     std::vector<float> host(20 * 3, 0.0f);
     host[17 * 3 + 2] = -2.5f;
     std::vector<uint8_t> surface(cube->size_bytes());
-    ASSERT_TRUE(pack_feature(view(host, HostType::Float32, {1, 20, 1, 3}), *cube, bytes(surface)).ok());
+    ASSERT_TRUE(
+        pack_feature(view(host, HostType::Float32, {1, 20, 1, 3}), *cube, bytes(surface)).ok());
     EXPECT_EQ(surface[162], 0x00);  // -2.5 = 0xc100, little-endian
     EXPECT_EQ(surface[163], 0xc1);
 }
@@ -77,7 +85,8 @@ TEST(FeatureCube, NvSmallUsesEightByteAtoms) {
     EXPECT_EQ(cube->surface_stride, 8u);
     EXPECT_EQ(cube->size_bytes(), 24u);  // 20 channels + 4 padding, contiguous
     // The hardware traces program 8-byte strides for 1x1 cubes on nv_small.
-    EXPECT_TRUE(make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 1, 1}, {8, 8, 0}).ok());
+    EXPECT_TRUE(
+        make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 1, 1}, {8, 8, 0}).ok());
 }
 
 TEST(FeatureCube, UnpackedStridesLeaveGapsUntouched) {
@@ -89,12 +98,13 @@ TEST(FeatureCube, UnpackedStridesLeaveGapsUntouched) {
     EXPECT_EQ(cube->size_bytes(), 256u + 96u + 64u);
     std::vector<int8_t> host(160, 1);
     std::vector<uint8_t> surface(cube->size_bytes(), 0xaa);
-    ASSERT_TRUE(pack_feature(view(host, HostType::Int8, {1, 40, 2, 2}), *cube, bytes(surface)).ok());
-    EXPECT_EQ(surface[64], 0xaa);        // spare atom after line 0
-    EXPECT_EQ(surface[96 + 64], 0xaa);   // spare atom after line 1
-    EXPECT_EQ(surface[192], 0xaa);       // between the surfaces
-    EXPECT_EQ(surface[256 + 8], 0);      // channel 40: padding
-    EXPECT_EQ(surface[256 + 7], 1);      // channel 39
+    ASSERT_TRUE(
+        pack_feature(view(host, HostType::Int8, {1, 40, 2, 2}), *cube, bytes(surface)).ok());
+    EXPECT_EQ(surface[64], 0xaa);       // spare atom after line 0
+    EXPECT_EQ(surface[96 + 64], 0xaa);  // spare atom after line 1
+    EXPECT_EQ(surface[192], 0xaa);      // between the surfaces
+    EXPECT_EQ(surface[256 + 8], 0);     // channel 40: padding
+    EXPECT_EQ(surface[256 + 7], 1);     // channel 39
 }
 
 TEST(FeatureCube, OneByOneByCSurfacePackedReadsAsALine) {
@@ -107,7 +117,8 @@ TEST(FeatureCube, OneByOneByCSurfacePackedReadsAsALine) {
     EXPECT_EQ(line->channels, 32u);
     EXPECT_EQ(line->size_bytes(), cube->size_bytes());
     // Every element sits at the same byte in both views.
-    for (uint32_t c = 0; c < 70; ++c) EXPECT_EQ(cube->offset(0, c, 0, 0), line->offset(0, c % 32, 0, c / 32));
+    for (uint32_t c = 0; c < 70; ++c)
+        EXPECT_EQ(cube->offset(0, c, 0, 0), line->offset(0, c % 32, 0, c / 32));
 
     auto wide = make_feature_cube(config("nv_full"), Precision::Int8, {1, 70, 1, 2});
     EXPECT_FALSE(as_surface_packed_line(*wide).ok());
@@ -135,7 +146,8 @@ TEST(FeatureCube, ConversionRoundsHalfAwayAndCountsSaturation) {
     ConversionStats stats;
     ConvertOptions opt;
     opt.stats = &stats;
-    ASSERT_TRUE(pack_feature(view(host, HostType::Float32, {1, 6, 1, 1}), *cube, bytes(surface), opt).ok());
+    ASSERT_TRUE(
+        pack_feature(view(host, HostType::Float32, {1, 6, 1, 1}), *cube, bytes(surface), opt).ok());
     EXPECT_EQ(static_cast<int8_t>(surface[0]), 2);
     EXPECT_EQ(static_cast<int8_t>(surface[1]), -2);
     EXPECT_EQ(static_cast<int8_t>(surface[2]), 2);
@@ -149,12 +161,16 @@ TEST(FeatureCube, ConversionRoundsHalfAwayAndCountsSaturation) {
     opt = {};
     opt.quant_scale = 0.5f;
     std::vector<float> scaled{3.0f, -5.0f, 100.0f, 0.0f, 1.0f, 254.0f};
-    ASSERT_TRUE(pack_feature(view(scaled, HostType::Float32, {1, 6, 1, 1}), *cube, bytes(surface), opt).ok());
+    ASSERT_TRUE(
+        pack_feature(view(scaled, HostType::Float32, {1, 6, 1, 1}), *cube, bytes(surface), opt)
+            .ok());
     EXPECT_EQ(static_cast<int8_t>(surface[0]), 2);   // 1.5 -> 2
     EXPECT_EQ(static_cast<int8_t>(surface[1]), -3);  // -2.5 -> -3
     EXPECT_EQ(static_cast<int8_t>(surface[5]), 127);
     std::vector<float> back(6);
-    ASSERT_TRUE(unpack_feature(cbytes(surface), *cube, mview(back, HostType::Float32, {1, 6, 1, 1}), opt).ok());
+    ASSERT_TRUE(
+        unpack_feature(cbytes(surface), *cube, mview(back, HostType::Float32, {1, 6, 1, 1}), opt)
+            .ok());
     EXPECT_EQ(back[0], 4.0f);
     EXPECT_EQ(back[2], 100.0f);
 }
@@ -163,12 +179,14 @@ TEST(FeatureCube, Fp16OverflowIsInfinityOrSaturated) {
     auto cube = make_feature_cube(config("nv_full"), Precision::Fp16, {1, 2, 1, 1});
     std::vector<float> host{70000.0f, -1e30f};
     std::vector<uint8_t> surface(cube->size_bytes());
-    ASSERT_TRUE(pack_feature(view(host, HostType::Float32, {1, 2, 1, 1}), *cube, bytes(surface)).ok());
+    ASSERT_TRUE(
+        pack_feature(view(host, HostType::Float32, {1, 2, 1, 1}), *cube, bytes(surface)).ok());
     EXPECT_EQ(surface[0] | surface[1] << 8, 0x7c00);
     EXPECT_EQ(surface[2] | surface[3] << 8, 0xfc00);
     ConvertOptions opt;
     opt.saturate_fp16 = true;
-    ASSERT_TRUE(pack_feature(view(host, HostType::Float32, {1, 2, 1, 1}), *cube, bytes(surface), opt).ok());
+    ASSERT_TRUE(
+        pack_feature(view(host, HostType::Float32, {1, 2, 1, 1}), *cube, bytes(surface), opt).ok());
     EXPECT_EQ(surface[0] | surface[1] << 8, 0x7bff);
     EXPECT_EQ(surface[2] | surface[3] << 8, 0xfbff);
 }
@@ -179,7 +197,8 @@ std::vector<double> representable_values(std::mt19937_64& rng, size_t n, HostTyp
     for (auto& x : v) {
         if (p == Precision::Fp16 && (t == HostType::Float32 || t == HostType::Float16)) {
             uint16_t h;
-            do h = static_cast<uint16_t>(rng()); while (fp16::is_nan(h) || fp16::is_inf(h));
+            do h = static_cast<uint16_t>(rng());
+            while (fp16::is_nan(h) || fp16::is_inf(h));
             x = fp16::to_float(h);
             continue;
         }
@@ -188,7 +207,8 @@ std::vector<double> representable_values(std::mt19937_64& rng, size_t n, HostTyp
         if (t == HostType::Int8) lo = std::max<int64_t>(lo, -128), hi = std::min<int64_t>(hi, 127);
         if (t == HostType::Uint8) lo = std::max<int64_t>(lo, 0), hi = std::min<int64_t>(hi, 255);
         if (t == HostType::Uint16) lo = std::max<int64_t>(lo, 0);
-        if (t == HostType::Float16) lo = std::max<int64_t>(lo, -2048), hi = std::min<int64_t>(hi, 2048);
+        if (t == HostType::Float16)
+            lo = std::max<int64_t>(lo, -2048), hi = std::min<int64_t>(hi, 2048);
         x = static_cast<double>(std::uniform_int_distribution<int64_t>(lo, hi)(rng));
     }
     return v;
@@ -199,12 +219,36 @@ std::vector<uint8_t> encode_host(const std::vector<double>& v, HostType t) {
     for (size_t i = 0; i < v.size(); ++i) {
         uint8_t* p = out.data() + i * bytes_per_element(t);
         switch (t) {
-            case HostType::Float32: { float f = static_cast<float>(v[i]); std::memcpy(p, &f, 4); break; }
-            case HostType::Float16: { uint16_t h = fp16::from_float(static_cast<float>(v[i])); std::memcpy(p, &h, 2); break; }
-            case HostType::Int8: { int8_t x = static_cast<int8_t>(v[i]); std::memcpy(p, &x, 1); break; }
-            case HostType::Uint8: { uint8_t x = static_cast<uint8_t>(v[i]); std::memcpy(p, &x, 1); break; }
-            case HostType::Int16: { int16_t x = static_cast<int16_t>(v[i]); std::memcpy(p, &x, 2); break; }
-            case HostType::Uint16: { uint16_t x = static_cast<uint16_t>(v[i]); std::memcpy(p, &x, 2); break; }
+            case HostType::Float32: {
+                float f = static_cast<float>(v[i]);
+                std::memcpy(p, &f, 4);
+                break;
+            }
+            case HostType::Float16: {
+                uint16_t h = fp16::from_float(static_cast<float>(v[i]));
+                std::memcpy(p, &h, 2);
+                break;
+            }
+            case HostType::Int8: {
+                int8_t x = static_cast<int8_t>(v[i]);
+                std::memcpy(p, &x, 1);
+                break;
+            }
+            case HostType::Uint8: {
+                uint8_t x = static_cast<uint8_t>(v[i]);
+                std::memcpy(p, &x, 1);
+                break;
+            }
+            case HostType::Int16: {
+                int16_t x = static_cast<int16_t>(v[i]);
+                std::memcpy(p, &x, 2);
+                break;
+            }
+            case HostType::Uint16: {
+                uint16_t x = static_cast<uint16_t>(v[i]);
+                std::memcpy(p, &x, 2);
+                break;
+            }
         }
     }
     return out;
@@ -221,14 +265,16 @@ TEST(FeatureCube, RandomRoundTripsOverEveryConfigTypeAndLayout) {
             for (HostType t : types)
                 for (HostLayout layout : {HostLayout::NCHW, HostLayout::NHWC}) {
                     const uint32_t batches = hw.max_batch > 1 ? test::random_between(rng, 1, 2) : 1;
-                    Dims4 d{batches, test::random_between(rng, 1, 70), test::random_between(rng, 1, 9),
-                            test::random_between(rng, 1, 19)};
+                    Dims4 d{batches, test::random_between(rng, 1, 70),
+                            test::random_between(rng, 1, 9), test::random_between(rng, 1, 19)};
                     if (rng() % 4 == 0) d.w = 1;
                     if (rng() % 4 == 0) d.h = 1;
                     FeatureStrides strides;
                     if (rng() % 2) {  // unpacked, up to a few spare atoms
-                        strides.line = (d.w + test::random_between(rng, 0, 3)) * uint64_t(hw.atom_bytes);
-                        strides.surface = d.h * strides.line + test::random_between(rng, 0, 5) * hw.atom_bytes;
+                        strides.line =
+                            (d.w + test::random_between(rng, 0, 3)) * uint64_t(hw.atom_bytes);
+                        strides.surface =
+                            d.h * strides.line + test::random_between(rng, 0, 5) * hw.atom_bytes;
                     }
                     auto cube = make_feature_cube(hw, p, d, strides);
                     ASSERT_TRUE(cube.ok()) << cube.message();
@@ -272,8 +318,14 @@ TEST(FeatureCube, VectorPathMatchesElementPath) {
         ASSERT_EQ(fast, slow) << "pack " << d.c << "x" << d.h << "x" << d.w;
 
         std::vector<float> back_fast(host.size()), back_slow(host.size());
-        ASSERT_TRUE(unpack_feature(cbytes(fast), *cube, {back_fast.data(), back_fast.size() * 4, HostType::Float32, layout, d}).ok());
-        ASSERT_TRUE(unpack_feature(cbytes(fast), *cube, {back_slow.data(), back_slow.size() * 4, HostType::Float32, layout, d}, opt).ok());
+        ASSERT_TRUE(
+            unpack_feature(cbytes(fast), *cube,
+                           {back_fast.data(), back_fast.size() * 4, HostType::Float32, layout, d})
+                .ok());
+        ASSERT_TRUE(unpack_feature(
+                        cbytes(fast), *cube,
+                        {back_slow.data(), back_slow.size() * 4, HostType::Float32, layout, d}, opt)
+                        .ok());
         ASSERT_EQ(0, std::memcmp(back_fast.data(), back_slow.data(), back_fast.size() * 4));
     }
 }
@@ -288,14 +340,18 @@ TEST(FeatureCube, RejectsWhatTheHardwareCannotHold) {
     r = make_feature_cube(full, Precision::Int8, {1, 8193, 2, 2});
     EXPECT_EQ(r.message(), "feature cube: channel count 8193 is out of range 1..8192");
     r = make_feature_cube(full, Precision::Int8, {1, 8, 2, 3}, {64, 0, 0});
-    EXPECT_EQ(r.message(), "feature cube: line stride 64 is smaller than one line of atoms (96 bytes)");
+    EXPECT_EQ(r.message(),
+              "feature cube: line stride 64 is smaller than one line of atoms (96 bytes)");
     r = make_feature_cube(full, Precision::Int8, {1, 8, 2, 3}, {100, 0, 0});
-    EXPECT_EQ(r.message(), "feature data cube: line stride 100 (0x64) is not a multiple of 32 bytes");
+    EXPECT_EQ(r.message(),
+              "feature data cube: line stride 100 (0x64) is not a multiple of 32 bytes");
     r = make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 2, 3}, {28, 0, 0});
     EXPECT_EQ(r.message(), "feature data cube: line stride 28 (0x1c) is not a multiple of 8 bytes");
     r = make_feature_cube(full, Precision::Int8, {1, 40, 2, 3}, {96, 160, 0});
-    EXPECT_EQ(r.message(), "feature cube: surface stride 160 is smaller than one surface (192 bytes)");
-    r = make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 2, 3}, {uint64_t(1) << 32, 0, 0});
+    EXPECT_EQ(r.message(),
+              "feature cube: surface stride 160 is smaller than one surface (192 bytes)");
+    r = make_feature_cube(config("nv_small"), Precision::Int8, {1, 8, 2, 3},
+                          {uint64_t(1) << 32, 0, 0});
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("address space"), std::string::npos) << r.message();
 }
@@ -306,15 +362,21 @@ TEST(FeatureCube, BadBuffersAreRejectedAndNothingIsWritten) {
     std::vector<uint8_t> small(255, 0xaa);
     Status s = pack_feature(view(host, HostType::Int8, {1, 40, 2, 2}), *cube, bytes(small));
     ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.message(), "pack feature cube: surface buffer of 255 bytes is smaller than the cube (256 bytes)");
+    EXPECT_EQ(
+        s.message(),
+        "pack feature cube: surface buffer of 255 bytes is smaller than the cube (256 bytes)");
     EXPECT_EQ(small, std::vector<uint8_t>(255, 0xaa));
 
     std::vector<uint8_t> surface(256, 0xaa);
     s = pack_feature(view(host, HostType::Int8, {1, 40, 2, 1}), *cube, bytes(surface));
-    EXPECT_EQ(s.message(), "pack feature cube: host tensor is 1x40x2x1 but the cube is 1x40x2x2 (NxCxHxW)");
-    s = pack_feature({host.data(), 100, HostType::Int8, HostLayout::NCHW, {1, 40, 2, 2}}, *cube, bytes(surface));
-    EXPECT_EQ(s.message(), "pack feature cube: buffer of 100 bytes is too small for 1x40x2x2 int8 (160 bytes)");
-    s = pack_feature({nullptr, 160, HostType::Int8, HostLayout::NCHW, {1, 40, 2, 2}}, *cube, bytes(surface));
+    EXPECT_EQ(s.message(),
+              "pack feature cube: host tensor is 1x40x2x1 but the cube is 1x40x2x2 (NxCxHxW)");
+    s = pack_feature({host.data(), 100, HostType::Int8, HostLayout::NCHW, {1, 40, 2, 2}}, *cube,
+                     bytes(surface));
+    EXPECT_EQ(s.message(),
+              "pack feature cube: buffer of 100 bytes is too small for 1x40x2x2 int8 (160 bytes)");
+    s = pack_feature({nullptr, 160, HostType::Int8, HostLayout::NCHW, {1, 40, 2, 2}}, *cube,
+                     bytes(surface));
     EXPECT_EQ(s.message(), "pack feature cube: data pointer is null");
     EXPECT_EQ(surface, std::vector<uint8_t>(256, 0xaa));
 

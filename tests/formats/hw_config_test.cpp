@@ -11,9 +11,9 @@ namespace {
 TEST(HwConfig, KnowsEveryPublicConfiguration) {
     std::set<std::string> names;
     for (const HwConfig& cfg : hw_configs()) names.insert(cfg.name);
-    EXPECT_EQ(names, (std::set<std::string>{"nv_full", "nv_small", "nv_small_256",
-                                            "nv_small_256_full", "nv_medium_512",
-                                            "nv_medium_1024_full", "nv_large"}));
+    EXPECT_EQ(names,
+              (std::set<std::string>{"nv_full", "nv_small", "nv_small_256", "nv_small_256_full",
+                                     "nv_medium_512", "nv_medium_1024_full", "nv_large"}));
 }
 
 TEST(HwConfig, AtomSizesFollowTheSpecs) {

@@ -194,8 +194,7 @@ TEST(PixelConvert, PrecisionCombinationsFollowTheSeedTable) {
     EXPECT_TRUE(check_pixel_conversion(PixelFormat::A16Y16U16V16_F, c).ok());
     // Every integer format converts to all three with the convertor on.
     for (const PixelFormatInfo& f : pixel_formats()) {
-        if (f.input_precision == Precision::Fp16)
-            continue;
+        if (f.input_precision == Precision::Fp16) continue;
         for (Precision out : {Precision::Int8, Precision::Int16, Precision::Fp16}) {
             PixelConversion on;
             on.output = out;
@@ -238,19 +237,15 @@ uint16_t reference(const PixelFormatInfo& f, const PixelConversion& c, uint32_t 
     const uint32_t element = field << shift;
     const bool wide = f.input_precision == Precision::Int16;
     double x = wide ? double(element) : double(element & 0xff);
-    if (c.sign_override)
-        x = wide ? double(int16_t(element)) : double(int8_t(element & 0xff));
+    if (c.sign_override) x = wide ? double(int16_t(element)) : double(int8_t(element & 0xff));
     const double sub = c.mean ? c.mean_values[ch] : c.offset;
     const double v = (x - sub) * c.scale / std::ldexp(1.0, c.truncate);
     double r = v > 0 ? std::floor(v + 0.5) : std::ceil(v - 0.5);
     r = std::clamp(r, -65536.0, 65535.0);
-    if (r == 0)
-        r = 0;  // the datapath's zero is +0
+    if (r == 0) r = 0;  // the datapath's zero is +0
     switch (c.output) {
-        case Precision::Int8:
-            return uint16_t(int16_t(std::clamp(r, -128.0, 127.0)));
-        case Precision::Int16:
-            return uint16_t(int16_t(std::clamp(r, -32768.0, 32767.0)));
+        case Precision::Int8: return uint16_t(int16_t(std::clamp(r, -128.0, 127.0)));
+        case Precision::Int16: return uint16_t(int16_t(std::clamp(r, -32768.0, 32767.0)));
         case Precision::Fp16: {
             const uint16_t h = fp16::from_float(static_cast<float>(r));
             return fp16::is_inf(h) ? uint16_t((h & 0x8000) | fp16::kMaxFinite) : h;
@@ -262,8 +257,7 @@ uint16_t reference(const PixelFormatInfo& f, const PixelConversion& c, uint32_t 
 TEST(PixelConvert, SurfaceConversionMatchesTheReferenceForEveryIntegerFormat) {
     auto rng = test::rng_for_test();
     for (const PixelFormatInfo& f : pixel_formats()) {
-        if (f.input_precision == Precision::Fp16)
-            continue;
+        if (f.input_precision == Precision::Fp16) continue;
         for (int i = 0; i < 6; ++i) {
             const uint32_t w = test::random_between(rng, 1, 24),
                            h = test::random_between(rng, 1, 5);
@@ -338,8 +332,7 @@ TEST(PixelConvert, Fp16SurfaceToFloat32Values) {
     // R 1.0 (0x3c00), G -2.0 (0xc000), B NaN (0x7e00), A 0.5 (0x3800).
     std::vector<std::byte> surface(32);
     const uint8_t bytes[8] = {0x00, 0x3c, 0x00, 0xc0, 0x00, 0x7e, 0x00, 0x38};
-    for (int i = 0; i < 8; ++i)
-        surface[i] = std::byte{bytes[i]};
+    for (int i = 0; i < 8; ++i) surface[i] = std::byte{bytes[i]};
     PixelConversion c;
     c.output = Precision::Fp16;
     c.nan_to_zero = true;

@@ -153,8 +153,7 @@ TEST(PixelSurface, HandDerivedByteLayouts) {
         auto s = dense_pixel_surface(nv_full(), hand.format, 1, 1);
         ASSERT_TRUE(s.ok()) << s.message();
         Host host(HostType::Uint16, HostLayout::NHWC, f.channels, 1, 1);
-        for (uint32_t ch = 0; ch < f.channels; ++ch)
-            host.set(ch, 0, 0, hand.components[ch]);
+        for (uint32_t ch = 0; ch < f.channels; ++ch) host.set(ch, 0, 0, hand.components[ch]);
         auto buf = sentinel_buffer(*pixel_surface_bytes(nv_full(), *s));
         ASSERT_TRUE(pack_pixels(nv_full(), host.view(), *s, buf).ok());
         for (size_t i = 0; i < hand.plane0.size(); ++i)
@@ -176,8 +175,7 @@ TEST(PixelSurface, A8B8G8R8PixelAtAnOffsetAndStride) {
     ASSERT_EQ(*pixel_surface_bytes(nv_full(), s), 96u);
     Host host(HostType::Uint8, HostLayout::NHWC, 4, 2, 2);
     const int64_t rgba[4] = {0x11, 0x22, 0x33, 0x44};
-    for (uint32_t ch = 0; ch < 4; ++ch)
-        host.set(ch, 1, 1, rgba[ch]);
+    for (uint32_t ch = 0; ch < 4; ++ch) host.set(ch, 1, 1, rgba[ch]);
     auto buf = sentinel_buffer(96);
     ASSERT_TRUE(pack_pixels(nv_full(), host.view(), s, buf).ok());
     // Pixel (x 1, y 1) is at 1 * 64 + (2 + 1) * 4 = 76: R, G, B, A.
@@ -186,10 +184,8 @@ TEST(PixelSurface, A8B8G8R8PixelAtAnOffsetAndStride) {
     EXPECT_EQ(byte_at(buf, 78), 0x33);
     EXPECT_EQ(byte_at(buf, 79), 0x44);
     // The x offset bytes (0..7 of each line) are left alone.
-    for (size_t i = 0; i < 8; ++i)
-        EXPECT_EQ(buf[i], kSentinel);
-    for (size_t i = 64; i < 72; ++i)
-        EXPECT_EQ(buf[i], kSentinel);
+    for (size_t i = 0; i < 8; ++i) EXPECT_EQ(buf[i], kSentinel);
+    for (size_t i = 64; i < 72; ++i) EXPECT_EQ(buf[i], kSentinel);
 }
 
 TEST(PixelSurface, SemiPlanarOffsetWrapsAtTheUVAtom) {
@@ -257,8 +253,7 @@ struct RandomCase {
 };
 
 HostType random_host_type(std::mt19937_64& rng, const PixelFormatInfo& f) {
-    if (f.input_precision == Precision::Fp16)
-        return HostType::Float16;
+    if (f.input_precision == Precision::Fp16) return HostType::Float16;
     uint32_t widest = 0;
     for (uint32_t ch = 0; ch < f.channels; ++ch)
         widest = std::max<uint32_t>(widest, f.components[ch].bits);

@@ -147,8 +147,7 @@ TEST(PixelTable, BytesPerPixelAndXOffsetRangeFillOneAtom) {
         EXPECT_EQ(f.max_x_offset + 1u, 32u / f.bytes_per_pixel[0]);
         EXPECT_EQ(max_pixel_x_offset(config("nv_full"), f.format), f.max_x_offset);
         uint32_t bits = 0;
-        for (uint32_t ch = 0; ch < f.channels; ++ch)
-            bits += f.components[ch].bits;
+        for (uint32_t ch = 0; ch < f.channels; ++ch) bits += f.components[ch].bits;
         EXPECT_EQ(bits, 8u * (f.bytes_per_pixel[0] + f.bytes_per_pixel[1]));
     }
 }

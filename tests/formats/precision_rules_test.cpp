@@ -18,8 +18,8 @@ TEST(PrecisionRules, EveryPipelineHasOneRowPerPair) {
                        Pipeline::Cdp, Pipeline::Pdp})
         for (P in : {P::Int8, P::Int16, P::Fp16})
             for (P out : {P::Int8, P::Int16, P::Fp16})
-                EXPECT_EQ((rows[{p, in, out}]), 1) << to_string(p) << " " << to_string(in) << "->"
-                                                   << to_string(out);
+                EXPECT_EQ((rows[{p, in, out}]), 1)
+                    << to_string(p) << " " << to_string(in) << "->" << to_string(out);
 }
 
 TEST(PrecisionRules, ValidPairsAreExactlyTheSeeds) {
@@ -56,7 +56,8 @@ TEST(PrecisionRules, ValidPairsAreExactlyTheSeeds) {
                 auto r = check_precision_conversion(p, in, out);
                 auto it = valid.find({p, in, out});
                 if (it == valid.end()) {
-                    EXPECT_FALSE(r.ok()) << to_string(p) << " " << to_string(in) << "->" << to_string(out);
+                    EXPECT_FALSE(r.ok())
+                        << to_string(p) << " " << to_string(in) << "->" << to_string(out);
                 } else {
                     ASSERT_TRUE(r.ok()) << r.message();
                     EXPECT_EQ(*r, it->second);

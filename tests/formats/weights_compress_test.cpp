@@ -19,8 +19,7 @@ using Bytes = std::vector<std::byte>;
 
 Bytes bytes_of(std::initializer_list<int> values) {
     Bytes b;
-    for (int v : values)
-        b.push_back(std::byte(static_cast<uint8_t>(v)));
+    for (int v : values) b.push_back(std::byte(static_cast<uint8_t>(v)));
     return b;
 }
 
@@ -193,8 +192,7 @@ TEST(WeightsCompress, CompressThenDecompressEveryKind) {
                 Result<CompressedWeightSizes> sizes =
                     compressed_weight_sizes(nv_full(), shape, one);
                 ASSERT_TRUE(sizes.ok()) << sizes.message();
-                if (sizes->nonzero_elements == 0)
-                    continue;  // an empty deconvolution set
+                if (sizes->nonzero_elements == 0) continue;  // an empty deconvolution set
                 const Compressed c = compress(shape, one);
                 const uint32_t bpe = bytes_per_element(p);
                 EXPECT_EQ(c.sizes.weight_bytes % 128, 0u);
@@ -274,8 +272,7 @@ TEST(WeightsCompressErrors, CompressWritesNothingOnError) {
         ASSERT_FALSE(r.ok());
         expect_message(r.message(), pieces);
         for (const Bytes* b : {&weights, &mask, &groups})
-            for (std::byte x : *b)
-                ASSERT_EQ(x, std::byte{0xab});
+            for (std::byte x : *b) ASSERT_EQ(x, std::byte{0xab});
     };
     attempt(dense, 127, 128, 128, {"compressed weight buffer of 127 bytes", "128"});
     attempt(dense, 128, 100, 128, {"WMB buffer of 100 bytes"});
@@ -293,8 +290,7 @@ TEST(WeightsCompressErrors, DecompressChecksBeforeWriting) {
         Status s = decompress_weights(nv_full(), kShape, weights, mask, groups, out);
         ASSERT_FALSE(s.ok());
         expect_message(s.message(), pieces);
-        for (std::byte x : out)
-            ASSERT_EQ(x, std::byte{0xab});
+        for (std::byte x : out) ASSERT_EQ(x, std::byte{0xab});
     };
     Bytes bad_groups = good.groups;
     bad_groups[4] = std::byte{5};  // group 1 holds one element (1 byte), not 5

@@ -139,12 +139,9 @@ TEST(WeightsDirect, LastGroupAndLastCubeAreCompact) {
     std::fill(host.storage.begin(), host.storage.end(), uint8_t{0x11});
     std::vector<std::byte> surface(l.size_bytes() + 16, std::byte{0xee});
     ASSERT_TRUE(pack_weights(host.view(), l, surface).ok());
-    for (size_t i = 0; i < 4900; ++i)
-        ASSERT_EQ(surface[i], std::byte{0x11}) << i;
-    for (size_t i = 4900; i < 4992; ++i)
-        ASSERT_EQ(surface[i], std::byte{0}) << i;
-    for (size_t i = 4992; i < surface.size(); ++i)
-        ASSERT_EQ(surface[i], std::byte{0xee}) << i;
+    for (size_t i = 0; i < 4900; ++i) ASSERT_EQ(surface[i], std::byte{0x11}) << i;
+    for (size_t i = 4900; i < 4992; ++i) ASSERT_EQ(surface[i], std::byte{0}) << i;
+    for (size_t i = 4992; i < surface.size(); ++i) ASSERT_EQ(surface[i], std::byte{0xee}) << i;
 }
 
 // nv_small: MAC atomic C = K = 8, so 8-kernel groups of 8-channel cubes.
@@ -217,15 +214,13 @@ TEST(WeightsImage, PreExtensionTurnsEachRowIntoChannels) {
     Host host(HostType::Int16, d);
     for (uint32_t c = 0; c < 3; ++c)
         for (uint32_t r = 0; r < 2; ++r)
-            for (uint32_t s = 0; s < 3; ++s)
-                host.set(0, c, r, s, int16_t(100 * r + 10 * s + c));
+            for (uint32_t s = 0; s < 3; ++s) host.set(0, c, r, s, int16_t(100 * r + 10 * s + c));
     std::vector<std::byte> surface(l.size_bytes());
     ASSERT_TRUE(pack_weights(host.view(), l, surface).ok());
     // Row r is one 9-channel cube at r x 9 elements; channel s x 3 + c.
     const int16_t expected[18] = {0,   1,   2,   10,  11,  12,  20,  21,  22,
                                   100, 101, 102, 110, 111, 112, 120, 121, 122};
-    for (int i = 0; i < 18; ++i)
-        EXPECT_EQ(load_i16(surface, 2 * i), expected[i]) << i;
+    for (int i = 0; i < 18; ++i) EXPECT_EQ(load_i16(surface, 2 * i), expected[i]) << i;
     EXPECT_TRUE(std::all_of(surface.begin() + 36, surface.end(),
                             [](std::byte b) { return b == std::byte{0}; }));
 }
@@ -245,8 +240,7 @@ TEST(WeightsImage, PixelFormatChannelsPadEachPixel) {
     std::fill(host.storage.begin(), host.storage.end(), uint8_t{7});
     std::vector<std::byte> surface(l.size_bytes(), std::byte{0xcc});
     ASSERT_TRUE(pack_weights(host.view(), l, surface).ok());
-    for (int i = 0; i < 16; ++i)
-        EXPECT_EQ(load_i8(surface, i), i % 4 == 3 ? 0 : 7) << i;
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(load_i8(surface, i), i % 4 == 3 ? 0 : 7) << i;
 }
 
 // Post-extension 2: rows are taken two at a time into one cube, kernel by kernel; the last
@@ -313,8 +307,7 @@ TEST(WeightsDeconvolution, SplitsIntoFlippedStridedSets) {
 
     Host host(HostType::Int8, d);
     for (uint32_t r = 0; r < 3; ++r)
-        for (uint32_t s = 0; s < 3; ++s)
-            host.set(0, 0, r, s, int8_t(10 * r + s + 1));
+        for (uint32_t s = 0; s < 3; ++s) host.set(0, 0, r, s, int8_t(10 * r + s + 1));
     std::vector<std::byte> surface(l.size_bytes(), std::byte{0x5a});
     ASSERT_TRUE(pack_weights(host.view(), l, surface).ok());
     // Set 0 (y 0, x 0) = rows {0, 2} x columns {0, 2}: positions (1,1),(1,0),(0,1),(0,0).
@@ -327,11 +320,9 @@ TEST(WeightsDeconvolution, SplitsIntoFlippedStridedSets) {
     const int8_t set3[4] = {0, 0, 0, 12};
     const int8_t* sets[4] = {set0, set1, set2, set3};
     for (int set = 0; set < 4; ++set) {
-        for (int i = 0; i < 4; ++i)
-            EXPECT_EQ(load_i8(surface, set * 256 + i), sets[set][i]);
+        for (int i = 0; i < 4; ++i) EXPECT_EQ(load_i8(surface, set * 256 + i), sets[set][i]);
         const size_t end = set == 3 ? 128 : 256;
-        for (size_t i = 4; i < end; ++i)
-            ASSERT_EQ(surface[set * 256 + i], std::byte{0});
+        for (size_t i = 4; i < end; ++i) ASSERT_EQ(surface[set * 256 + i], std::byte{0});
     }
     EXPECT_EQ(*weight_byte_offset(l, 0, 0, 1, 2), 512u + 2);  // set 2, (r' 0, s' 1) -> position 2
 }
@@ -356,15 +347,12 @@ TEST(WeightsDeconvolution, StrideOneReversesKernelPositions) {
 
 HostType natural_host_type(Precision p, std::mt19937_64& rng) {
     const bool use_float = test::random_between(rng, 0, 2) == 0;
-    if (use_float)
-        return HostType::Float32;
+    if (use_float) return HostType::Float32;
     switch (p) {
         case Precision::Int8:
             return test::random_between(rng, 0, 1) ? HostType::Int8 : HostType::Int16;
-        case Precision::Int16:
-            return HostType::Int16;
-        case Precision::Fp16:
-            return HostType::Float16;
+        case Precision::Int16: return HostType::Int16;
+        case Precision::Fp16: return HostType::Float16;
     }
     return HostType::Float32;
 }
@@ -389,16 +377,13 @@ void fill_exact(Host& h, Precision p, std::mt19937_64& rng) {
                 std::memcpy(dst, &b, 2);
                 break;
             }
-            case HostType::Int8:
-                *dst = static_cast<uint8_t>(static_cast<int8_t>(v));
-                break;
+            case HostType::Int8: *dst = static_cast<uint8_t>(static_cast<int8_t>(v)); break;
             case HostType::Int16: {
                 const int16_t b = static_cast<int16_t>(v);
                 std::memcpy(dst, &b, 2);
                 break;
             }
-            default:
-                break;
+            default: break;
         }
     }
 }
@@ -439,8 +424,7 @@ RoundTripCase random_case(const HwConfig& cfg, WeightKind kind, Precision p, std
             t.format.stride_y = pick(1, 4);
             t.dims = {k, pick(1, 80), pick(1, 7), pick(1, 7)};
             break;
-        case WeightKind::Winograd:
-            break;
+        case WeightKind::Winograd: break;
     }
     return t;
 }
@@ -449,8 +433,7 @@ TEST(WeightsRoundTrip, PackThenUnpackReturnsTheKernels) {
     auto rng = test::rng_for_test();
     for (const HwConfig& cfg : hw_configs()) {
         for (Precision p : {Precision::Int8, Precision::Int16, Precision::Fp16}) {
-            if (!supports(cfg, p))
-                continue;
+            if (!supports(cfg, p)) continue;
             for (WeightKind kind :
                  {WeightKind::Direct, WeightKind::Image, WeightKind::Deconvolution}) {
                 for (int iteration = 0; iteration < 4; ++iteration) {
@@ -486,8 +469,7 @@ TEST(WeightsRoundTrip, OffsetsAreDistinctAndInside) {
             const Precision p =
                 supports(cfg, Precision::Int16) ? Precision::Int16 : Precision::Int8;
             RoundTripCase t = random_case(cfg, kind, p, rng);
-            while (t.dims.elements() > 20000)
-                t = random_case(cfg, kind, p, rng);
+            while (t.dims.elements() > 20000) t = random_case(cfg, kind, p, rng);
             const WeightLayout l = layout_or_die(cfg, t.format, t.dims);
             std::set<uint64_t> seen;
             const uint32_t bpe = bytes_per_element(p);

@@ -47,11 +47,9 @@ TEST(WeightsWinograd, TransformWorkedByHand) {
                                             6, 11.25, 3.75, 9,  //
                                             2, 3.75,  1.25, 3,  //
                                             7, 12,    4,    9};
-    for (int i = 0; i < 16; ++i)
-        EXPECT_EQ(u[i], expected[i]) << i;
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(u[i], expected[i]) << i;
     const std::array<float, 9> g = winograd_inverse_transform(u);
-    for (int i = 0; i < 9; ++i)
-        EXPECT_EQ(g[i], float(i + 1)) << i;
+    for (int i = 0; i < 9; ++i) EXPECT_EQ(g[i], float(i + 1)) << i;
 }
 
 // A single weight at the centre: U = w * c c^T with c = G's middle column (0, .5, -.5, 0).
@@ -122,8 +120,7 @@ TEST(WeightsWinograd, CubesScanKernelsThenChannels) {
         expected[base + (2 * 4 + 1) * 4] = int16_t(-w);
         expected[base + (2 * 4 + 2) * 4] = w;
     }
-    for (size_t i = 0; i < expected.size(); ++i)
-        ASSERT_EQ(load_i16(surface, i), expected[i]) << i;
+    for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(load_i16(surface, i), expected[i]) << i;
 }
 
 // Stride 2: a 5x5 kernel extends to 3x3 with 4x the channels. Original (r, s) goes to
@@ -143,10 +140,8 @@ TEST(WeightsWinograd, StrideTwoExtendsChannels) {
     const uint64_t base = 8 * 64;
     for (size_t i = 0; i < surface.size() / 2; ++i) {
         int16_t want = 0;
-        if (i == base + 20 || i == base + 40)
-            want = 1;  // (1,1), (2,2)
-        if (i == base + 24 || i == base + 36)
-            want = -1;  // (1,2), (2,1)
+        if (i == base + 20 || i == base + 40) want = 1;   // (1,1), (2,2)
+        if (i == base + 24 || i == base + 36) want = -1;  // (1,2), (2,1)
         ASSERT_EQ(load_i16(surface, i), want) << i;
     }
 }
@@ -180,8 +175,7 @@ TEST(WeightsWinograd, RoundTrips) {
             ASSERT_TRUE(l.ok()) << l.message();
             const int32_t limit = p == Precision::Int8 ? 3 : (p == Precision::Int16 ? 1000 : 8);
             std::vector<float> g(d.elements());
-            for (float& v : g)
-                v = float(int32_t(test::random_between(rng, 0, 2 * limit)) - limit);
+            for (float& v : g) v = float(int32_t(test::random_between(rng, 0, 2 * limit)) - limit);
             const HostLayout layout = iteration % 2 ? HostLayout::NHWC : HostLayout::NCHW;
             // The values are the same in either layout: only their order differs.
             std::vector<uint8_t> in = host_bytes(g);
@@ -264,8 +258,7 @@ TEST(WeightsWinograd, Errors) {
     Status s = pack_weights(src, edited, surface);
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("inconsistent"), std::string::npos) << s.message();
-    for (std::byte b : surface)
-        ASSERT_EQ(b, std::byte{0xab});
+    for (std::byte b : surface) ASSERT_EQ(b, std::byte{0xab});
 }
 
 }  // namespace

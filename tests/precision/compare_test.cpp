@@ -41,8 +41,8 @@ TEST(Compare, ProductExponentsAreRoundedDownToMultiplesOfFour) {
 
 TEST(Compare, MaxExpOverAKernelWindow) {
     // {1, 16, 0} . {1, 4, 1}: products 0 + 0, 4 + 0, -16 + 0.
-    const Result<int> e = max_product_exponent(Halves{0x3c00, 0x4c00, 0x0000},
-                                               Halves{0x3c00, 0x4400, 0x3c00});
+    const Result<int> e =
+        max_product_exponent(Halves{0x3c00, 0x4c00, 0x0000}, Halves{0x3c00, 0x4400, 0x3c00});
     ASSERT_TRUE(e) << e.message();
     EXPECT_EQ(*e, 4);
     EXPECT_EQ(max_product_exponent(Halves{0x3c00}, Halves{0x3c00, 0x3c00}).message(),
@@ -78,8 +78,8 @@ TEST(Compare, DirectConvOnBothSidesOfTheThreshold) {
     EXPECT_EQ(r.elements, 3u);
     EXPECT_EQ(r.describe(), "CC direct conv: all 3 elements within the threshold");
     // One step further on both: 4 * 2^-10 and 2 are outside.
-    r = compare_direct_conv(Halves{0x3c00, 0x3c04, 0x6402}, Halves{0x3c00, 0x3c00, 0x6400},
-                            max_exp, {1, 1, 1});
+    r = compare_direct_conv(Halves{0x3c00, 0x3c04, 0x6402}, Halves{0x3c00, 0x3c00, 0x6400}, max_exp,
+                            {1, 1, 1});
     EXPECT_FALSE(r);
     EXPECT_EQ(r.mismatches, 2u);
     EXPECT_EQ(r.first_mismatch, 1u);
@@ -123,8 +123,8 @@ TEST(Compare, OneStepOfAnyNormalFp16PassesTheConvThresholds) {
         const auto a = static_cast<uint16_t>(b + 1);
         const std::vector<int> max_exp = {-30};
         EXPECT_TRUE(compare_direct_conv(Halves{a}, Halves{b}, max_exp, {1, 1, 1})) << a;
-        EXPECT_FALSE(compare_direct_conv(Halves{static_cast<uint16_t>(a + 1)}, Halves{b},
-                                         max_exp, {1, 1, 1}))
+        EXPECT_FALSE(compare_direct_conv(Halves{static_cast<uint16_t>(a + 1)}, Halves{b}, max_exp,
+                                         {1, 1, 1}))
             << a;
     }
 }

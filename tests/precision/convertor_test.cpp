@@ -32,9 +32,9 @@ TEST(Convertor, TruncateRoundsHalfAwayFromZero) {
         int64_t y;
     };
     const Case cases[] = {
-        {-5, 1, -3}, {-3, 1, -2}, {-1, 1, -1}, {1, 1, 1},  {3, 1, 2},  {5, 1, 3},
-        {6, 2, 2},   {-6, 2, -2}, {7, 2, 2},   {-7, 2, -2}, {5, 2, 1},  {-5, 2, -1},
-        {9, 0, 9},   {-9, 0, -9}, {1, 2, 0},   {2, 2, 1},  {-2, 2, -1}, {-1, 63, 0},
+        {-5, 1, -3}, {-3, 1, -2}, {-1, 1, -1}, {1, 1, 1},   {3, 1, 2},   {5, 1, 3},
+        {6, 2, 2},   {-6, 2, -2}, {7, 2, 2},   {-7, 2, -2}, {5, 2, 1},   {-5, 2, -1},
+        {9, 0, 9},   {-9, 0, -9}, {1, 2, 0},   {2, 2, 1},   {-2, 2, -1}, {-1, 63, 0},
     };
     for (const Case& c : cases) {
         const Clamped r = truncate(c.x, c.lsb, 32);
@@ -132,8 +132,7 @@ TEST(Convertor, ConvertUsesTheInstanceWidths) {
     const int64_t top33 = (int64_t(1) << 32) - 1;
     EXPECT_EQ(convert(top33, {0, 1, 17}, kCdpOutputConvertorInt16), (Clamped{32767, true}));
     EXPECT_EQ(convert(top33, {0, 1, 18}, kCdpOutputConvertorInt16), (Clamped{16384, false}));
-    EXPECT_EQ(convert(top33 + 1, {0, 1, 17}, kCdpOutputConvertorInt16),
-              (Clamped{-32768, false}));
+    EXPECT_EQ(convert(top33 + 1, {0, 1, 17}, kCdpOutputConvertorInt16), (Clamped{-32768, false}));
 }
 
 TEST(Convertor, SaturationFlagOfTheCModelMissesOneStepPastTheLimit) {
@@ -145,16 +144,16 @@ TEST(Convertor, SaturationFlagOfTheCModelMissesOneStepPastTheLimit) {
         bool model;  // IntShiftRightSat's flag
     };
     const Case cases[] = {
-        {131069, 65535, false, false},   // 65534.5 -> 65535 fits
-        {131070, 65535, false, false},   // 65535
-        {131071, 65535, true, false},    // 65535.5 -> 65536: floor 65535 = result
-        {131072, 65535, true, false},    // 65536: floor 65536 = result + 1
-        {131073, 65535, true, false},    // 65536.5: floor 65536
-        {131074, 65535, true, true},     // 65537: floor 65537 = result + 2
-        {-131072, -65536, false, false}, // -65536 fits
-        {-131073, -65536, true, false},  // -65536.5 -> -65537: floor -65537
-        {-131074, -65536, true, false},  // -65537: floor -65537
-        {-131075, -65536, true, true},   // -65537.5: floor -65538
+        {131069, 65535, false, false},    // 65534.5 -> 65535 fits
+        {131070, 65535, false, false},    // 65535
+        {131071, 65535, true, false},     // 65535.5 -> 65536: floor 65535 = result
+        {131072, 65535, true, false},     // 65536: floor 65536 = result + 1
+        {131073, 65535, true, false},     // 65536.5: floor 65536
+        {131074, 65535, true, true},      // 65537: floor 65537 = result + 2
+        {-131072, -65536, false, false},  // -65536 fits
+        {-131073, -65536, true, false},   // -65536.5 -> -65537: floor -65537
+        {-131074, -65536, true, false},   // -65537: floor -65537
+        {-131075, -65536, true, true},    // -65537.5: floor -65538
     };
     for (const Case& c : cases) {
         EXPECT_EQ(convert(c.x, {0, 1, 1}, kSdpOutputConvertor), (Clamped{c.y, c.exact})) << c.x;

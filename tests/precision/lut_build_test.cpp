@@ -229,12 +229,10 @@ TEST(LutBuild, LrnAboveZeroUnderflowsToTheExponentTable) {
 // x values: a uniform grid over [lo, hi] with both ends, and random points.
 std::vector<double> sample_points(double lo, double hi, int grid, int random) {
     std::vector<double> xs;
-    for (int i = 0; i <= grid; ++i)
-        xs.push_back(lo + (hi - lo) * i / grid);
+    for (int i = 0; i <= grid; ++i) xs.push_back(lo + (hi - lo) * i / grid);
     auto rng = test::rng_for_test();
     std::uniform_real_distribution<double> d(lo, hi);
-    for (int i = 0; i < random; ++i)
-        xs.push_back(d(rng));
+    for (int i = 0; i < random; ++i) xs.push_back(d(rng));
     return xs;
 }
 

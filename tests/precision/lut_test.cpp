@@ -217,10 +217,8 @@ LutProgram overlapping_tables() {
     p.lo_start = 32;
     p.lo_end = 288;
     p.lo_index_select = 0;
-    for (uint32_t i = 0; i < kLutLeEntries; ++i)
-        p.le[i] = static_cast<int16_t>(1000 + i);
-    for (uint32_t i = 0; i < kLutLoEntries; ++i)
-        p.lo[i] = static_cast<int16_t>(2000 + i);
+    for (uint32_t i = 0; i < kLutLeEntries; ++i) p.le[i] = static_cast<int16_t>(1000 + i);
+    for (uint32_t i = 0; i < kLutLoEntries; ++i) p.lo[i] = static_cast<int16_t>(2000 + i);
     p.le_overflow = {2, 0};
     p.lo_underflow = {1, 0};
     p.lo_overflow = {1, 0};
@@ -569,10 +567,8 @@ TEST(LutEvaluators, ArbitraryRegistersGiveBoundedHits) {
     };
     for (int program = 0; program < 300; ++program) {
         LutProgram p;
-        for (auto& e : p.le)
-            e = static_cast<int16_t>(any(-32768, 32767));
-        for (auto& e : p.lo)
-            e = static_cast<int16_t>(any(-32768, 32767));
+        for (auto& e : p.le) e = static_cast<int16_t>(any(-32768, 32767));
+        for (auto& e : p.lo) e = static_cast<int16_t>(any(-32768, 32767));
         p.le_mode = any(0, 1) ? LutLeMode::Linear : LutLeMode::Exponent;
         p.le_index_offset = static_cast<int8_t>(any(-128, 127));
         p.le_index_select = static_cast<int8_t>(any(-128, 127));
@@ -598,8 +594,7 @@ TEST(LutEvaluators, ArbitraryRegistersGiveBoundedHits) {
             EXPECT_GE(cdp.value, -32768);
             EXPECT_LE(cdp.value, 32767);
             const auto bounded = [&](const LutIntLookup& r, const LutIndex& index) {
-                if (r.outcome.selected_hit() != LutHit::Hit)
-                    return;
+                if (r.outcome.selected_hit() != LutHit::Hit) return;
                 const int16_t* t = r.outcome.selected == LutTable::Le ? p.le.data() : p.lo.data();
                 EXPECT_GE(r.value, std::min(t[index.entry], t[index.entry + 1]));
                 EXPECT_LE(r.value, std::max(t[index.entry], t[index.entry + 1]));

@@ -7,17 +7,19 @@
 namespace nvdla::precision {
 namespace {
 
-uint32_t f32(float f) { return std::bit_cast<uint32_t>(f); }
+uint32_t f32(float f) {
+    return std::bit_cast<uint32_t>(f);
+}
 
 // fp17: 1 sign, 6 exponent bits (bias 31), 10 mantissa bits.
-constexpr uint32_t kFp17One = 31u << 10;        // 1.0
-constexpr uint32_t kFp17Two = 32u << 10;        // 2.0
+constexpr uint32_t kFp17One = 31u << 10;  // 1.0
+constexpr uint32_t kFp17Two = 32u << 10;  // 2.0
 constexpr uint32_t kFp17OnePointFive = kFp17One | 0x200;
 
 TEST(NvdlaFloatArith, Fp17AddAndMultiplyWorkedByHand) {
     EXPECT_EQ(fp17_add(kFp17One, kFp17One), kFp17Two);
     EXPECT_EQ(fp17_mul(kFp17OnePointFive, kFp17OnePointFive), (32u << 10) | 0x080);  // 2.25
-    EXPECT_EQ(fp17_add(kFp17One, kFp17One | 0x10000), 0u);                          // 1 - 1 = +0
+    EXPECT_EQ(fp17_add(kFp17One, kFp17One | 0x10000), 0u);                           // 1 - 1 = +0
     // 1.5 * -2 = -3 = -1.5 * 2^1.
     EXPECT_EQ(fp17_mul(kFp17OnePointFive, kFp17Two | 0x10000), 0x10000u | (32u << 10) | 0x200);
 }
@@ -48,7 +50,7 @@ TEST(NvdlaFloatArith, NanOperandsPassThrough) {
 }
 
 TEST(NvdlaFloatArith, FractionToFp17) {
-    EXPECT_EQ(fraction_to_fp17(uint64_t(1) << 34, 35), 30u << 10);           // 0.5
+    EXPECT_EQ(fraction_to_fp17(uint64_t(1) << 34, 35), 30u << 10);            // 0.5
     EXPECT_EQ(fraction_to_fp17(uint64_t(3) << 33, 35), (30u << 10) | 0x200);  // 0.75
     EXPECT_EQ(fraction_to_fp17(0, 35), 0u);
 }

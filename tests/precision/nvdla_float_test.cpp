@@ -14,7 +14,9 @@
 namespace nvdla::precision {
 namespace {
 
-uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
+uint32_t bits_of(float f) {
+    return std::bit_cast<uint32_t>(f);
+}
 
 // The value of a (non-NaN, non-infinite) fp17 pattern by its definition: 1.m * 2^(e-31), and
 // zero for e = 0, m = 0. Exponent 0 with m != 0 reads as 1.m * 2^-31 (no fp17 denormals).
@@ -37,15 +39,15 @@ static_assert(fp32_to_fp16(0x7fc00000) == 0x7c00);  // the NaN quirk
 static_assert(fp16_to_fp32(0x7c00) == 0x7f7fffff);
 
 TEST(NvdlaFloat, Fp32ToFp16SaturatesInsteadOfOverflowing) {
-    EXPECT_EQ(fp32_to_fp16(0x7f800000), 0x7bff);             // +Inf
-    EXPECT_EQ(fp32_to_fp16(0xff800000), 0xfbff);             // -Inf
-    EXPECT_EQ(fp32_to_fp16(bits_of(65520.0f)), 0x7bff);      // IEEE: +Inf (ties to even 65536)
+    EXPECT_EQ(fp32_to_fp16(0x7f800000), 0x7bff);         // +Inf
+    EXPECT_EQ(fp32_to_fp16(0xff800000), 0xfbff);         // -Inf
+    EXPECT_EQ(fp32_to_fp16(bits_of(65520.0f)), 0x7bff);  // IEEE: +Inf (ties to even 65536)
     EXPECT_EQ(fp32_to_fp16(bits_of(-65520.0f)), 0xfbff);
-    EXPECT_EQ(fp32_to_fp16(bits_of(65504.0f)), 0x7bff);      // the largest finite, exact
-    EXPECT_EQ(fp32_to_fp16(bits_of(65519.996f)), 0x7bff);    // below the halfway point
+    EXPECT_EQ(fp32_to_fp16(bits_of(65504.0f)), 0x7bff);    // the largest finite, exact
+    EXPECT_EQ(fp32_to_fp16(bits_of(65519.996f)), 0x7bff);  // below the halfway point
     EXPECT_EQ(fp32_to_fp16(bits_of(1.0e10f)), 0x7bff);
-    EXPECT_EQ(fp32_to_fp16(0x7f7fffff), 0x7bff);             // max float
-    EXPECT_EQ(fp32_to_fp16(bits_of(65488.0f)), 0x7bfe);      // halfway 65472|65504: even 0x7bfe
+    EXPECT_EQ(fp32_to_fp16(0x7f7fffff), 0x7bff);         // max float
+    EXPECT_EQ(fp32_to_fp16(bits_of(65488.0f)), 0x7bfe);  // halfway 65472|65504: even 0x7bfe
     EXPECT_EQ(fp32_to_fp16(bits_of(65489.0f)), 0x7bff);
 }
 
@@ -213,13 +215,13 @@ TEST(NvdlaFloat, Fp17ToFp32EveryPattern) {
 TEST(NvdlaFloat, Fp32ToFp17KnownValues) {
     EXPECT_EQ(fp32_to_fp17(bits_of(1.0f)), 0x7c00u);
     EXPECT_EQ(fp32_to_fp17(bits_of(-1.0f)), 0x17c00u);
-    EXPECT_EQ(fp32_to_fp17(bits_of(65536.0f)), 0xbc00u);       // exponent 16 + 31 = 47
-    EXPECT_EQ(fp32_to_fp17(0x4f7fe000), fp17::kMaxFinite);     // (2 - 2^-10) * 2^31 exactly
-    EXPECT_EQ(fp32_to_fp17(0x4f7ff000), fp17::kMaxFinite);     // rounds to 2^32: saturates
+    EXPECT_EQ(fp32_to_fp17(bits_of(65536.0f)), 0xbc00u);    // exponent 16 + 31 = 47
+    EXPECT_EQ(fp32_to_fp17(0x4f7fe000), fp17::kMaxFinite);  // (2 - 2^-10) * 2^31 exactly
+    EXPECT_EQ(fp32_to_fp17(0x4f7ff000), fp17::kMaxFinite);  // rounds to 2^32: saturates
     EXPECT_EQ(fp32_to_fp17(bits_of(1.0e20f)), fp17::kMaxFinite);
-    EXPECT_EQ(fp32_to_fp17(0x7f800000), fp17::kMaxFinite);     // +Inf
+    EXPECT_EQ(fp32_to_fp17(0x7f800000), fp17::kMaxFinite);  // +Inf
     EXPECT_EQ(fp32_to_fp17(0xff800000), 0x1fbffu);
-    EXPECT_EQ(fp32_to_fp17(0x7fc00000), 0xfc00u);              // NaN quirk as for fp16
+    EXPECT_EQ(fp32_to_fp17(0x7fc00000), 0xfc00u);  // NaN quirk as for fp16
     EXPECT_EQ(fp32_to_fp17(0x7f800155), 0xfd55u);
     // No denormals: 2^-30 is the smallest value; below it gives zero unless it rounds up.
     EXPECT_EQ(fp32_to_fp17(0x30800000), 0x0400u);  // 2^-30
@@ -229,7 +231,7 @@ TEST(NvdlaFloat, Fp32ToFp17KnownValues) {
     EXPECT_EQ(fp32_to_fp17(0x307ff000), 0x0400u);
     EXPECT_EQ(fp32_to_fp17(0x307fe000), 0x0400u);
     EXPECT_EQ(fp32_to_fp17(0x307fc000), 0x0000u);
-    EXPECT_EQ(fp32_to_fp17(0x30000000), 0x0000u);  // 2^-31
+    EXPECT_EQ(fp32_to_fp17(0x30000000), 0x0000u);   // 2^-31
     EXPECT_EQ(fp32_to_fp17(0xb0400000), 0x10000u);  // -1.5 * 2^-31 -> -0
     // Rounding to nearest even on the 10-bit mantissa.
     EXPECT_EQ(fp32_to_fp17(0x3f801000), 0x7c00u);  // 1 + 2^-11 ties to 1.0

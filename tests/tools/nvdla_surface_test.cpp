@@ -1,13 +1,13 @@
 // The nvdla_surface tool, run as a user would: exit codes, messages, files.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace {
@@ -30,10 +30,11 @@ ToolRun run(const std::string& args) {
 }
 
 class NvdlaSurface : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("nvdla_surface_test_" + std::to_string(getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = fs::temp_directory_path() /
+               ("nvdla_surface_test_" + std::to_string(getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(dir_);
     }
     void TearDown() override { fs::remove_all(dir_); }
@@ -49,7 +50,8 @@ std::vector<char> slurp(const std::string& p) {
 TEST_F(NvdlaSurface, SizeReportsTheLayout) {
     ToolRun r = run("size --format feature --config nv_small --dims 1x20x4x4 --json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("\"size_bytes\": 384"), std::string::npos) << r.output;  // 3 surfaces x 4 x 4 x 8
+    EXPECT_NE(r.output.find("\"size_bytes\": 384"), std::string::npos)
+        << r.output;  // 3 surfaces x 4 x 4 x 8
     EXPECT_NE(r.output.find("\"line_stride\": 32"), std::string::npos) << r.output;
 }
 
@@ -60,8 +62,9 @@ TEST_F(NvdlaSurface, PackThenUnpackGivesTheFileBack) {
         std::ofstream out(path("in.raw"), std::ios::binary);
         out.write(reinterpret_cast<const char*>(host.data()), std::streamsize(host.size() * 4));
     }
-    const std::string common = "--format feature --config nv_full --precision fp16 --dims 2x5x7x3 "
-                               "--host-type float32 --layout nhwc ";
+    const std::string common =
+        "--format feature --config nv_full --precision fp16 --dims 2x5x7x3 "
+        "--host-type float32 --layout nhwc ";
     ToolRun r = run("pack " + common + path("in.raw") + " " + path("cube.bin"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(fs::file_size(path("cube.bin")), 2u * 7 * 3 * 32);  // 1 surface, packed batches
@@ -77,8 +80,9 @@ TEST_F(NvdlaSurface, PixelAndWeightFilesRoundTrip) {
         std::ofstream out(path("rgba.raw"), std::ios::binary);
         out.write(reinterpret_cast<const char*>(rgba.data()), std::streamsize(rgba.size()));
     }
-    const std::string px = "--format pixel --pixel-format T_A8B8G8R8 --dims 4x3x5 --host-type uint8 "
-                           "--layout nhwc --x-offset 2 ";
+    const std::string px =
+        "--format pixel --pixel-format T_A8B8G8R8 --dims 4x3x5 --host-type uint8 "
+        "--layout nhwc --x-offset 2 ";
     ToolRun r = run("pack " + px + path("rgba.raw") + " " + path("img.bin"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run("unpack " + px + path("img.bin") + " " + path("rgba2.raw"));
@@ -106,16 +110,18 @@ TEST_F(NvdlaSurface, PixelAndWeightFilesRoundTrip) {
 TEST_F(NvdlaSurface, BadInputIsOneSentenceAndExitCodeOne) {
     ToolRun r = run("size --format feature --config nv_small --precision fp16 --dims 8x2x2");
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_EQ(r.output, "nvdla_surface: feature cube: nv_small does not support fp16 (it has: int8)\n");
+    EXPECT_EQ(r.output,
+              "nvdla_surface: feature cube: nv_small does not support fp16 (it has: int8)\n");
     r = run("size --format feature --config nv_tiny --dims 8x2x2");
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.output.find("unknown hardware configuration 'nv_tiny'"), std::string::npos) << r.output;
-    {
-        std::ofstream(path("short.raw")) << "abc";
-    }
-    r = run("pack --format feature --dims 1x2x2 --host-type int8 " + path("short.raw") + " " + path("o"));
+    EXPECT_NE(r.output.find("unknown hardware configuration 'nv_tiny'"), std::string::npos)
+        << r.output;
+    { std::ofstream(path("short.raw")) << "abc"; }
+    r = run("pack --format feature --dims 1x2x2 --host-type int8 " + path("short.raw") + " " +
+            path("o"));
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.output.find("has 3 bytes, a 1x2x2 int8 tensor has 4"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("has 3 bytes, a 1x2x2 int8 tensor has 4"), std::string::npos)
+        << r.output;
     EXPECT_FALSE(fs::exists(path("o")));
     r = run("pack --format feature --dims 1x2x2 " + path("missing.raw") + " " + path("o"));
     EXPECT_EQ(r.exit_code, 1);

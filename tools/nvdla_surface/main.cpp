@@ -57,8 +57,10 @@ Result<Dims4> parse_dims(const std::string& text) {
     size_t pos = 0;
     while (pos <= text.size()) {
         const size_t x = text.find('x', pos);
-        const std::string part = text.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
-        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
+        const std::string part =
+            text.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+            part.size() > 9)
             return error("--dims '", text, "' is not NxCxHxW or CxHxW (positive integers)");
         v.push_back(static_cast<uint32_t>(std::stoul(part)));
         if (x == std::string::npos) break;
@@ -84,11 +86,15 @@ Result<HostType> parse_host_type(const std::string& s) {
 }
 
 nlohmann::json describe_cube(const FeatureCube& c) {
-    return {{"precision", to_string(c.precision)}, {"atom_bytes", c.atom_bytes},
+    return {{"precision", to_string(c.precision)},
+            {"atom_bytes", c.atom_bytes},
             {"dims", {c.batches, c.channels, c.height, c.width}},
-            {"channels_per_surface", c.channels_per_surface()}, {"surfaces", c.surfaces()},
-            {"line_stride", c.line_stride}, {"surface_stride", c.surface_stride},
-            {"batch_stride", c.batch_stride}, {"size_bytes", c.size_bytes()}};
+            {"channels_per_surface", c.channels_per_surface()},
+            {"surfaces", c.surfaces()},
+            {"line_stride", c.line_stride},
+            {"surface_stride", c.surface_stride},
+            {"batch_stride", c.batch_stride},
+            {"size_bytes", c.size_bytes()}};
 }
 
 Result<Surface> resolve(const SurfaceArgs& a) {
@@ -106,17 +112,22 @@ Result<Surface> resolve(const SurfaceArgs& a) {
         if (!cube.ok()) return cube.status();
         s.size_bytes = cube->size_bytes();
         s.description = describe_cube(*cube);
-        s.pack = [c = *cube](auto& in, auto out, auto& opt) { return pack_feature(in, c, out, opt); };
-        s.unpack = [c = *cube](auto in, auto& out, auto& opt) { return unpack_feature(in, c, out, opt); };
+        s.pack = [c = *cube](auto& in, auto out, auto& opt) {
+            return pack_feature(in, c, out, opt);
+        };
+        s.unpack = [c = *cube](auto in, auto& out, auto& opt) {
+            return unpack_feature(in, c, out, opt);
+        };
         return s;
     }
     if (a.format == "dmp") {
-        auto l = make_dmp_layout(*dims, a.precision == "fp16" ? DmpElement::Fp16 : DmpElement::Float32,
-                                 a.transposed);
+        auto l = make_dmp_layout(
+            *dims, a.precision == "fp16" ? DmpElement::Fp16 : DmpElement::Float32, a.transposed);
         if (!l.ok()) return l.status();
         s.size_bytes = l->size_bytes();
         s.description = {{"element", a.precision == "fp16" ? "fp16" : "float32"},
-                         {"transposed", l->transposed}, {"chunks", l->chunks()},
+                         {"transposed", l->transposed},
+                         {"chunks", l->chunks()},
                          {"size_bytes", l->size_bytes()}};
         s.pack = [l = *l](auto& in, auto out, auto& opt) { return pack_dmp(in, l, out, opt); };
         s.unpack = [l = *l](auto in, auto& out, auto& opt) { return unpack_dmp(in, l, out, opt); };
@@ -128,30 +139,40 @@ Result<Surface> resolve(const SurfaceArgs& a) {
                                                          {"elementwise", AuxKind::ElementWise}};
     for (auto [name, kind] : aux_kinds) {
         if (a.format != name) continue;
-        auto component = parse_precision(a.component_precision.empty() ? a.precision : a.component_precision);
+        auto component =
+            parse_precision(a.component_precision.empty() ? a.precision : a.component_precision);
         if (!component.ok()) return component.status();
-        const AuxUse use = a.use == "mul" ? AuxUse::Mul : (a.use == "both" ? AuxUse::Both : AuxUse::Alu);
+        const AuxUse use =
+            a.use == "mul" ? AuxUse::Mul : (a.use == "both" ? AuxUse::Both : AuxUse::Alu);
         if (a.use != "alu" && a.use != "mul" && a.use != "both")
             return error("--use '", a.use, "' is not alu, mul or both");
         const AuxMode mode = dims->h == 1 && dims->w == 1 && kind != AuxKind::ElementWise
-                                 ? AuxMode::PerChannel : AuxMode::PerElement;
+                                 ? AuxMode::PerChannel
+                                 : AuxMode::PerElement;
         auto l = make_aux_layout(**cfg, kind, mode, use, *precision, *component, *dims, strides);
         if (!l.ok()) return l.status();
         s.size_bytes = l->size_bytes();
         s.description = {{"kind", to_string(kind)},
                          {"mode", mode == AuxMode::PerChannel ? "per-channel" : "per-element"},
-                         {"components", l->components()}, {"bytes_per_component", l->bytes_per_component()},
-                         {"elements_per_atom", l->elements_per_atom}, {"bytes_per_atom", l->bytes_per_atom()},
-                         {"line_stride", l->line_stride}, {"surface_stride", l->surface_stride},
+                         {"components", l->components()},
+                         {"bytes_per_component", l->bytes_per_component()},
+                         {"elements_per_atom", l->elements_per_atom},
+                         {"bytes_per_atom", l->bytes_per_atom()},
+                         {"line_stride", l->line_stride},
+                         {"surface_stride", l->surface_stride},
                          {"size_bytes", l->size_bytes()}};
         if (use == AuxUse::Both)
             return error("--format ", name, " with --use both needs two operand files; ",
                          "use the library API (pack_aux) for that");
         s.pack = [l = *l](auto& in, auto out, auto& opt) {
-            return pack_aux(l, l.use == AuxUse::Mul ? AuxOperands{nullptr, &in} : AuxOperands{&in, nullptr}, out, opt);
+            return pack_aux(
+                l, l.use == AuxUse::Mul ? AuxOperands{nullptr, &in} : AuxOperands{&in, nullptr},
+                out, opt);
         };
         s.unpack = [l = *l](auto in, auto& out, auto& opt) {
-            return unpack_aux(l, in, l.use == AuxUse::Mul ? AuxOutputs{nullptr, &out} : AuxOutputs{&out, nullptr}, opt);
+            return unpack_aux(
+                l, in, l.use == AuxUse::Mul ? AuxOutputs{nullptr, &out} : AuxOutputs{&out, nullptr},
+                opt);
         };
         return s;
     }
@@ -168,14 +189,20 @@ Result<Surface> resolve(const SurfaceArgs& a) {
         auto bytes = pixel_surface_bytes(**cfg, surface);
         if (!bytes.ok()) return bytes.status();
         s.size_bytes = *bytes;
-        s.description = {{"pixel_format", (*info)->name}, {"planes", (*info)->planes},
+        s.description = {{"pixel_format", (*info)->name},
+                         {"planes", (*info)->planes},
                          {"x_offset", surface.x_offset},
                          {"line_stride", surface.planes[0].line_stride},
                          {"uv_offset", surface.planes[1].offset},
-                         {"uv_line_stride", surface.planes[1].line_stride}, {"size_bytes", *bytes}};
+                         {"uv_line_stride", surface.planes[1].line_stride},
+                         {"size_bytes", *bytes}};
         const HwConfig* hw = *cfg;
-        s.pack = [hw, ps = surface](auto& in, auto out, auto&) { return pack_pixels(*hw, in, ps, out); };
-        s.unpack = [hw, ps = surface](auto in, auto& out, auto&) { return unpack_pixels(*hw, in, ps, out); };
+        s.pack = [hw, ps = surface](auto& in, auto out, auto&) {
+            return pack_pixels(*hw, in, ps, out);
+        };
+        s.unpack = [hw, ps = surface](auto in, auto& out, auto&) {
+            return unpack_pixels(*hw, in, ps, out);
+        };
         return s;
     }
     if (a.format == "weights") {
@@ -187,7 +214,8 @@ Result<Surface> resolve(const SurfaceArgs& a) {
         bool known = false;
         for (auto [name, kind] : kinds)
             if (a.weight_kind == name) wf.kind = kind, known = true;
-        if (!known) return error("--kind '", a.weight_kind, "' is not direct, image, winograd or deconv");
+        if (!known)
+            return error("--kind '", a.weight_kind, "' is not direct, image, winograd or deconv");
         wf.precision = *precision;
         wf.image_channels = a.image_channels;
         wf.post_extension = a.post_extension;
@@ -195,14 +223,19 @@ Result<Surface> resolve(const SurfaceArgs& a) {
         auto l = make_weight_layout(**cfg, wf, *dims);
         if (!l.ok()) return l.status();
         s.size_bytes = l->size_bytes();
-        s.description = {{"kind", to_string(wf.kind)}, {"precision", to_string(wf.precision)},
-                         {"kernels_per_group", l->surface.kernels_per_group},
-                         {"groups", l->surface.groups()},
-                         {"hardware_kernel", {l->kernel_width, l->kernel_height, l->kernel_channels}},
-                         {"bytes_per_kernel", l->surface.bytes_per_kernel}, {"sets", l->sets},
-                         {"size_bytes", l->size_bytes()}};
+        s.description = {
+            {"kind", to_string(wf.kind)},
+            {"precision", to_string(wf.precision)},
+            {"kernels_per_group", l->surface.kernels_per_group},
+            {"groups", l->surface.groups()},
+            {"hardware_kernel", {l->kernel_width, l->kernel_height, l->kernel_channels}},
+            {"bytes_per_kernel", l->surface.bytes_per_kernel},
+            {"sets", l->sets},
+            {"size_bytes", l->size_bytes()}};
         s.pack = [l = *l](auto& in, auto out, auto& opt) { return pack_weights(in, l, out, opt); };
-        s.unpack = [l = *l](auto in, auto& out, auto& opt) { return unpack_weights(in, l, out, opt); };
+        s.unpack = [l = *l](auto in, auto& out, auto& opt) {
+            return unpack_weights(in, l, out, opt);
+        };
         return s;
     }
     return error("format '", a.format,
@@ -212,13 +245,15 @@ Result<Surface> resolve(const SurfaceArgs& a) {
 Result<std::vector<uint8_t>> read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return error(path, ": cannot open");
-    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
 }
 
 Status write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) return error(path, ": cannot create");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     if (!out) return error(path, ": write failed");
     return {};
 }
@@ -239,7 +274,8 @@ void add_surface_options(CLI::App* cmd, SurfaceArgs& a, bool with_host) {
     cmd->add_option("--line-stride", a.line_stride, "bytes, 0 = packed");
     cmd->add_option("--surface-stride", a.surface_stride, "bytes, 0 = packed");
     cmd->add_option("--batch-stride", a.batch_stride, "bytes, 0 = packed");
-    cmd->add_option("--component-precision", a.component_precision, "aux data: int8, int16 or fp16");
+    cmd->add_option("--component-precision", a.component_precision,
+                    "aux data: int8, int16 or fp16");
     cmd->add_option("--use", a.use, "aux data operand: alu or mul")->capture_default_str();
     cmd->add_flag("--transposed", a.transposed, "dmp: transpose_weight layout (DHWC)");
     cmd->add_option("--pixel-format", a.pixel_format, "pixel: format name, e.g. T_A8B8G8R8")
@@ -249,7 +285,8 @@ void add_surface_options(CLI::App* cmd, SurfaceArgs& a, bool with_host) {
         ->capture_default_str();
     cmd->add_option("--post-extension", a.post_extension, "image weights: 1, 2 or 4");
     cmd->add_option("--stride", a.stride, "weights: convolution or deconvolution stride");
-    cmd->add_option("--image-channels", a.image_channels, "image weights: the pixel format's channels");
+    cmd->add_option("--image-channels", a.image_channels,
+                    "image weights: the pixel format's channels");
     if (!with_host) return;
     cmd->add_option("--host-type", a.host_type, "float32, float16, int8, uint8, int16 or uint16")
         ->capture_default_str();
@@ -269,12 +306,14 @@ int run_size(const SurfaceArgs& a) {
     return 0;
 }
 
-int run_convert(const SurfaceArgs& a, bool pack, const std::string& in_path, const std::string& out_path) {
+int run_convert(const SurfaceArgs& a, bool pack, const std::string& in_path,
+                const std::string& out_path) {
     auto s = resolve(a);
     if (!s.ok()) return fail(s.status());
     auto type = parse_host_type(a.host_type);
     if (!type.ok()) return fail(type.status());
-    if (a.layout != "nchw" && a.layout != "nhwc") return fail(error("--layout '", a.layout, "' is not nchw or nhwc"));
+    if (a.layout != "nchw" && a.layout != "nhwc")
+        return fail(error("--layout '", a.layout, "' is not nchw or nhwc"));
     const HostLayout layout = a.layout == "nhwc" ? HostLayout::NHWC : HostLayout::NCHW;
     auto dims = parse_dims(a.dims);
     auto input = read_file(in_path);
@@ -289,13 +328,14 @@ int run_convert(const SurfaceArgs& a, bool pack, const std::string& in_path, con
     if (pack) {
         const ConstTensorView src{input->data(), input->size(), *type, layout, *dims};
         if (input->size() != src.required_bytes())
-            return fail(error(in_path, ": has ", input->size(), " bytes, a ", a.dims, " ", a.host_type,
-                              " tensor has ", src.required_bytes()));
+            return fail(error(in_path, ": has ", input->size(), " bytes, a ", a.dims, " ",
+                              a.host_type, " tensor has ", src.required_bytes()));
         output.assign(s->size_bytes, 0);
         st = s->pack(src, std::as_writable_bytes(std::span(output)), opt);
     } else {
         if (input->size() < s->size_bytes)
-            return fail(error(in_path, ": has ", input->size(), " bytes, the surface needs ", s->size_bytes));
+            return fail(error(in_path, ": has ", input->size(), " bytes, the surface needs ",
+                              s->size_bytes));
         output.assign(dims->elements() * bytes_per_element(*type), 0);
         const TensorView dst{output.data(), output.size(), *type, layout, *dims};
         st = s->unpack(std::as_bytes(std::span(*input)), dst, opt);
@@ -314,10 +354,14 @@ int run_configs(bool json) {
     for (const HwConfig& c : hw_configs()) {
         std::string precisions;
         for (Precision p : {Precision::Int8, Precision::Int16, Precision::Fp16})
-            if (supports(c, p)) precisions += (precisions.empty() ? "" : ",") + std::string(to_string(p));
-        list.push_back({{"name", c.name}, {"register_map", c.reg_map == NVDLA_REG_MAP_FULL ? "full" : "small"},
-                        {"atom_bytes", c.atom_bytes}, {"mac_atomic_c", c.mac_atomic_c},
-                        {"mac_atomic_k", c.mac_atomic_k}, {"cbuf_kib", nvdla_hw_cbuf_bytes(&c) / 1024},
+            if (supports(c, p))
+                precisions += (precisions.empty() ? "" : ",") + std::string(to_string(p));
+        list.push_back({{"name", c.name},
+                        {"register_map", c.reg_map == NVDLA_REG_MAP_FULL ? "full" : "small"},
+                        {"atom_bytes", c.atom_bytes},
+                        {"mac_atomic_c", c.mac_atomic_c},
+                        {"mac_atomic_k", c.mac_atomic_k},
+                        {"cbuf_kib", nvdla_hw_cbuf_bytes(&c) / 1024},
                         {"precisions", precisions},
                         {"winograd", nvdla_hw_has(&c, NVDLA_FEATURE_WINOGRAD)},
                         {"weight_compression", nvdla_hw_has(&c, NVDLA_FEATURE_WEIGHT_COMPRESSION)},
@@ -351,7 +395,8 @@ int main(int argc, char** argv) {
     add_surface_options(pack, a, true);
     pack->add_option("input", in_path, "raw host tensor (dims x host type, dense)")->required();
     pack->add_option("output", out_path, "surface file to write")->required();
-    auto* unpack = app.add_subcommand("unpack", "convert a surface file into a raw host tensor file");
+    auto* unpack =
+        app.add_subcommand("unpack", "convert a surface file into a raw host tensor file");
     add_surface_options(unpack, a, true);
     unpack->add_option("input", in_path, "surface file")->required();
     unpack->add_option("output", out_path, "raw host tensor to write")->required();

@@ -46,20 +46,22 @@ std::string_view to_string(SurfaceKind k) {
     return "?";
 }
 
-std::span<const AlignmentRule> alignment_rules() { return kRules; }
+std::span<const AlignmentRule> alignment_rules() {
+    return kRules;
+}
 
 Status check_alignment(const HwConfig& cfg, SurfaceKind kind, const SurfacePlacement& p) {
     for (const AlignmentRule& r : kRules) {
         if (r.kind != kind) continue;
-        for (Status s : {check_field(cfg, kind, "start address", p.address, r.start),
-                         check_field(cfg, kind, "line stride", p.line_stride, r.line_stride),
-                         check_field(cfg, kind, "surface stride", p.surface_stride,
-                                     r.surface_stride),
-                         check_field(cfg, kind, kind == SurfaceKind::FeatureCube
-                                                    ? "cube (batch) stride"
-                                                    : "planar stride",
-                                     p.planar_stride, r.planar_stride),
-                         check_field(cfg, kind, "data size", p.data_size, r.data_size)}) {
+        for (Status s :
+             {check_field(cfg, kind, "start address", p.address, r.start),
+              check_field(cfg, kind, "line stride", p.line_stride, r.line_stride),
+              check_field(cfg, kind, "surface stride", p.surface_stride, r.surface_stride),
+              check_field(
+                  cfg, kind,
+                  kind == SurfaceKind::FeatureCube ? "cube (batch) stride" : "planar stride",
+                  p.planar_stride, r.planar_stride),
+              check_field(cfg, kind, "data size", p.data_size, r.data_size)}) {
             if (!s.ok()) return s;
         }
         return {};

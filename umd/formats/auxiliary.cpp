@@ -8,7 +8,9 @@
 namespace nvdla {
 namespace {
 
-const char* to_cstr(AuxMode m) { return m == AuxMode::PerChannel ? "per-channel" : "per-element"; }
+const char* to_cstr(AuxMode m) {
+    return m == AuxMode::PerChannel ? "per-channel" : "per-element";
+}
 const char* to_cstr(AuxUse u) {
     return u == AuxUse::Alu ? "ALU" : (u == AuxUse::Mul ? "MUL" : "ALU+MUL");
 }
@@ -54,8 +56,9 @@ Status check_kind(AuxKind kind, AuxMode mode, AuxUse use) {
 
 Status check_operand(const char* role, const ConstTensorView* t, const AuxLayout& layout,
                      const char* what) {
-    if (!t) return error(what, ": the ", role, " operand is missing (", to_string(layout.kind),
-                         " data with ", to_cstr(layout.use), " needs it)");
+    if (!t)
+        return error(what, ": the ", role, " operand is missing (", to_string(layout.kind),
+                     " data with ", to_cstr(layout.use), " needs it)");
     if (Status s = detail::check_host_tensor(*t, what); !s.ok()) return s;
     const Dims4 want{1, layout.channels, layout.height, layout.width};
     if (!(t->dims == want))
@@ -71,7 +74,10 @@ int operands_in_order(const AuxLayout& layout, T* alu, T* mul, T* out[2]) {
     switch (layout.use) {
         case AuxUse::Alu: out[0] = alu; return 1;
         case AuxUse::Mul: out[0] = mul; return 1;
-        case AuxUse::Both: out[0] = alu; out[1] = mul; return 2;
+        case AuxUse::Both:
+            out[0] = alu;
+            out[1] = mul;
+            return 2;
     }
     return 0;
 }
@@ -168,7 +174,8 @@ Status pack_aux(const AuxLayout& layout, const AuxOperands& operands, ByteSpan d
                 const uint32_t c0 = s * layout.elements_per_atom;
                 uint8_t* atom = out + layout.offset(c0, h, w);
                 std::memset(atom, 0, layout.bytes_per_atom());
-                for (uint32_t c = c0; c < std::min(layout.channels, c0 + layout.elements_per_atom); ++c)
+                for (uint32_t c = c0; c < std::min(layout.channels, c0 + layout.elements_per_atom);
+                     ++c)
                     for (int i = 0; i < n; ++i)
                         readers[i].read(0, c, h, w, out + layout.offset(c, h, w, i));
             }
@@ -183,7 +190,8 @@ Status unpack_aux(const AuxLayout& layout, ConstByteSpan src, const AuxOutputs& 
     for (int i = 0; i < n; ++i) {
         const char* role = n == 2 ? (i == 0 ? "ALU" : "MUL") : to_cstr(layout.use);
         const ConstTensorView view = order[i] ? ConstTensorView(*order[i]) : ConstTensorView{};
-        if (Status s = check_operand(role, order[i] ? &view : nullptr, layout, what.c_str()); !s.ok())
+        if (Status s = check_operand(role, order[i] ? &view : nullptr, layout, what.c_str());
+            !s.ok())
             return s;
     }
     if (src.size() < layout.size_bytes())
@@ -202,7 +210,8 @@ Status unpack_aux(const AuxLayout& layout, ConstByteSpan src, const AuxOutputs& 
 
 uint16_t aux_register_value(Precision component_precision, float value, const ConvertOptions& opt) {
     uint8_t bytes[2] = {};
-    detail::store_surface(component_precision, static_cast<double>(value) * opt.quant_scale, bytes, opt);
+    detail::store_surface(component_precision, static_cast<double>(value) * opt.quant_scale, bytes,
+                          opt);
     if (component_precision == Precision::Int8)
         return static_cast<uint16_t>(static_cast<int16_t>(static_cast<int8_t>(bytes[0])));
     return static_cast<uint16_t>(bytes[0] | bytes[1] << 8);

@@ -18,8 +18,9 @@ Status check_dims(const Dims4& tensor, const DmpLayout& l, const char* what) {
 // host-type rules (a float32 "host" element on both sides).
 void write_element(const DmpLayout& l, const ConstTensorView& src, uint32_t d, uint32_t c,
                    uint32_t y, uint32_t x, uint8_t* dst, const ConvertOptions& opt) {
-    const void* in = static_cast<const uint8_t*>(src.data) +
-                     detail::host_offset(src.dims, src.layout, bytes_per_element(src.type), d, c, y, x);
+    const void* in =
+        static_cast<const uint8_t*>(src.data) +
+        detail::host_offset(src.dims, src.layout, bytes_per_element(src.type), d, c, y, x);
     const double v = detail::host_value(src.type, in) * static_cast<double>(opt.quant_scale);
     if (l.element == DmpElement::Fp16)
         detail::store_surface(Precision::Fp16, v, dst, opt);
@@ -45,7 +46,8 @@ Result<DmpLayout> make_dmp_layout(Dims4 dims, DmpElement element, bool transpose
     DmpLayout l{dims.n, dims.c, dims.h, dims.w, transposed, element};
     if (l.size_bytes() / l.bytes_per_element() != dims.elements() ||
         l.size_bytes() > std::numeric_limits<size_t>::max())
-        return error("DMP layout: ", dims.n, "x", dims.c, "x", dims.h, "x", dims.w, " is too large");
+        return error("DMP layout: ", dims.n, "x", dims.c, "x", dims.h, "x", dims.w,
+                     " is too large");
     return l;
 }
 
@@ -54,8 +56,8 @@ Status pack_dmp(const ConstTensorView& src, const DmpLayout& layout, ByteSpan ds
     if (Status s = detail::check_host_tensor(src, "pack DMP layout"); !s.ok()) return s;
     if (Status s = check_dims(src.dims, layout, "pack DMP layout"); !s.ok()) return s;
     if (dst.size() < layout.size_bytes())
-        return error("pack DMP layout: buffer of ", dst.size(), " bytes is smaller than the layout (",
-                     layout.size_bytes(), " bytes)");
+        return error("pack DMP layout: buffer of ", dst.size(),
+                     " bytes is smaller than the layout (", layout.size_bytes(), " bytes)");
     auto* out = reinterpret_cast<uint8_t*>(dst.data());
     for (uint32_t d = 0; d < layout.depth; ++d)
         for (uint32_t c = 0; c < layout.channels; ++c)

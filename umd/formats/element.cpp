@@ -75,7 +75,7 @@ uint16_t saturate_fp16_bits(uint16_t h, const ConvertOptions& opt) {
 }
 
 template <HostType H>
-constexpr bool host_is_integer = H != HostType::Float32 && H != HostType::Float16;
+constexpr bool host_is_integer = H != HostType::Float32&& H != HostType::Float16;
 
 template <HostType H, Precision P>
 void encode(const void* host, void* surface, const ConvertOptions& opt) {
@@ -214,9 +214,8 @@ Status check_host_tensor(const ConstTensorView& t, const char* what) {
                      " (NxCxHxW) have a zero extent");
     if (!t.data) return error(what, ": data pointer is null");
     if (t.bytes < t.required_bytes())
-        return error(what, ": buffer of ", t.bytes, " bytes is too small for ", d.n, "x", d.c,
-                     "x", d.h, "x", d.w, " ", to_string(t.type), " (", t.required_bytes(),
-                     " bytes)");
+        return error(what, ": buffer of ", t.bytes, " bytes is too small for ", d.n, "x", d.c, "x",
+                     d.h, "x", d.w, " ", to_string(t.type), " (", t.required_bytes(), " bytes)");
     return {};
 }
 

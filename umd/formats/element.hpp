@@ -30,8 +30,8 @@ double surface_value(Precision p, const void* src);
 void store_surface(Precision p, double v, void* dst, const ConvertOptions& opt);
 
 // Byte offset of element (n, c, h, w) in a dense host tensor.
-inline uint64_t host_offset(const Dims4& d, HostLayout layout, uint32_t bpe, uint32_t n,
-                            uint32_t c, uint32_t h, uint32_t w) {
+inline uint64_t host_offset(const Dims4& d, HostLayout layout, uint32_t bpe, uint32_t n, uint32_t c,
+                            uint32_t h, uint32_t w) {
     const uint64_t index = layout == HostLayout::NCHW
                                ? ((uint64_t(n) * d.c + c) * d.h + h) * d.w + w
                                : ((uint64_t(n) * d.h + h) * d.w + w) * d.c + c;
@@ -43,16 +43,17 @@ Status check_host_tensor(const ConstTensorView& t, const char* what);
 
 // Element accessors for formats that walk host tensors one element at a time.
 class HostReader {
-public:
+  public:
     HostReader(const ConstTensorView& t, Precision to, const ConvertOptions& opt)
         : t_(t), bpe_(bytes_per_element(t.type)), encode_(encoder(t.type, to)), opt_(opt) {}
     // Converts host element (n, c, h, w) into the surface element at dst.
     void read(uint32_t n, uint32_t c, uint32_t h, uint32_t w, void* dst) const {
-        encode_(static_cast<const uint8_t*>(t_.data) + host_offset(t_.dims, t_.layout, bpe_, n, c, h, w),
+        encode_(static_cast<const uint8_t*>(t_.data) +
+                    host_offset(t_.dims, t_.layout, bpe_, n, c, h, w),
                 dst, opt_);
     }
 
-private:
+  private:
     ConstTensorView t_;
     uint32_t bpe_;
     EncodeFn encode_;
@@ -60,16 +61,17 @@ private:
 };
 
 class HostWriter {
-public:
+  public:
     HostWriter(const TensorView& t, Precision from, const ConvertOptions& opt)
         : t_(t), bpe_(bytes_per_element(t.type)), decode_(decoder(from, t.type)), opt_(opt) {}
     // Converts the surface element at src into host element (n, c, h, w).
     void write(uint32_t n, uint32_t c, uint32_t h, uint32_t w, const void* src) const {
-        decode_(src, static_cast<uint8_t*>(t_.data) + host_offset(t_.dims, t_.layout, bpe_, n, c, h, w),
+        decode_(src,
+                static_cast<uint8_t*>(t_.data) + host_offset(t_.dims, t_.layout, bpe_, n, c, h, w),
                 opt_);
     }
 
-private:
+  private:
     TensorView t_;
     uint32_t bpe_;
     DecodeFn decode_;

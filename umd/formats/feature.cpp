@@ -49,8 +49,8 @@ Status check_cube(const FeatureCube& cube, size_t buffer_bytes, const char* what
     if (!cube.batches || !cube.channels || !cube.height || !cube.width)
         return error(what, ": the cube has a zero extent");
     if (buffer_bytes < cube.size_bytes())
-        return error(what, ": surface buffer of ", buffer_bytes, " bytes is smaller than the cube (",
-                     cube.size_bytes(), " bytes)");
+        return error(what, ": surface buffer of ", buffer_bytes,
+                     " bytes is smaller than the cube (", cube.size_bytes(), " bytes)");
     return {};
 }
 
@@ -67,7 +67,8 @@ void pack_generic(const ConstTensorView& src, const FeatureCube& cube, uint8_t* 
                 uint8_t* line = dst + cube.offset(n, c0, h, 0);
                 for (uint32_t w = 0; w < cube.width; ++w) {
                     uint8_t* atom = line + uint64_t(w) * cube.atom_bytes;
-                    for (uint32_t i = 0; i < valid; ++i) reader.read(n, c0 + i, h, w, atom + i * bpe);
+                    for (uint32_t i = 0; i < valid; ++i)
+                        reader.read(n, c0 + i, h, w, atom + i * bpe);
                     std::memset(atom + valid * bpe, 0, (k - valid) * bpe);
                 }
             }
@@ -85,7 +86,8 @@ void unpack_generic(const uint8_t* src, const FeatureCube& cube, const TensorVie
                 const uint8_t* line = src + cube.offset(n, c0, h, 0);
                 for (uint32_t w = 0; w < cube.width; ++w) {
                     const uint8_t* atom = line + uint64_t(w) * cube.atom_bytes;
-                    for (uint32_t i = 0; i < valid; ++i) writer.write(n, c0 + i, h, w, atom + i * bpe);
+                    for (uint32_t i = 0; i < valid; ++i)
+                        writer.write(n, c0 + i, h, w, atom + i * bpe);
                 }
             }
         }
@@ -102,8 +104,8 @@ bool is_plain_fp32_fp16(HostType t, const FeatureCube& cube, const ConvertOption
 Result<FeatureCube> make_feature_cube(const HwConfig& cfg, Precision p, Dims4 dims,
                                       FeatureStrides strides) {
     if (!supports(cfg, p))
-        return error("feature cube: ", cfg.name, " does not support ", to_string(p), " (it has: ",
-                     supported_precisions(cfg), ")");
+        return error("feature cube: ", cfg.name, " does not support ", to_string(p),
+                     " (it has: ", supported_precisions(cfg), ")");
     for (Status s : {check_extent("width", dims.w), check_extent("height", dims.h),
                      check_extent("channel count", dims.c)})
         if (!s.ok()) return s;
@@ -122,8 +124,8 @@ Result<FeatureCube> make_feature_cube(const HwConfig& cfg, Precision p, Dims4 di
 
     const uint64_t atom = cfg.atom_bytes;
     const uint64_t line_bytes = dims.w * atom;
-    auto line = resolve_stride("line stride", strides.line, line_bytes, line_bytes,
-                               "one line of atoms");
+    auto line =
+        resolve_stride("line stride", strides.line, line_bytes, line_bytes, "one line of atoms");
     if (!line.ok()) return line.status();
     cube.line_stride = *line;
     const uint64_t surface_bytes = (dims.h - 1) * cube.line_stride + line_bytes;
@@ -132,8 +134,8 @@ Result<FeatureCube> make_feature_cube(const HwConfig& cfg, Precision p, Dims4 di
     if (!surface.ok()) return surface.status();
     cube.surface_stride = *surface;
     const uint64_t cube_bytes = (cube.surfaces() - 1) * cube.surface_stride + surface_bytes;
-    auto batch = resolve_stride("batch stride", strides.batch, cube.surfaces() * cube.surface_stride,
-                                cube_bytes, "one cube");
+    auto batch = resolve_stride("batch stride", strides.batch,
+                                cube.surfaces() * cube.surface_stride, cube_bytes, "one cube");
     if (!batch.ok()) return batch.status();
     cube.batch_stride = *batch;
 

@@ -52,8 +52,9 @@ NVDLA_SIMD void pack_line_nchw(const float* const* rows, uint32_t valid, uint32_
     for (; w + 8 <= width; w += 8) {
         __m128i v[kLanes];
         for (uint32_t j = 0; j < kLanes; ++j)
-            v[j] = j < valid ? _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w), _MM_FROUND_TO_NEAREST_INT)
-                             : _mm_setzero_si128();
+            v[j] = j < valid
+                       ? _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w), _MM_FROUND_TO_NEAREST_INT)
+                       : _mm_setzero_si128();
         transpose8x8_epi16(v);
         transpose8x8_epi16(v + 8);
         for (uint32_t i = 0; i < 8; ++i) {
@@ -92,7 +93,8 @@ NVDLA_SIMD void unpack_line_nchw(const uint8_t* line, uint32_t valid, uint32_t w
         std::memcpy(atom, line + w * 32, sizeof atom);
         for (uint32_t j = 0; j < valid; ++j) scratch[j * width + w] = fp16::to_float(atom[j]);
     }
-    for (uint32_t j = 0; j < valid; ++j) std::memcpy(rows[j], scratch + j * width, width * sizeof(float));
+    for (uint32_t j = 0; j < valid; ++j)
+        std::memcpy(rows[j], scratch + j * width, width * sizeof(float));
 }
 
 // One atom from NHWC: `valid` consecutive floats, zero padded.
@@ -158,7 +160,8 @@ bool pack_fp32_to_fp16(const float* src, HostLayout layout, const FeatureCube& c
     return true;
 }
 
-bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst, HostLayout layout) {
+bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst,
+                         HostLayout layout) {
     if (!applies(cube)) return false;
     const uint64_t plane = uint64_t(cube.height) * cube.width;
     std::vector<float> scratch(layout == HostLayout::NCHW ? size_t(kLanes) * cube.width : 0);
@@ -186,8 +189,12 @@ bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst
 
 #else
 
-bool pack_fp32_to_fp16(const float*, HostLayout, const FeatureCube&, uint8_t*) { return false; }
-bool unpack_fp16_to_fp32(const uint8_t*, const FeatureCube&, float*, HostLayout) { return false; }
+bool pack_fp32_to_fp16(const float*, HostLayout, const FeatureCube&, uint8_t*) {
+    return false;
+}
+bool unpack_fp16_to_fp32(const uint8_t*, const FeatureCube&, float*, HostLayout) {
+    return false;
+}
 
 #endif
 

@@ -10,6 +10,7 @@
 namespace nvdla::detail {
 
 bool pack_fp32_to_fp16(const float* src, HostLayout layout, const FeatureCube& cube, uint8_t* dst);
-bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst, HostLayout layout);
+bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst,
+                         HostLayout layout);
 
 }  // namespace nvdla::detail

@@ -7,8 +7,8 @@
 #include "formats/pixel_internal.hpp"
 #include "nvdla/formats/pixel.hpp"
 #include "nvdla/precision/fp16.hpp"
-#include "nvdla/precision/nvdla_float.hpp"
 #include "nvdla/precision/integer.hpp"
+#include "nvdla/precision/nvdla_float.hpp"
 
 namespace nvdla {
 namespace {
@@ -32,8 +32,7 @@ bool valid_precision(Precision p) {
 
 Status check_destination(const TensorView& dst, const PixelFormatInfo& f, uint32_t width,
                          uint32_t height, const char* what) {
-    if (Status s = detail::check_host_tensor(dst, what); !s)
-        return s;
+    if (Status s = detail::check_host_tensor(dst, what); !s) return s;
     const Dims4 want{1, f.channels, height, width};
     if (dst.dims != want)
         return error(what, ": dimensions ", dst.dims.n, "x", dst.dims.c, "x", dst.dims.h, "x",
@@ -72,8 +71,7 @@ Status check_pixel_conversion(PixelFormat format, const PixelConversion& c) {
 }
 
 Status check_pixel_conversion(const HwConfig& cfg, PixelFormat format, const PixelConversion& c) {
-    if (Status s = check_pixel_conversion(format, c); !s)
-        return s;
+    if (Status s = check_pixel_conversion(format, c); !s) return s;
     const PixelFormatInfo& f = pixel_format_info(format);
     if (!supports(cfg, f.input_precision))
         return error("pixel conversion: ", cfg.name, " has no ", to_string(f.input_precision),
@@ -86,8 +84,7 @@ Status check_pixel_conversion(const HwConfig& cfg, PixelFormat format, const Pix
 
 uint16_t pixel_element(PixelFormat format, uint32_t channel, uint32_t component) {
     const PixelFormatInfo& f = pixel_format_info(format);
-    if (channel >= f.channels)
-        return 0;
+    if (channel >= f.channels) return 0;
     const uint32_t field = component & detail::field_mask(f.components[channel].bits);
     return static_cast<uint16_t>(field << f.element_shift(channel));
 }
@@ -98,10 +95,8 @@ uint16_t convert_pixel_element(PixelFormat format, const PixelConversion& c, uin
     if (f.input_precision == Precision::Fp16) {
         // The convertor passes fp16 through; only the NaN flush touches it.
         if (fp16::is_nan(element)) {
-            if (c.stats)
-                ++c.stats->nan;
-            if (c.nan_to_zero)
-                return 0;
+            if (c.stats) ++c.stats->nan;
+            if (c.nan_to_zero) return 0;
         }
         return element;
     }
@@ -139,16 +134,14 @@ uint16_t convert_pixel_element(PixelFormat format, const PixelConversion& c, uin
             narrowed = result >= 65520 || result <= -65520;
             break;
     }
-    if ((clamped || narrowed) && c.stats)
-        ++c.stats->saturated;
+    if ((clamped || narrowed) && c.stats) ++c.stats->saturated;
     return out;
 }
 
 Status convert_pixel_surface(const HwConfig& cfg, ConstByteSpan src, const PixelSurface& s,
                              const PixelConversion& c, const TensorView& dst) {
     const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
-    if (!bytes)
-        return bytes.status().context("convert pixel surface");
+    if (!bytes) return bytes.status().context("convert pixel surface");
     if (Status st = check_pixel_conversion(cfg, s.format, c); !st)
         return st.context("convert pixel surface");
     const PixelFormatInfo& f = pixel_format_info(s.format);

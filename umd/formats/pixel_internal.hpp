@@ -36,8 +36,7 @@ inline uint64_t load_pixel_word(const std::byte* p, uint32_t bytes) {
 }
 
 inline void store_pixel_word(std::byte* p, uint32_t bytes, uint64_t word) {
-    for (uint32_t i = 0; i < bytes; ++i)
-        p[i] = std::byte(static_cast<uint8_t>(word >> (8 * i)));
+    for (uint32_t i = 0; i < bytes; ++i) p[i] = std::byte(static_cast<uint8_t>(word >> (8 * i)));
 }
 
 inline uint32_t field_mask(uint32_t bits) {

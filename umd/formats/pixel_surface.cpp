@@ -29,8 +29,7 @@ bool is_signed_type(HostType t) {
 }
 
 std::string plane_name(const PixelFormatInfo& f, unsigned plane) {
-    if (f.planes == 1)
-        return std::string(f.name);
+    if (f.planes == 1) return std::string(f.name);
     return std::string(f.name) + (plane == 0 ? " plane 0 (Y)" : " plane 1 (U/V)");
 }
 
@@ -48,8 +47,7 @@ bool is_fp16_format(const PixelFormatInfo& f) {
 // The line stride alignment of the seed's table "Requirements of alignment".
 uint32_t pixel_line_stride_alignment(const HwConfig& cfg) {
     for (const AlignmentRule& r : alignment_rules())
-        if (r.kind == SurfaceKind::PitchLinearPixel)
-            return resolve_alignment(r.line_stride, cfg);
+        if (r.kind == SurfaceKind::PitchLinearPixel) return resolve_alignment(r.line_stride, cfg);
     return 32;
 }
 
@@ -77,8 +75,7 @@ int64_t host_integer(HostType t, const void* p) {
             return v;
         }
         case HostType::Float32:
-        case HostType::Float16:
-            break;
+        case HostType::Float16: break;
     }
     return 0;
 }
@@ -98,8 +95,7 @@ void field_to_host(const PixelFormatInfo& f, HostType t, uint32_t field, const P
     }
     // Signed types read the field as two's complement.
     int64_t v = field;
-    if (is_signed_type(t) && c.bits > 0 && (field >> (c.bits - 1)) & 1u)
-        v -= int64_t(1) << c.bits;
+    if (is_signed_type(t) && c.bits > 0 && (field >> (c.bits - 1)) & 1u) v -= int64_t(1) << c.bits;
     switch (t) {
         case HostType::Int8: {
             const auto x = static_cast<int8_t>(v);
@@ -122,8 +118,7 @@ void field_to_host(const PixelFormatInfo& f, HostType t, uint32_t field, const P
             return;
         }
         case HostType::Float32:
-        case HostType::Float16:
-            return;
+        case HostType::Float16: return;
     }
 }
 
@@ -140,8 +135,7 @@ std::array<PixelPlaneGeometry, 2> pixel_geometry(const HwConfig& cfg, const Pixe
 
 Status check_pixel_tensor(const ConstTensorView& t, const PixelFormatInfo& f, uint32_t width,
                           uint32_t height, bool reading_back, const char* what) {
-    if (Status s = check_host_tensor(t, what); !s)
-        return s;
+    if (Status s = check_host_tensor(t, what); !s) return s;
     const Dims4 want{1, f.channels, height, width};
     if (t.dims != want)
         return error(what, ": dimensions ", t.dims.n, "x", t.dims.c, "x", t.dims.h, "x", t.dims.w,
@@ -181,15 +175,13 @@ bool host_to_field(const PixelFormatInfo& f, HostType type, const void* p, const
     const int64_t span = int64_t(1) << c.bits;
     const int64_t lo = is_signed_type(type) ? -span / 2 : 0;
     const int64_t hi = is_signed_type(type) ? span / 2 - 1 : span - 1;
-    if (v < lo || v > hi)
-        return false;
+    if (v < lo || v > hi) return false;
     *field = static_cast<uint32_t>(v) & field_mask(c.bits);
     return true;
 }
 
 Status check_pixel_values(const ConstTensorView& t, const PixelFormatInfo& f, const char* what) {
-    if (is_fp16_format(f))
-        return {};  // every float has an fp16 encoding
+    if (is_fp16_format(f)) return {};  // every float has an fp16 encoding
     const uint32_t bpe = bytes_per_element(t.type);
     const auto* base = static_cast<const uint8_t*>(t.data);
     for (uint32_t y = 0; y < t.dims.h; ++y) {
@@ -198,8 +190,7 @@ Status check_pixel_values(const ConstTensorView& t, const PixelFormatInfo& f, co
                 const PixelComponent& c = f.components[ch];
                 const void* p = base + host_offset(t.dims, t.layout, bpe, 0, ch, y, x);
                 uint32_t field;
-                if (host_to_field(f, t.type, p, c, &field))
-                    continue;
+                if (host_to_field(f, t.type, p, c, &field)) continue;
                 const int64_t span = int64_t(1) << c.bits;
                 const bool s = is_signed_type(t.type);
                 return error(what, ": ", f.name, " channel ", to_string(c.channel), " at (x ", x,
@@ -215,11 +206,9 @@ Status check_pixel_values(const ConstTensorView& t, const PixelFormatInfo& f, co
 }  // namespace detail
 
 uint32_t pixel_plane_x_offset(const HwConfig& cfg, const PixelSurface& s, unsigned plane) {
-    if (plane == 0)
-        return s.x_offset;
+    if (plane == 0) return s.x_offset;
     const PixelFormatInfo& f = pixel_format_info(s.format);
-    if (plane >= f.planes)
-        return 0;
+    if (plane >= f.planes) return 0;
     // Both plane starts are atom-aligned addresses of the same image column, so the second
     // plane's offset is the column's position within its own (wider-pixel) atom.
     const uint32_t pixels_per_atom = std::max<uint32_t>(1, cfg.atom_bytes / f.bytes_per_pixel[1]);
@@ -228,8 +217,7 @@ uint32_t pixel_plane_x_offset(const HwConfig& cfg, const PixelSurface& s, unsign
 
 uint64_t min_pixel_line_stride(const HwConfig& cfg, const PixelSurface& s, unsigned plane) {
     const PixelFormatInfo& f = pixel_format_info(s.format);
-    if (plane >= f.planes)
-        return 0;
+    if (plane >= f.planes) return 0;
     return (uint64_t(pixel_plane_x_offset(cfg, s, plane)) + s.width) * f.bytes_per_pixel[plane];
 }
 
@@ -294,8 +282,7 @@ Status check_pixel_surface(const HwConfig& cfg, const PixelSurface& s) {
 }
 
 Result<uint64_t> pixel_surface_bytes(const HwConfig& cfg, const PixelSurface& s) {
-    if (Status st = check_pixel_surface(cfg, s); !st)
-        return st;
+    if (Status st = check_pixel_surface(cfg, s); !st) return st;
     const PixelFormatInfo& f = pixel_format_info(s.format);
     uint64_t end = 0;
     for (unsigned p = 0; p < f.planes; ++p) {
@@ -325,16 +312,14 @@ Result<PixelSurface> dense_pixel_surface(const HwConfig& cfg, PixelFormat f, uin
             next = detail::round_up(next + uint64_t(height) * s.planes[p].line_stride, alignment);
         }
     }
-    if (Status st = check_pixel_surface(cfg, s); !st)
-        return st;
+    if (Status st = check_pixel_surface(cfg, s); !st) return st;
     return s;
 }
 
 Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelSurface& s,
                    ByteSpan dst) {
     const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
-    if (!bytes)
-        return bytes.status().context("pack pixels");
+    if (!bytes) return bytes.status().context("pack pixels");
     const PixelFormatInfo& f = pixel_format_info(s.format);
     if (Status st =
             detail::check_pixel_tensor(src, f, s.width, s.height, false, "pack pixels: source");
@@ -343,8 +328,7 @@ Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelS
     if (dst.size() < *bytes)
         return error("pack pixels: destination of ", dst.size(), " bytes is too small for ", f.name,
                      " ", s.width, "x", s.height, " (", *bytes, " bytes)");
-    if (Status st = detail::check_pixel_values(src, f, "pack pixels: source"); !st)
-        return st;
+    if (Status st = detail::check_pixel_values(src, f, "pack pixels: source"); !st) return st;
 
     const auto g = detail::pixel_geometry(cfg, s);
     const uint32_t bpe = bytes_per_element(src.type);
@@ -371,8 +355,7 @@ Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelS
 Status unpack_pixels(const HwConfig& cfg, ConstByteSpan src, const PixelSurface& s,
                      const TensorView& dst) {
     const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
-    if (!bytes)
-        return bytes.status().context("unpack pixels");
+    if (!bytes) return bytes.status().context("unpack pixels");
     const PixelFormatInfo& f = pixel_format_info(s.format);
     if (Status st = detail::check_pixel_tensor(dst, f, s.width, s.height, true,
                                                "unpack pixels: destination");

@@ -77,8 +77,7 @@ constexpr std::array<PixelFormatInfo, kPixelFormatCount> kFormats{{
 // The table is indexed by the enum: row i describes PIXEL_FORMAT value i.
 constexpr bool rows_in_enum_order() {
     for (uint32_t i = 0; i < kFormats.size(); ++i)
-        if (static_cast<uint32_t>(kFormats[i].format) != i)
-            return false;
+        if (static_cast<uint32_t>(kFormats[i].format) != i) return false;
     return true;
 }
 static_assert(rows_in_enum_order());
@@ -91,16 +90,13 @@ constexpr bool components_tile_their_words() {
             uint32_t total = 0;
             for (uint32_t ch = 0; ch < f.channels; ++ch) {
                 const PixelComponent& c = f.components[ch];
-                if (c.plane != plane)
-                    continue;
+                if (c.plane != plane) continue;
                 const uint64_t mask = ((uint64_t(1) << c.bits) - 1) << c.bit_offset;
-                if (covered & mask)
-                    return false;
+                if (covered & mask) return false;
                 covered |= mask;
                 total += c.bits;
             }
-            if (total != f.bytes_per_pixel[plane] * 8u)
-                return false;
+            if (total != f.bytes_per_pixel[plane] * 8u) return false;
         }
     }
     return true;
@@ -109,8 +105,7 @@ static_assert(components_tile_their_words());
 
 std::string upper(std::string_view s) {
     std::string out(s);
-    for (char& ch : out)
-        ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     return out;
 }
 
@@ -127,19 +122,16 @@ const PixelFormatInfo& pixel_format_info(PixelFormat f) {
 
 Result<const PixelFormatInfo*> find_pixel_format(std::string_view name) {
     std::string wanted = upper(name);
-    if (wanted.rfind("T_", 0) != 0)
-        wanted = "T_" + wanted;
+    if (wanted.rfind("T_", 0) != 0) wanted = "T_" + wanted;
     for (const PixelFormatInfo& f : kFormats)
-        if (f.name == wanted)
-            return &f;
+        if (f.name == wanted) return &f;
     return error("unknown pixel format '", name,
                  "' (known: T_R8, T_R10, ..., T_Y16___V16U16_N444; ", kFormats.size(),
                  " formats in the seed's table 'Pixel formats and valid setting')");
 }
 
 Result<const PixelFormatInfo*> find_pixel_format(uint32_t hw_value) {
-    if (hw_value < kFormats.size())
-        return &kFormats[hw_value];
+    if (hw_value < kFormats.size()) return &kFormats[hw_value];
     return error("PIXEL_FORMAT value ", hw_value, " is out of range 0..", kFormats.size() - 1);
 }
 
@@ -150,36 +142,24 @@ std::string_view to_string(PixelFormat f) {
 
 std::string_view to_string(PixelChannel c) {
     switch (c) {
-        case PixelChannel::R:
-            return "R";
-        case PixelChannel::G:
-            return "G";
-        case PixelChannel::B:
-            return "B";
-        case PixelChannel::A:
-            return "A";
-        case PixelChannel::X:
-            return "X";
-        case PixelChannel::Y:
-            return "Y";
-        case PixelChannel::U:
-            return "U";
-        case PixelChannel::V:
-            return "V";
+        case PixelChannel::R: return "R";
+        case PixelChannel::G: return "G";
+        case PixelChannel::B: return "B";
+        case PixelChannel::A: return "A";
+        case PixelChannel::X: return "X";
+        case PixelChannel::Y: return "Y";
+        case PixelChannel::U: return "U";
+        case PixelChannel::V: return "V";
     }
     return "?";
 }
 
 std::string_view to_string(PixelPrecision p) {
     switch (p) {
-        case PixelPrecision::Uint8:
-            return "uint8";
-        case PixelPrecision::Uint16:
-            return "uint16";
-        case PixelPrecision::Int16:
-            return "int16";
-        case PixelPrecision::Fp16:
-            return "fp16";
+        case PixelPrecision::Uint8: return "uint8";
+        case PixelPrecision::Uint16: return "uint16";
+        case PixelPrecision::Int16: return "int16";
+        case PixelPrecision::Fp16: return "fp16";
     }
     return "?";
 }

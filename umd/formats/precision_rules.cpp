@@ -90,7 +90,9 @@ std::string_view to_string(DatapathPrecision p) {
     return "?";
 }
 
-std::span<const PrecisionConversion> precision_conversions() { return kTable; }
+std::span<const PrecisionConversion> precision_conversions() {
+    return kTable;
+}
 
 Result<DatapathPrecision> check_precision_conversion(Pipeline pipeline, Precision input,
                                                      Precision output) {
@@ -102,8 +104,9 @@ Result<DatapathPrecision> check_precision_conversion(Pipeline pipeline, Precisio
         if (row.datapath) return *row.datapath;
         break;
     }
-    return error(to_string(pipeline), ": ", to_string(input), input_kind, " cannot be converted to ",
-                 to_string(output), " output (an invalid case of the precision conversion tables)");
+    return error(to_string(pipeline), ": ", to_string(input), input_kind,
+                 " cannot be converted to ", to_string(output),
+                 " output (an invalid case of the precision conversion tables)");
 }
 
 }  // namespace nvdla

@@ -22,14 +22,10 @@ constexpr uint32_t ceil_div(uint32_t a, uint32_t b) {
 
 const char* describe(WeightKind k) {
     switch (k) {
-        case WeightKind::Direct:
-            return "direct convolution weights";
-        case WeightKind::Image:
-            return "image weights";
-        case WeightKind::Winograd:
-            return "winograd weights";
-        case WeightKind::Deconvolution:
-            return "deconvolution weights";
+        case WeightKind::Direct: return "direct convolution weights";
+        case WeightKind::Image: return "image weights";
+        case WeightKind::Winograd: return "winograd weights";
+        case WeightKind::Deconvolution: return "deconvolution weights";
     }
     return "weights";
 }
@@ -38,8 +34,7 @@ const char* describe(WeightKind k) {
 // may start (the seed's alignment table; the row does not depend on the configuration).
 uint64_t weight_start_alignment() {
     for (const AlignmentRule& r : alignment_rules())
-        if (r.kind == SurfaceKind::Weight && r.start != AlignmentRule::kAtom)
-            return r.start;
+        if (r.kind == SurfaceKind::Weight && r.start != AlignmentRule::kAtom) return r.start;
     return 256;
 }
 
@@ -108,8 +103,7 @@ Result<WeightLayout> derive_layout(const WeightFormat& f, Dims4 d, const LayoutI
             break;
 
         case WeightKind::Image: {
-            if (Status s = check_stride(name, f, kMaxConvStride); !s)
-                return s;
+            if (Status s = check_stride(name, f, kMaxConvStride); !s) return s;
             const uint32_t image_channels = f.image_channels ? f.image_channels : d.c;
             if (image_channels > 4)
                 return error(name, ": a pixel format with ", image_channels,
@@ -147,8 +141,7 @@ Result<WeightLayout> derive_layout(const WeightFormat& f, Dims4 d, const LayoutI
         }
 
         case WeightKind::Winograd: {
-            if (Status s = check_stride(name, f, kMaxConvStride); !s)
-                return s;
+            if (Status s = check_stride(name, f, kMaxConvStride); !s) return s;
             const uint32_t ext_w = ceil_div(d.w, f.stride_x), ext_h = ceil_div(d.h, f.stride_y);
             if (ext_w != 3 || ext_h != 3)
                 return error(name, ": an RxS = ", d.h, "x", d.w, " kernel with stride ", f.stride_x,
@@ -174,8 +167,7 @@ Result<WeightLayout> derive_layout(const WeightFormat& f, Dims4 d, const LayoutI
         }
 
         case WeightKind::Deconvolution: {
-            if (Status s = check_stride(name, f, kMaxDeconvStride); !s)
-                return s;
+            if (Status s = check_stride(name, f, kMaxDeconvStride); !s) return s;
             l.kernel_width = ceil_div(d.w, f.stride_x);
             l.kernel_height = ceil_div(d.h, f.stride_y);
             l.kernel_channels = d.c;
@@ -193,8 +185,7 @@ Result<WeightLayout> derive_layout(const WeightFormat& f, Dims4 d, const LayoutI
     l.surface.kernels_per_group = in.kernels_per_group;
     l.surface.bytes_per_kernel = uint64_t(l.kernel_width) * l.kernel_height * l.kernel_channels *
                                  bytes_per_element(f.precision);
-    if (Status s = check_hardware_kernel(name, l); !s)
-        return s;
+    if (Status s = check_hardware_kernel(name, l); !s) return s;
     l.set_stride = align_up(l.surface.size_bytes(), weight_start_alignment());
     return l;
 }
@@ -208,8 +199,7 @@ Status check_layout(const WeightLayout& l, const char* action) {
     in.kernels_per_group = l.surface.kernels_per_group;
     in.winograd_padded_channels = l.padded_channels;
     Result<WeightLayout> again = derive_layout(l.format, l.source, in);
-    if (!again)
-        return error(action, ": ", again.message());
+    if (!again) return error(action, ": ", again.message());
     if (!(*again == l))
         return error(action, ": the ", describe(l.format.kind),
                      " layout is inconsistent; make it with make_weight_layout");
@@ -266,12 +256,10 @@ uint64_t host_element_offset(const WeightLayout& l, uint32_t k, uint32_t c, uint
                              uint32_t s) {
     const uint32_t bpe = bytes_per_element(l.format.precision);
     switch (l.format.kind) {
-        case WeightKind::Direct:
-            return direct_index(l, k, c, r, s) * bpe;
+        case WeightKind::Direct: return direct_index(l, k, c, r, s) * bpe;
         case WeightKind::Image: {
             const uint32_t extended_c = s * l.format.image_channels + c;
-            if (l.format.post_extension == 1)
-                return direct_index(l, k, extended_c, r, 0) * bpe;
+            if (l.format.post_extension == 1) return direct_index(l, k, extended_c, r, 0) * bpe;
             return post_extended_index(l, k, extended_c, r) * bpe;
         }
         case WeightKind::Deconvolution: {
@@ -283,8 +271,7 @@ uint64_t host_element_offset(const WeightLayout& l, uint32_t k, uint32_t c, uint
             const uint32_t flipped_s = l.kernel_width - 1 - s / sx;
             return l.set_offset(set) + direct_index(l, k, c, flipped_r, flipped_s) * bpe;
         }
-        case WeightKind::Winograd:
-            break;
+        case WeightKind::Winograd: break;
     }
     return 0;
 }
@@ -344,8 +331,7 @@ void pack_winograd(const ConstTensorView& src, const WeightLayout& l, std::byte*
     for (uint32_t k = 0; k < d.n; ++k) {
         for (uint32_t ce = 0; ce < l.kernel_channels; ++ce) {
             const WinogradSource from = winograd_source(l, ce);
-            if (from.c >= d.c)
-                continue;  // padding channel: stays zero
+            if (from.c >= d.c) continue;  // padding channel: stays zero
             double g[9];
             for (uint32_t r = 0; r < 3; ++r) {
                 for (uint32_t s = 0; s < 3; ++s) {
@@ -379,8 +365,7 @@ void unpack_winograd(const std::byte* src, const WeightLayout& l, const TensorVi
     for (uint32_t k = 0; k < d.n; ++k) {
         for (uint32_t ce = 0; ce < l.kernel_channels; ++ce) {
             const WinogradSource from = winograd_source(l, ce);
-            if (from.c >= d.c)
-                continue;
+            if (from.c >= d.c) continue;
             double u[16];
             for (uint32_t r = 0; r < 4; ++r)
                 for (uint32_t s = 0; s < 4; ++s)
@@ -394,8 +379,7 @@ void unpack_winograd(const std::byte* src, const WeightLayout& l, const TensorVi
                 for (uint32_t s = 0; s < 3; ++s) {
                     const uint32_t hr = r * l.format.stride_y + from.dy;
                     const uint32_t hs = s * l.format.stride_x + from.dx;
-                    if (hr >= d.h || hs >= d.w)
-                        continue;  // extension padding
+                    if (hr >= d.h || hs >= d.w) continue;  // extension padding
                     detail::store_host(
                         dst.type, g[r * 3 + s],
                         out + detail::host_offset(d, dst.layout, host_bpe, k, from.c, hr, hs), opt);
@@ -406,8 +390,7 @@ void unpack_winograd(const std::byte* src, const WeightLayout& l, const TensorVi
 }
 
 Status check_dims_match(const char* action, const Dims4& have, const WeightLayout& l) {
-    if (have == l.source)
-        return {};
+    if (have == l.source) return {};
     const Dims4& want = l.source;
     return error(action, ": kernels are ", have.n, "x", have.c, "x", have.h, "x", have.w,
                  " (KxCxRxS) but the layout is for ", want.n, "x", want.c, "x", want.h, "x",
@@ -415,8 +398,7 @@ Status check_dims_match(const char* action, const Dims4& have, const WeightLayou
 }
 
 Status check_quant_scale(const char* action, const ConvertOptions& opt) {
-    if (std::isfinite(opt.quant_scale) && opt.quant_scale > 0.0f)
-        return {};
+    if (std::isfinite(opt.quant_scale) && opt.quant_scale > 0.0f) return {};
     return error(action, ": quant_scale ", opt.quant_scale, " is not a positive number");
 }
 
@@ -424,14 +406,10 @@ Status check_quant_scale(const char* action, const ConvertOptions& opt) {
 
 std::string_view to_string(WeightKind k) {
     switch (k) {
-        case WeightKind::Direct:
-            return "direct";
-        case WeightKind::Image:
-            return "image";
-        case WeightKind::Winograd:
-            return "winograd";
-        case WeightKind::Deconvolution:
-            return "deconvolution";
+        case WeightKind::Direct: return "direct";
+        case WeightKind::Image: return "image";
+        case WeightKind::Winograd: return "winograd";
+        case WeightKind::Deconvolution: return "deconvolution";
     }
     return "?";
 }
@@ -449,8 +427,7 @@ Result<WeightLayout> make_weight_layout(const HwConfig& cfg, const WeightFormat&
     in.kernels_per_group = weight_kernels_per_group(cfg, format.precision);
     // Winograd pads channels to whole atoms of the feature data (32 bytes on nv_full).
     const uint32_t atom_elements = elements_per_atom(cfg, format.precision);
-    if (atom_elements == 0)
-        return error(name, ": ", cfg.name, " has a zero atom size");
+    if (atom_elements == 0) return error(name, ": ", cfg.name, " has a zero atom size");
     in.winograd_padded_channels =
         static_cast<uint32_t>(align_up(kernels.c ? kernels.c : 1, atom_elements));
     return derive_layout(format, kernels, in);
@@ -459,16 +436,14 @@ Result<WeightLayout> make_weight_layout(const HwConfig& cfg, const WeightFormat&
 Result<uint64_t> weight_surface_bytes(const HwConfig& cfg, const WeightFormat& format,
                                       Dims4 kernels) {
     Result<WeightLayout> l = make_weight_layout(cfg, format, kernels);
-    if (!l)
-        return l.status();
+    if (!l) return l.status();
     return l->size_bytes();
 }
 
 Result<uint64_t> weight_byte_offset(const WeightLayout& layout, uint32_t k, uint32_t c, uint32_t r,
                                     uint32_t s) {
     const char* action = "weight offset";
-    if (Status st = check_layout(layout, action); !st)
-        return st;
+    if (Status st = check_layout(layout, action); !st) return st;
     if (layout.format.kind == WeightKind::Winograd)
         return error(action, ": a Winograd surface holds transformed kernels; element (", k, ", ",
                      c, ", ", r, ", ", s, ") has no single position");
@@ -482,14 +457,10 @@ Result<uint64_t> weight_byte_offset(const WeightLayout& layout, uint32_t k, uint
 Status pack_weights(const ConstTensorView& src, const WeightLayout& layout, ByteSpan dst,
                     const ConvertOptions& opt) {
     const char* action = "pack weights";
-    if (Status s = check_layout(layout, action); !s)
-        return s;
-    if (Status s = detail::check_host_tensor(src, "pack weights: kernels"); !s)
-        return s;
-    if (Status s = check_dims_match(action, src.dims, layout); !s)
-        return s;
-    if (Status s = check_quant_scale(action, opt); !s)
-        return s;
+    if (Status s = check_layout(layout, action); !s) return s;
+    if (Status s = detail::check_host_tensor(src, "pack weights: kernels"); !s) return s;
+    if (Status s = check_dims_match(action, src.dims, layout); !s) return s;
+    if (Status s = check_quant_scale(action, opt); !s) return s;
     const uint64_t size = layout.size_bytes();
     if (dst.size() < size)
         return error(action, ": destination of ", dst.size(), " bytes is too small for the ", size,
@@ -513,14 +484,10 @@ Status pack_weights(const ConstTensorView& src, const WeightLayout& layout, Byte
 Status unpack_weights(ConstByteSpan src, const WeightLayout& layout, const TensorView& dst,
                       const ConvertOptions& opt) {
     const char* action = "unpack weights";
-    if (Status s = check_layout(layout, action); !s)
-        return s;
-    if (Status s = detail::check_host_tensor(dst, "unpack weights: kernels"); !s)
-        return s;
-    if (Status s = check_dims_match(action, dst.dims, layout); !s)
-        return s;
-    if (Status s = check_quant_scale(action, opt); !s)
-        return s;
+    if (Status s = check_layout(layout, action); !s) return s;
+    if (Status s = detail::check_host_tensor(dst, "unpack weights: kernels"); !s) return s;
+    if (Status s = check_dims_match(action, dst.dims, layout); !s) return s;
+    if (Status s = check_quant_scale(action, opt); !s) return s;
     const uint64_t size = layout.size_bytes();
     if (src.size() < size)
         return error(action, ": source of ", src.size(), " bytes is smaller than the ", size,
@@ -542,23 +509,19 @@ Status unpack_weights(ConstByteSpan src, const WeightLayout& layout, const Tenso
 
 std::array<float, 16> winograd_transform(const std::array<float, 9>& g) {
     double in[9], out[16];
-    for (int i = 0; i < 9; ++i)
-        in[i] = g[i];
+    for (int i = 0; i < 9; ++i) in[i] = g[i];
     transform(in, out);
     std::array<float, 16> u{};
-    for (int i = 0; i < 16; ++i)
-        u[i] = static_cast<float>(out[i]);
+    for (int i = 0; i < 16; ++i) u[i] = static_cast<float>(out[i]);
     return u;
 }
 
 std::array<float, 9> winograd_inverse_transform(const std::array<float, 16>& u) {
     double in[16], out[9];
-    for (int i = 0; i < 16; ++i)
-        in[i] = u[i];
+    for (int i = 0; i < 16; ++i) in[i] = u[i];
     inverse_transform(in, out);
     std::array<float, 9> g{};
-    for (int i = 0; i < 9; ++i)
-        g[i] = static_cast<float>(out[i]);
+    for (int i = 0; i < 9; ++i) g[i] = static_cast<float>(out[i]);
     return g;
 }
 

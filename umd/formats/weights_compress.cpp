@@ -17,8 +17,7 @@ constexpr uint64_t align_up(uint64_t v, uint64_t a) {
 
 bool element_is_zero(const std::byte* p, uint32_t bpe) {
     for (uint32_t i = 0; i < bpe; ++i)
-        if (p[i] != std::byte{0})
-            return false;
+        if (p[i] != std::byte{0}) return false;
     return true;
 }
 
@@ -28,14 +27,12 @@ bool mask_bit(ConstByteSpan mask, uint64_t i) {
 
 uint32_t load_u32(const std::byte* p) {
     uint32_t v = 0;
-    for (int i = 3; i >= 0; --i)
-        v = (v << 8) | std::to_integer<uint32_t>(p[i]);
+    for (int i = 3; i >= 0; --i) v = (v << 8) | std::to_integer<uint32_t>(p[i]);
     return v;
 }
 
 void store_u32(std::byte* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i)
-        p[i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 4; ++i) p[i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
 }
 
 uint64_t mask_bytes_for(const WeightSurfaceShape& shape) {
@@ -63,8 +60,7 @@ Status check_dense(ConstByteSpan dense, const WeightSurfaceShape& shape, const c
 }
 
 Status check_output(ByteSpan buffer, uint64_t needed, const char* action, const char* what) {
-    if (buffer.size() >= needed)
-        return {};
+    if (buffer.size() >= needed) return {};
     return error(action, ": ", what, " buffer of ", buffer.size(), " bytes is too small for ",
                  needed, " bytes");
 }
@@ -98,16 +94,13 @@ Result<CompressedWeightSizes> compressed_weight_sizes(const HwConfig& cfg,
                                                       const WeightSurfaceShape& shape,
                                                       ConstByteSpan dense) {
     const char* action = "compress weights";
-    if (Status s = check_compression(cfg, shape, action); !s)
-        return s;
-    if (Status s = check_dense(dense, shape, action); !s)
-        return s;
+    if (Status s = check_compression(cfg, shape, action); !s) return s;
+    if (Status s = check_dense(dense, shape, action); !s) return s;
     const uint32_t bpe = bytes_per_element(shape.precision);
     CompressedWeightSizes sizes;
     const uint64_t elements = shape.elements();
     for (uint64_t i = 0; i < elements; ++i)
-        if (!element_is_zero(dense.data() + i * bpe, bpe))
-            ++sizes.nonzero_elements;
+        if (!element_is_zero(dense.data() + i * bpe, bpe)) ++sizes.nonzero_elements;
     sizes.weight_bytes = align_up(sizes.nonzero_elements * bpe, kWeightSurfaceAlignment);
     sizes.mask_bytes = mask_bytes_for(shape);
     sizes.group_size_bytes = group_size_bytes_for(shape);
@@ -119,8 +112,7 @@ Result<CompressedWeightSizes> compress_weights(const HwConfig& cfg, const Weight
                                                ByteSpan group_sizes) {
     const char* action = "compress weights";
     Result<CompressedWeightSizes> sized = compressed_weight_sizes(cfg, shape, dense);
-    if (!sized)
-        return sized;
+    if (!sized) return sized;
     const CompressedWeightSizes sizes = *sized;
     if (sizes.nonzero_elements == 0)
         return error(action, ": all ", shape.elements(),
@@ -128,10 +120,8 @@ Result<CompressedWeightSizes> compress_weights(const HwConfig& cfg, const Weight
                      "this layer uncompressed)");
     if (Status s = check_output(weights, sizes.weight_bytes, action, "compressed weight"); !s)
         return s;
-    if (Status s = check_output(mask, sizes.mask_bytes, action, "WMB"); !s)
-        return s;
-    if (Status s = check_output(group_sizes, sizes.group_size_bytes, action, "WGS"); !s)
-        return s;
+    if (Status s = check_output(mask, sizes.mask_bytes, action, "WMB"); !s) return s;
+    if (Status s = check_output(group_sizes, sizes.group_size_bytes, action, "WGS"); !s) return s;
 
     std::memset(weights.data(), 0, sizes.weight_bytes);
     std::memset(mask.data(), 0, sizes.mask_bytes);
@@ -145,8 +135,7 @@ Result<CompressedWeightSizes> compress_weights(const HwConfig& cfg, const Weight
         const uint64_t group_start_bytes = written;
         for (; element < group_end; ++element) {
             const std::byte* value = dense.data() + element * bpe;
-            if (element_is_zero(value, bpe))
-                continue;
+            if (element_is_zero(value, bpe)) continue;
             mask[element / 8] |= std::byte(static_cast<uint8_t>(1u << (element % 8)));
             std::memcpy(weights.data() + written, value, bpe);
             written += bpe;
@@ -162,8 +151,7 @@ Status decompress_weights(const HwConfig& cfg, const WeightSurfaceShape& shape,
                           ConstByteSpan weights, ConstByteSpan mask, ConstByteSpan group_sizes,
                           ByteSpan dense) {
     const char* action = "decompress weights";
-    if (Status s = check_compression(cfg, shape, action); !s)
-        return s;
+    if (Status s = check_compression(cfg, shape, action); !s) return s;
     if (dense.size() < shape.size_bytes())
         return error(action, ": dense buffer of ", dense.size(), " bytes is too small for ",
                      shape.size_bytes(), " bytes");
@@ -183,8 +171,7 @@ Status decompress_weights(const HwConfig& cfg, const WeightSurfaceShape& shape,
         const uint64_t group_end =
             element + uint64_t(shape.kernels_in_group(g)) * shape.elements_per_kernel();
         uint64_t kept = 0;
-        for (; element < group_end; ++element)
-            kept += mask_bit(mask, element);
+        for (; element < group_end; ++element) kept += mask_bit(mask, element);
         const uint32_t stated = load_u32(group_sizes.data() + uint64_t(g) * 4);
         if (stated != kept * bpe)
             return error(action, ": WGS entry ", g, " says ", stated, " bytes but group ", g,
@@ -198,8 +185,7 @@ Status decompress_weights(const HwConfig& cfg, const WeightSurfaceShape& shape,
     std::memset(dense.data(), 0, shape.size_bytes());
     uint64_t read = 0;
     for (uint64_t i = 0; i < shape.elements(); ++i) {
-        if (!mask_bit(mask, i))
-            continue;
+        if (!mask_bit(mask, i)) continue;
         std::memcpy(dense.data() + i * bpe, weights.data() + read, bpe);
         read += bpe;
     }

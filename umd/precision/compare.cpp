@@ -167,9 +167,8 @@ OutputComparison compare_window(const char* unit, std::span<const uint16_t> actu
             size_mismatch(actual.size(), expected.size(), max_value.size(), "max_value");
         !why.empty())
         return setup_failure(unit, std::move(why));
-    return compare_within(unit, actual, expected, [&](size_t i, uint16_t) {
-        return window_allowed_error(max_value[i]);
-    });
+    return compare_within(unit, actual, expected,
+                          [&](size_t i, uint16_t) { return window_allowed_error(max_value[i]); });
 }
 }  // namespace
 

@@ -9,9 +9,8 @@ Status validate(const ConvertorShape& shape) {
     const struct {
         const char* name;
         unsigned bits;
-    } widths[] = {{"input", shape.input_bits},
-                  {"offset", shape.offset_bits},
-                  {"output", shape.output_bits}};
+    } widths[] = {
+        {"input", shape.input_bits}, {"offset", shape.offset_bits}, {"output", shape.output_bits}};
     for (const auto& w : widths)
         if (w.bits < 1 || w.bits > 63)
             return error("convertor: ", w.name, " width ", w.bits, " is outside 1..63 bits");

@@ -12,8 +12,7 @@ namespace nvdla::fp16 {
 namespace {
 
 #if defined(__x86_64__)
-__attribute__((target("avx,f16c"))) void from_float_f16c(const float* in, uint16_t* out,
-                                                          size_t n) {
+__attribute__((target("avx,f16c"))) void from_float_f16c(const float* in, uint16_t* out, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);

@@ -17,8 +17,7 @@ float lut_register_to_float(int64_t reg) {
 int cdp_index_select(int8_t field, Precision data_precision) {
     const auto bits = static_cast<uint32_t>(static_cast<uint8_t>(field));
     const unsigned sign_bit = data_precision == Precision::Int8 ? 5 : 6;
-    if (bits & (1u << sign_bit))
-        return static_cast<int32_t>(bits | (0xffffffffu << sign_bit));
+    if (bits & (1u << sign_bit)) return static_cast<int32_t>(bits | (0xffffffffu << sign_bit));
     return static_cast<int>(bits);
 }
 
@@ -39,27 +38,18 @@ LutOutcome lut_select(const LutProgram& lut, LutHit le, LutHit lo) {
 namespace {
 
 void bump(uint32_t& counter) {
-    if (counter != std::numeric_limits<uint32_t>::max())
-        ++counter;
+    if (counter != std::numeric_limits<uint32_t>::max()) ++counter;
 }
 
 }  // namespace
 
 void LutStatistics::count_sdp(const LutOutcome& o) {
-    if (o.le == LutHit::Hit)
-        bump(le_hit);
-    if (o.lo == LutHit::Hit)
-        bump(lo_hit);
+    if (o.le == LutHit::Hit) bump(le_hit);
+    if (o.lo == LutHit::Hit) bump(lo_hit);
     switch (o.selected_hit()) {
-        case LutHit::Hit:
-            bump(hybrid);
-            break;
-        case LutHit::Underflow:
-            bump(underflow);
-            break;
-        case LutHit::Overflow:
-            bump(overflow);
-            break;
+        case LutHit::Hit: bump(hybrid); break;
+        case LutHit::Underflow: bump(underflow); break;
+        case LutHit::Overflow: bump(overflow); break;
     }
 }
 

@@ -31,8 +31,7 @@ struct Curve {
 };
 
 double sigmoid(double x) {
-    if (x >= 0)
-        return 1 / (1 + std::exp(-x));
+    if (x >= 0) return 1 / (1 + std::exp(-x));
     const double e = std::exp(x);
     return e / (1 + e);
 }
@@ -90,8 +89,7 @@ std::vector<double> segment_errors(const RealFunction& g, double u0, double step
     for (size_t i = 0; i < count; ++i) {
         const double b = u0 + step * double(i + 1);
         const double gb = g(b);
-        if (a < limit)
-            errors[i] = segment_error(g, a, b, ga, gb);
+        if (a < limit) errors[i] = segment_error(g, a, b, ga, gb);
         a = b;
         ga = gb;
     }
@@ -109,8 +107,7 @@ struct LinearLayout {
 
     bool better_than(const LinearLayout& o) const {
         const double tolerance = 1e-9 * o.error;
-        if (error < o.error - tolerance)
-            return true;
+        if (error < o.error - tolerance) return true;
         return error <= o.error + tolerance && total < o.total;
     }
 };
@@ -131,8 +128,7 @@ LinearLayout choose_linear_layout(const RealFunction& g, double u0, double u_lim
             prefix[i + 1] = std::max(prefix[i], raw_errors[i]);
             raw_sum[i + 1] = raw_sum[i] + raw_errors[i];
         }
-        for (size_t i = raw_count; i-- > 0;)
-            suffix[i] = std::max(suffix[i + 1], raw_errors[i]);
+        for (size_t i = raw_count; i-- > 0;) suffix[i] = std::max(suffix[i + 1], raw_errors[i]);
 
         for (int refine = 1; refine <= kMaxRefine; ++refine) {
             const size_t per_raw = size_t(1) << refine;
@@ -140,26 +136,21 @@ LinearLayout choose_linear_layout(const RealFunction& g, double u0, double u_lim
             const std::vector<double> fine =
                 segment_errors(g, u0, std::ldexp(step, -refine), fine_count, u_limit);
             std::vector<double> fine_sum(fine_count + 1, 0.0);
-            for (size_t i = 0; i < fine_count; ++i)
-                fine_sum[i + 1] = fine_sum[i] + fine[i];
+            for (size_t i = 0; i < fine_count; ++i) fine_sum[i + 1] = fine_sum[i] + fine[i];
             if (fine_count <= dense_count) {  // the dense table covers everything
                 const LinearLayout candidate{
                     raw, refine, 0, *std::max_element(fine.begin(), fine.end()), fine_sum.back()};
-                if (candidate.better_than(best))
-                    best = candidate;
+                if (candidate.better_than(best)) best = candidate;
                 continue;
             }
             // Sliding maximum of the dense table's window over the fine segments.
             std::deque<size_t> window;
             for (size_t i = 0; i < fine_count; ++i) {
-                while (!window.empty() && fine[window.back()] <= fine[i])
-                    window.pop_back();
+                while (!window.empty() && fine[window.back()] <= fine[i]) window.pop_back();
                 window.push_back(i);
-                if (i + 1 < dense_count)
-                    continue;
+                if (i + 1 < dense_count) continue;
                 const size_t first = i + 1 - dense_count;
-                if (window.front() < first)
-                    window.pop_front();
+                if (window.front() < first) window.pop_front();
                 // Raw segments wholly inside [first, first + dense_count) are never used.
                 const size_t inside_begin = (first + per_raw - 1) / per_raw;
                 const size_t inside_end = std::max(inside_begin, (first + dense_count) / per_raw);
@@ -169,8 +160,7 @@ LinearLayout choose_linear_layout(const RealFunction& g, double u0, double u_lim
                                      (raw_sum[raw_count] - raw_sum[inside_end]);
                 const LinearLayout candidate{raw, refine, int64_t(first),
                                              std::max(fine[window.front()], outside), total};
-                if (candidate.better_than(best))
-                    best = candidate;
+                if (candidate.better_than(best)) best = candidate;
             }
         }
     }
@@ -180,13 +170,11 @@ LinearLayout choose_linear_layout(const RealFunction& g, double u0, double u_lim
 // Slope registers for an int pipeline: scale * 2^-shift closest to `per_unit` (LUT output
 // units per LUT input unit) with the largest shift whose scale fits int16.
 LutSlope int_slope(double per_unit) {
-    if (!std::isfinite(per_unit) || per_unit == 0)
-        return {};
+    if (!std::isfinite(per_unit) || per_unit == 0) return {};
     for (int shift = 15; shift >= -16; --shift) {
         const double scaled = std::nearbyint(std::ldexp(per_unit, shift));
         if (std::abs(scaled) <= 32767) {
-            if (scaled == 0)
-                return {};
+            if (scaled == 0) return {};
             return {static_cast<int16_t>(scaled), static_cast<int8_t>(shift)};
         }
     }
@@ -198,8 +186,7 @@ LutSlope fp_slope(double per_unit) {
 }
 
 int16_t int_entry(double v) {
-    if (std::isnan(v))
-        return 0;
+    if (std::isnan(v)) return 0;
     return static_cast<int16_t>(std::clamp(std::round(v), -32768.0, 32767.0));
 }
 
@@ -210,24 +197,20 @@ int16_t fp_entry(double v) {
 // The largest float not above v.
 float float_at_or_below(double v) {
     float f = static_cast<float>(v);
-    if (double(f) > v)
-        f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    if (double(f) > v) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
     return f;
 }
 
 // Smallest s with count * 2^s >= span.
 int covering_select(double span, uint32_t count) {
     int s = static_cast<int>(std::ceil(std::log2(span / count)));
-    while (std::ldexp(double(count), s) < span)
-        ++s;
-    while (std::ldexp(double(count), s - 1) >= span)
-        --s;
+    while (std::ldexp(double(count), s) < span) ++s;
+    while (std::ldexp(double(count), s - 1) >= span) --s;
     return s;
 }
 
 bool holds(LutExtrapolation e, const Curve& c) {
-    if (e == LutExtrapolation::Auto)
-        return c.saturating;
+    if (e == LutExtrapolation::Auto) return c.saturating;
     return e == LutExtrapolation::Hold;
 }
 
@@ -235,8 +218,7 @@ bool holds(LutExtrapolation e, const Curve& c) {
 Status check_range(const char* what, double lo, double hi, Precision precision, double limit) {
     if (!std::isfinite(lo) || !std::isfinite(hi))
         return error(what, " LUT range [", lo, ", ", hi, "]: the bounds must be finite numbers");
-    if (!(lo < hi))
-        return error(what, " LUT range [", lo, ", ", hi, "]: lo must be less than hi");
+    if (!(lo < hi)) return error(what, " LUT range [", lo, ", ", hi, "]: lo must be less than hi");
     if (precision == Precision::Fp16 && (std::abs(lo) > limit || std::abs(hi) > limit))
         return error(what, " LUT range [", lo, ", ", hi,
                      "]: the fp16 pipeline's LUT input reaches magnitudes up to ", limit, " only");
@@ -267,10 +249,8 @@ struct LinearTablePlacement {
 
 Result<BuiltLut> build_activation(const Curve& curve, double lo, double hi, Precision precision,
                                   const LutBuildOptions& options) {
-    if (Status s = check_range(curve.name, lo, hi, precision, kFp16Max); !s)
-        return s;
-    if (Status s = check_options(curve.name, options); !s)
-        return s;
+    if (Status s = check_range(curve.name, lo, hi, precision, kFp16Max); !s) return s;
+    if (Status s = check_options(curve.name, options); !s) return s;
 
     BuiltLut out;
     out.precision = precision;
@@ -318,8 +298,7 @@ Result<BuiltLut> build_activation(const Curve& curve, double lo, double hi, Prec
         dense.start = float_at_or_below(dense.start);
     }
     dense.end = dense.start + dense_step * intervals_of(other(layout.raw));
-    if (fp)
-        dense.end = static_cast<float>(dense.end);
+    if (fp) dense.end = static_cast<float>(dense.end);
 
     if (!fp) {
         double largest = 0;
@@ -344,8 +323,7 @@ Result<BuiltLut> build_activation(const Curve& curve, double lo, double hi, Prec
                       : static_cast<int64_t>(std::llround(u));
         };
         const auto slope_at = [&](double u) {
-            if (hold)
-                return LutSlope{};
+            if (hold) return LutSlope{};
             const double per_x = curve.slope(offset + u / scale);
             return fp ? fp_slope(per_x) : int_slope(per_x / scale * out.output_scale);
         };
@@ -372,8 +350,7 @@ Status check_lrn(const LrnParameters& p) {
         return error("LRN LUT: k must be positive and finite, got ", p.k);
     if (!(p.alpha >= 0) || !std::isfinite(p.alpha))
         return error("LRN LUT: alpha must be non-negative and finite, got ", p.alpha);
-    if (!std::isfinite(p.beta))
-        return error("LRN LUT: beta must be finite, got ", p.beta);
+    if (!std::isfinite(p.beta)) return error("LRN LUT: beta must be finite, got ", p.beta);
     if (p.local_size != 3 && p.local_size != 5 && p.local_size != 7 && p.local_size != 9)
         return error("LRN LUT: local size must be 3, 5, 7 or 9 (NORMALZ_LEN), got ", p.local_size);
     return {};
@@ -395,14 +372,10 @@ Result<BuiltLut> build_tanh_lut(double lo, double hi, Precision precision,
 // the largest the pipeline can produce, LO linear as the dense table over [lo, hi].
 Result<BuiltLut> build_lrn_lut(const LrnParameters& lrn, double lo, double hi, Precision precision,
                                const LutBuildOptions& options) {
-    if (Status s = check_lrn(lrn); !s)
-        return s;
-    if (Status s = check_range("LRN", lo, hi, precision, kFp32Max); !s)
-        return s;
-    if (lo < 0)
-        return error("LRN LUT range [", lo, ", ", hi, "]: a square sum cannot be negative");
-    if (Status s = check_options("LRN", options); !s)
-        return s;
+    if (Status s = check_lrn(lrn); !s) return s;
+    if (Status s = check_range("LRN", lo, hi, precision, kFp32Max); !s) return s;
+    if (lo < 0) return error("LRN LUT range [", lo, ", ", hi, "]: a square sum cannot be negative");
+    if (Status s = check_options("LRN", options); !s) return s;
 
     const Curve curve = lrn_curve(lrn);
     const bool fp = precision == Precision::Fp16;
@@ -457,12 +430,10 @@ Result<BuiltLut> build_lrn_lut(const LrnParameters& lrn, double lo, double hi, P
     };
     for (uint32_t i = 0; i < kLutLeEntries; ++i)
         p.le[i] = entry(std::ldexp(1.0, int(i) + p.le_index_offset));
-    for (uint32_t i = 0; i < kLutLoEntries; ++i)
-        p.lo[i] = entry(lo_start + lo_step * i);
+    for (uint32_t i = 0; i < kLutLoEntries; ++i) p.lo[i] = entry(lo_start + lo_step * i);
 
     const auto slope_at = [&](double u) {
-        if (hold)
-            return LutSlope{};
+        if (hold) return LutSlope{};
         const double per_x = curve.slope(u / scale);
         return fp ? fp_slope(per_x) : int_slope(per_x / scale * out.output_scale);
     };

@@ -20,8 +20,7 @@ constexpr unsigned kIntermediateBits = 56;  // INTERP_INTERMIDIATE_BITS(_INT8)
 int64_t sign_extend_38(int64_t reg) {
     constexpr uint64_t kMask = (uint64_t(1) << 38) - 1;
     uint64_t v = static_cast<uint64_t>(reg) & kMask;
-    if (v & (uint64_t(1) << 37))
-        v |= ~kMask;
+    if (v & (uint64_t(1) << 37)) v |= ~kMask;
     return static_cast<int64_t>(v);
 }
 
@@ -64,10 +63,8 @@ LutIndex exponent_index(int64_t offset_from_start, int index_offset) {
                          ? 0
                          : static_cast<int16_t>(std::log2(static_cast<double>(offset_from_start)));
     const int index = log2 - index_offset;
-    if (index < 0 || offset_from_start <= 0)
-        return {LutHit::Underflow, 0, 0};
-    if (index >= int(kLutLeEntries) - 1)
-        return {LutHit::Overflow, kLutLeEntries - 1, 0};
+    if (index < 0 || offset_from_start <= 0) return {LutHit::Underflow, 0, 0};
+    if (index >= int(kLutLeEntries) - 1) return {LutHit::Overflow, kLutLeEntries - 1, 0};
     // The part above 2^log2, kept to 16 bits like the RTL.
     int64_t fraction = wrapping_sub(offset_from_start, shift_left_x86(1, unsigned(log2)));
     fraction = log2 > kFractionBits ? shift_right_x86(fraction, unsigned(log2 - kFractionBits))
@@ -78,10 +75,8 @@ LutIndex exponent_index(int64_t offset_from_start, int index_offset) {
 LutIndex linear_index(int64_t offset_from_start, int select, uint32_t last) {
     const int64_t index = select < 0 ? shift_left_x86(offset_from_start, unsigned(-select))
                                      : shift_right_x86(offset_from_start, unsigned(select));
-    if (index < 0 || offset_from_start <= 0)
-        return {LutHit::Underflow, 0, 0};
-    if (index >= int64_t(last))
-        return {LutHit::Overflow, last, 0};
+    if (index < 0 || offset_from_start <= 0) return {LutHit::Underflow, 0, 0};
+    if (index >= int64_t(last)) return {LutHit::Overflow, last, 0};
     int64_t fraction = 0;
     if (select >= 0) {
         // offset % (1 << select) with an int 1: the count wraps at 32 and 1 << 31 is INT_MIN.

@@ -17,7 +17,6 @@
 
 namespace nvdla::precision {
 
-
 namespace {
 
 using detail::Format;
@@ -48,16 +47,13 @@ LutIndex sdp_fp_index(const LutProgram& lut, LutTable table, uint32_t x) {
     const bool le = table == LutTable::Le;
     const uint32_t difference = fp32_sub(x, register_bits(le ? lut.le_start : lut.lo_start));
     const auto d = Format<8, 23>::of(difference);
-    if (d.sign || d.zero() || d.nan())
-        return {LutHit::Underflow, 0, 0};
+    if (d.sign || d.zero() || d.nan()) return {LutHit::Underflow, 0, 0};
 
     if (le && lut.le_mode == LutLeMode::Exponent) {
         const int exponent = int(d.expo) - 127;  // denormals read as 2^-127 * 1.mantissa
-        if (exponent < lut.le_index_offset)
-            return {LutHit::Underflow, 0, 0};
+        if (exponent < lut.le_index_offset) return {LutHit::Underflow, 0, 0};
         const int index = exponent - lut.le_index_offset;
-        if (index >= int(kLutLeEntries) - 1)
-            return {LutHit::Overflow, kLutLeEntries - 1, 0};
+        if (index >= int(kLutLeEntries) - 1) return {LutHit::Overflow, kLutLeEntries - 1, 0};
         return {LutHit::Hit, uint32_t(index), uint64_t(d.mant) << (kSdpFractionBits - 23)};
     }
 
@@ -80,8 +76,7 @@ LutIndex sdp_fp_index(const LutProgram& lut, LutTable table, uint32_t x) {
             fraction = -up >= 64 ? 0 : significand >> -up;
         }
     }
-    if (integer >= last)
-        return {LutHit::Overflow, last, 0};
+    if (integer >= last) return {LutHit::Overflow, last, 0};
     return {LutHit::Hit, uint32_t(integer), fraction};
 }
 
@@ -91,22 +86,18 @@ LutIndex cdp_fp_index(const LutProgram& lut, LutTable table, uint32_t x, uint32_
     const uint32_t last = le ? kLutLeEntries - 1 : kLutLoEntries - 1;
     *difference = fp32_sub(x, register_bits(le ? lut.le_start : lut.lo_start));
     const float d = float_of(*difference);
-    if (!(d > 0))
-        return {LutHit::Underflow, 0, 0};  // <= 0 or NaN
+    if (!(d > 0)) return {LutHit::Underflow, 0, 0};  // <= 0 or NaN
 
     if (le && lut.le_mode == LutLeMode::Exponent) {
         const int index = int((*difference >> 23) & 0xffu) - 127 - lut.le_index_offset;
-        if (index < 0)
-            return {LutHit::Underflow, 0, 0};
-        if (index >= int(last))
-            return {LutHit::Overflow, last, 0};
+        if (index < 0) return {LutHit::Underflow, 0, 0};
+        if (index >= int(last)) return {LutHit::Overflow, last, 0};
         return {LutHit::Hit, uint32_t(index),
                 (*difference >> 7) & 0xffffu};  // top 16 mantissa bits
     }
     const int select = le ? lut.le_index_select : lut.lo_index_select;
     const auto shifted = static_cast<float>(static_cast<double>(d) * std::ldexp(1.0, -select));
-    if (shifted >= static_cast<float>(last))
-        return {LutHit::Overflow, last, 0};
+    if (shifted >= static_cast<float>(last)) return {LutHit::Overflow, last, 0};
     const auto index = static_cast<int32_t>(shifted);
     const auto offset = static_cast<uint16_t>((shifted - static_cast<float>(index)) * 65536.0f);
     return {LutHit::Hit, uint32_t(index), offset};

@@ -28,11 +28,9 @@ int slope_shift(int8_t field) {
 
 LutIndex exponent_index(uint32_t offset_from_start, int index_offset) {
     const int log2 = std::bit_width(offset_from_start) - 1;  // 0..31
-    if (log2 < index_offset)
-        return {LutHit::Underflow, 0, 0};
+    if (log2 < index_offset) return {LutHit::Underflow, 0, 0};
     const int index = log2 - index_offset;
-    if (index >= int(kLutLeEntries) - 1)
-        return {LutHit::Overflow, kLutLeEntries - 1, 0};
+    if (index >= int(kLutLeEntries) - 1) return {LutHit::Overflow, kLutLeEntries - 1, 0};
     const uint64_t below_leading_one = offset_from_start - (uint32_t(1) << log2);
     return {LutHit::Hit, uint32_t(index), below_leading_one << (kFractionBits - unsigned(log2))};
 }
@@ -46,15 +44,13 @@ LutIndex linear_index(uint32_t offset_from_start, int select, uint32_t last, boo
         index = left >= 9 ? kIndexMax
                           : std::min<uint64_t>(uint64_t(offset_from_start) << left, kIndexMax);
     }
-    if (index >= last)
-        return {LutHit::Overflow, last, 0};
+    if (index >= last) return {LutHit::Overflow, last, 0};
 
     // The bits shifted out, moved up to 35 bits. The C model masks with 2^select - 1 computed
     // in 64 bits (all ones for a negative or >= 64 select) and the LE path holds the masked
     // value in a signed 32-bit variable before widening it to 35 bits.
     uint64_t shifted_out = offset_from_start;
-    if (select >= 0 && select < 64)
-        shifted_out &= (uint64_t(1) << select) - 1;
+    if (select >= 0 && select < 64) shifted_out &= (uint64_t(1) << select) - 1;
     if (le_table) {
         const auto as_int32 = static_cast<int32_t>(static_cast<uint32_t>(shifted_out));
         shifted_out = static_cast<uint64_t>(static_cast<int64_t>(as_int32)) & kFractionMask;
@@ -74,8 +70,7 @@ LutIndex linear_index(uint32_t offset_from_start, int select, uint32_t last, boo
 LutIndex sdp_lut_index_int(const LutProgram& lut, LutTable table, int32_t x) {
     const bool le = table == LutTable::Le;
     const int32_t start = low32(le ? lut.le_start : lut.lo_start);
-    if (x <= start)
-        return {LutHit::Underflow, 0, 0};
+    if (x <= start) return {LutHit::Underflow, 0, 0};
     const auto offset_from_start = static_cast<uint32_t>(int64_t(x) - start);  // 1 .. 2^32 - 1
     if (le && lut.le_mode == LutLeMode::Exponent)
         return exponent_index(offset_from_start, lut.le_index_offset);
@@ -100,8 +95,7 @@ int32_t sdp_lut_extrapolate_int(int32_t x, int32_t edge, uint32_t bias, int16_t 
 uint32_t sdp_lut_underflow_bias(const LutProgram& lut) {
     // The C model shifts a uint32_t by the offset when it is positive; x86-64 takes the count
     // modulo 32, so offsets of 32 and more wrap (every input underflows there anyway).
-    if (lut.le_mode != LutLeMode::Exponent || lut.le_index_offset <= 0)
-        return 0;
+    if (lut.le_mode != LutLeMode::Exponent || lut.le_index_offset <= 0) return 0;
     return uint32_t(1) << (unsigned(lut.le_index_offset) & 31u);
 }
 

@@ -70,12 +70,9 @@ uint32_t add(uint32_t a_bits, uint32_t b_bits) {
         }
     }
     o.mant = uint32_t(rounded) & F::kMantMask;
-    if (infinite)
-        o.saturate();
-    if (a.nan())
-        return a.bits();
-    if (b.nan())
-        return b.bits();
+    if (infinite) o.saturate();
+    if (a.nan()) return a.bits();
+    if (b.nan()) return b.bits();
     return o.bits();
 }
 
@@ -116,35 +113,39 @@ uint32_t multiply(uint32_t a_bits, uint32_t b_bits) {
                                                     kProductMant + 1, M + 1, &overflow);
             o.mant = uint32_t(rounded) & F::kMantMask;
             o.expo = expo;
-            if (overflow && ++o.expo == F::kExpoMax)
-                infinite = true;
+            if (overflow && ++o.expo == F::kExpoMax) infinite = true;
         }
     }
-    if (infinite)
-        o.saturate();
-    if (zero || o.expo == 0)
-        o.expo = o.mant = 0;
-    if (a.nan())
-        return a.bits();
-    if (b.nan())
-        return b.bits();
+    if (infinite) o.saturate();
+    if (zero || o.expo == 0) o.expo = o.mant = 0;
+    if (a.nan()) return a.bits();
+    if (b.nan()) return b.bits();
     return o.bits();
 }
 
 }  // namespace
 
-uint32_t fp17_add(uint32_t a, uint32_t b) { return add<6, 10>(a, b); }
-uint32_t fp17_mul(uint32_t a, uint32_t b) { return multiply<6, 10>(a, b); }
-uint32_t fp32_add(uint32_t a, uint32_t b) { return add<8, 23>(a, b); }
-uint32_t fp32_sub(uint32_t a, uint32_t b) { return subtract<8, 23>(a, b); }
-uint32_t fp32_mul(uint32_t a, uint32_t b) { return multiply<8, 23>(a, b); }
+uint32_t fp17_add(uint32_t a, uint32_t b) {
+    return add<6, 10>(a, b);
+}
+uint32_t fp17_mul(uint32_t a, uint32_t b) {
+    return multiply<6, 10>(a, b);
+}
+uint32_t fp32_add(uint32_t a, uint32_t b) {
+    return add<8, 23>(a, b);
+}
+uint32_t fp32_sub(uint32_t a, uint32_t b) {
+    return subtract<8, 23>(a, b);
+}
+uint32_t fp32_mul(uint32_t a, uint32_t b) {
+    return multiply<8, 23>(a, b);
+}
 
 // FpFractionToFloat<width, 6, 10>: fraction / 2^width as an fp17, nearest even.
 uint32_t fraction_to_fp17(uint64_t fraction, unsigned width) {
     using Out = Format<6, 10>;
     fraction &= low_bits(width);
-    if (fraction == 0)
-        return 0;
+    if (fraction == 0) return 0;
     const unsigned zeros = leading_zeros(fraction, width);
     const uint64_t normalised = (fraction << (zeros + 1)) & low_bits(width + 1);
     bool overflow;
@@ -154,8 +155,7 @@ uint32_t fraction_to_fp17(uint64_t fraction, unsigned width) {
         o.expo -= zeros;
         o.mant = uint32_t(rounded >> 1) & Out::kMantMask;
     } else {
-        if (o.expo <= zeros + 1)
-            return 0;
+        if (o.expo <= zeros + 1) return 0;
         o.mant = uint32_t(rounded) & Out::kMantMask;
         o.expo -= zeros + 1;
     }

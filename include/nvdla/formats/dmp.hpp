@@ -36,7 +36,8 @@ struct DmpLayout {
         const uint32_t chunk = c / kChunk, ci = c % kChunk;
         const uint64_t cc = chunk < channels / kChunk ? kChunk : channels % kChunk;
         const uint64_t plane = uint64_t(width) * height;
-        const uint64_t inner = transposed ? (uint64_t(y) * width + x) * cc : (uint64_t(x) * height + y) * cc;
+        const uint64_t inner =
+            transposed ? (uint64_t(y) * width + x) * cc : (uint64_t(x) * height + y) * cc;
         return (uint64_t(d) * plane * channels + chunk * plane * kChunk + inner + ci) *
                bytes_per_element();
     }

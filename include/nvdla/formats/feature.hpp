@@ -37,7 +37,9 @@ struct FeatureCube {
 
     uint32_t bytes_per_element() const { return nvdla::bytes_per_element(precision); }
     uint32_t channels_per_surface() const { return atom_bytes / bytes_per_element(); }
-    uint32_t surfaces() const { return (channels + channels_per_surface() - 1) / channels_per_surface(); }
+    uint32_t surfaces() const {
+        return (channels + channels_per_surface() - 1) / channels_per_surface();
+    }
     // Bytes from the cube's start to one past the last byte the hardware touches.
     uint64_t size_bytes() const {
         return uint64_t(batches - 1) * batch_stride + uint64_t(surfaces() - 1) * surface_stride +

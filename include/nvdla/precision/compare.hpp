@@ -24,7 +24,9 @@ namespace nvdla::precision {
 
 // exp(x) of the seed: the unbiased exponent field of an fp16 pattern, -15..16 (denormals and
 // zero read -15).
-constexpr int fp16_exponent(uint16_t h) { return ((h >> 10) & 0x1f) - 15; }
+constexpr int fp16_exponent(uint16_t h) {
+    return ((h >> 10) & 0x1f) - 15;
+}
 
 // The exponent the threshold gives one product data * weight: exp(data) & ~3 plus
 // exp(weight) & ~3 (each rounded down to a multiple of 4, as the CMAC aligns in 4-step blocks).
@@ -55,7 +57,7 @@ struct ConvKernel {
 
 // The largest |a-b| the direct-convolution threshold allows for output a.
 constexpr double direct_conv_allowed_error(uint16_t a, int max_exp, ConvKernel k,
-                                          double scale = 1.0) {
+                                           double scale = 1.0) {
     const double products = double(k.r) * double(k.s) * double(k.c);
     return detail::exact_power_of_two(max_exp - 20) * products * 2.0 * scale +
            detail::exact_power_of_two(fp16_exponent(a) - 10);
@@ -63,7 +65,7 @@ constexpr double direct_conv_allowed_error(uint16_t a, int max_exp, ConvKernel k
 
 // The largest |a-b| the Winograd threshold allows for output a (18 * C in place of R*S*C).
 constexpr double winograd_conv_allowed_error(uint16_t a, int max_exp, uint32_t channels,
-                                            double scale = 1.0) {
+                                             double scale = 1.0) {
     return detail::exact_power_of_two(max_exp - 20) * 18.0 * double(channels) * 2.0 * scale +
            detail::exact_power_of_two(fp16_exponent(a) - 10);
 }
@@ -103,25 +105,25 @@ NVDLA_API std::ostream& operator<<(std::ostream& out, const OutputComparison& c)
 
 // CC direct convolution: max_exp[i] is output i's max_product_exponent.
 NVDLA_API OutputComparison compare_direct_conv(std::span<const uint16_t> actual,
-                                             std::span<const uint16_t> expected,
-                                             std::span<const int> max_exp, ConvKernel kernel,
-                                             double scale = 1.0);
+                                               std::span<const uint16_t> expected,
+                                               std::span<const int> max_exp, ConvKernel kernel,
+                                               double scale = 1.0);
 
 // CC Winograd convolution over `channels` input channels.
 NVDLA_API OutputComparison compare_winograd_conv(std::span<const uint16_t> actual,
-                                               std::span<const uint16_t> expected,
-                                               std::span<const int> max_exp, uint32_t channels,
-                                               double scale = 1.0);
+                                                 std::span<const uint16_t> expected,
+                                                 std::span<const int> max_exp, uint32_t channels,
+                                                 double scale = 1.0);
 
 // CDP: max_value[i] is the largest value of output i's square-sum window.
 NVDLA_API OutputComparison compare_cdp(std::span<const uint16_t> actual,
-                                     std::span<const uint16_t> expected,
-                                     std::span<const float> max_value);
+                                       std::span<const uint16_t> expected,
+                                       std::span<const float> max_value);
 
 // PDP: max_value[i] is the largest value of output i's pooling window.
 NVDLA_API OutputComparison compare_pdp(std::span<const uint16_t> actual,
-                                     std::span<const uint16_t> expected,
-                                     std::span<const float> max_value);
+                                       std::span<const uint16_t> expected,
+                                       std::span<const float> max_value);
 
 // SDP: bit-by-bit identical. 16-bit elements are taken as fp16 patterns or int16 as
 // `fp16_values` says (it only changes how describe() prints them); 8-bit ones are int8.

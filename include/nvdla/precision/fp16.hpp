@@ -18,9 +18,15 @@ inline constexpr uint16_t kPosInf = 0x7c00;
 inline constexpr uint16_t kNegInf = 0xfc00;
 inline constexpr uint16_t kQuietNaN = 0x7e00;
 
-constexpr bool is_nan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0; }
-constexpr bool is_inf(uint16_t h) { return (h & 0x7fff) == 0x7c00; }
-constexpr bool is_denormal(uint16_t h) { return (h & 0x7c00) == 0 && (h & 0x03ff) != 0; }
+constexpr bool is_nan(uint16_t h) {
+    return (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0;
+}
+constexpr bool is_inf(uint16_t h) {
+    return (h & 0x7fff) == 0x7c00;
+}
+constexpr bool is_denormal(uint16_t h) {
+    return (h & 0x7c00) == 0 && (h & 0x03ff) != 0;
+}
 
 // float -> fp16, round to nearest even.
 constexpr uint16_t from_float(float f) {

@@ -8,8 +8,12 @@
 
 namespace nvdla::precision {
 
-constexpr int64_t max_of_width(unsigned bits) { return (int64_t(1) << (bits - 1)) - 1; }
-constexpr int64_t min_of_width(unsigned bits) { return -(int64_t(1) << (bits - 1)); }
+constexpr int64_t max_of_width(unsigned bits) {
+    return (int64_t(1) << (bits - 1)) - 1;
+}
+constexpr int64_t min_of_width(unsigned bits) {
+    return -(int64_t(1) << (bits - 1));
+}
 
 // Clamps x to a signed `bits`-wide integer (1..63); sets *saturated when it had to.
 constexpr int64_t saturate(int64_t x, unsigned bits, bool* saturated = nullptr) {

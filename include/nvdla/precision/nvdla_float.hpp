@@ -31,7 +31,9 @@ inline constexpr uint32_t kPosInf = 0xfc00;     // accepted on input, never prod
 constexpr bool is_nan(uint32_t f) {
     return (f & kExponentMask) == kExponentMask && (f & kMantissaMask) != 0;
 }
-constexpr bool is_inf(uint32_t f) { return (f & 0xffff) == kPosInf; }
+constexpr bool is_inf(uint32_t f) {
+    return (f & 0xffff) == kPosInf;
+}
 
 }  // namespace nvdla::fp17
 
@@ -43,7 +45,9 @@ inline constexpr uint16_t kFp16MaxFinite = 0x7bff;  // 65504
 constexpr bool fp32_is_nan(uint32_t f) {
     return (f & 0x7f800000u) == 0x7f800000u && (f & 0x7fffffu) != 0;
 }
-constexpr bool fp16_is_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+constexpr bool fp16_is_nan(uint16_t h) {
+    return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+}
 
 namespace detail {
 
@@ -67,7 +71,7 @@ constexpr uint16_t fp32_to_fp16(uint32_t f) {
     if (exponent == 0xff && mantissa != 0)
         return static_cast<uint16_t>(sign | 0x7c00u | (mantissa & 0x3ffu));
     if (exponent >= 143) return sign | kFp16MaxFinite;  // 2^16 and up, infinity
-    if (exponent < 102) return sign;                     // below 2^-25: rounds to zero
+    if (exponent < 102) return sign;                    // below 2^-25: rounds to zero
     const uint64_t significand = mantissa | 0x800000u;
     if (exponent <= 112) {  // below 2^-14: an fp16 denormal in units of 2^-24 (1024 = 2^-14)
         const uint64_t units = detail::shift_right_nearest_even(significand, 126 - exponent);
@@ -181,7 +185,7 @@ constexpr uint16_t int_to_fp16(int32_t x) {
     const uint16_t sign = x < 0 ? 0x8000 : 0;
     const uint64_t magnitude = x < 0 ? uint64_t(-int64_t(x)) : uint64_t(x);
     const auto top = static_cast<unsigned>(std::bit_width(magnitude)) - 1;  // value 2^top * 1.m
-    if (top <= 10) {  // exact
+    if (top <= 10) {                                                        // exact
         const uint64_t mantissa = (magnitude << (10 - top)) & 0x3ffu;
         return static_cast<uint16_t>(sign | ((top + 15) << 10) | mantissa);
     }
@@ -191,8 +195,12 @@ constexpr uint16_t int_to_fp16(int32_t x) {
 }
 
 // The NAN_TO_ZERO flush (SDP D_FEATURE_MODE_CFG, CDMA/PDP/CDP D_NAN_FLUSH_TO_ZERO): NaN -> +0.
-constexpr uint16_t fp16_flush_nan(uint16_t h) { return fp16_is_nan(h) ? 0 : h; }
-constexpr uint32_t fp32_flush_nan(uint32_t f) { return fp32_is_nan(f) ? 0 : f; }
+constexpr uint16_t fp16_flush_nan(uint16_t h) {
+    return fp16_is_nan(h) ? 0 : h;
+}
+constexpr uint32_t fp32_flush_nan(uint32_t f) {
+    return fp32_is_nan(f) ? 0 : f;
+}
 
 // Element-wise fp32 -> fp16 and fp16 -> fp32 of whole buffers, as the datapath converts them.
 // Fails, writing nothing, when the sizes differ.
