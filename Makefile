@@ -29,13 +29,16 @@ help:
 	@echo "NVDLA software stack"
 	@echo ""
 	@echo "  make run            build, then run the main job (today: the format demonstration)"
-	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan"
+	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, and\n                      the kernel module in a QEMU-booted Debian kernel (test-kmd)"
 	@echo ""
 	@echo "  make deps           install the Debian packages the build needs (apt-get; idempotent)"
 	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
 	@echo "  make test-unit      run the test suites of the plain build only"
 	@echo "  make test-sanitize  build into $(SAN_DIR)/ with ASan+UBSan and run the suites there"
 	@echo "  make bench          run the benchmarks (format packing against memcpy)"
+	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
+	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
+	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
 	@echo "  make install        install library, headers, pkg-config and CMake files to PREFIX"
 	@echo "                      (PREFIX=$(PREFIX))"
 	@echo "  make format         format the C++ sources with clang-format (.clang-format)"
@@ -43,7 +46,8 @@ help:
 	@echo "  make clean          remove $(BUILD_DIR)/"
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
-	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, PREFIX."
+	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, PREFIX, KDIR (kernel build tree)."
+
 
 deps:
 	@missing=""; \
@@ -62,7 +66,7 @@ build: deps
 	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: test-unit test-sanitize
+test: test-unit test-sanitize test-kmd
 
 test-unit: build
 	@echo "== tests (release build)"
@@ -97,3 +101,20 @@ format-check: deps
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# ---- Kernel module (kmd/, docs/kernel-driver.md) ----------------------------------------
+# KDIR: the kernel build tree to build against (default: the running kernel's).
+KDIR ?= /lib/modules/$(shell uname -r)/build
+
+.PHONY: kmd kmd-install test-kmd
+
+kmd:
+	@$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd
+	@echo "kmd: $(abspath $(BUILD_DIR))/kmd/kmd/nvdla.ko"
+
+kmd-install:
+	$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd install
+
+# Boots Debian 12's kernel under QEMU with the module; about 20 s once the kernel is cached.
+test-kmd:
+	@WORK=$(abspath $(BUILD_DIR))/kmd-test tests/kmd/run.sh

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * One NVDLA instance, whatever bus it sits on: register access through the
+ * glue's hooks, the interrupt, the engine, the scheduler and the DRM device.
+ * Several instances coexist; nothing here is global.
+ */
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/string.h>
+
+#include <uapi/drm/nvdla_drm.h>
+
+#include "nvdla_drv.h"
+
+u32 nvdla_reg_read(struct nvdla_device *ndev, u32 reg)
+{
+	return ndev->bus->read(ndev, reg);
+}
+EXPORT_SYMBOL_GPL(nvdla_reg_read);
+
+void nvdla_reg_write(struct nvdla_device *ndev, u32 reg, u32 val)
+{
+	ndev->bus->write(ndev, reg, val);
+}
+EXPORT_SYMBOL_GPL(nvdla_reg_write);
+
+/* Hard reset of the accelerator through the bus (reset line, model), if it has one. */
+int nvdla_device_reset(struct nvdla_device *ndev)
+{
+	return ndev->bus->reset ? ndev->bus->reset(ndev) : 0;
+}
+
+static const struct {
+	const char *name;
+	u32 uapi;
+} nvdla_uapi_configs[] = {
+	{ "nv_full", NVDLA_HW_CONFIG_NV_FULL },
+	{ "nv_small", NVDLA_HW_CONFIG_NV_SMALL },
+	{ "nv_small_256", NVDLA_HW_CONFIG_NV_SMALL_256 },
+	{ "nv_small_256_full", NVDLA_HW_CONFIG_NV_SMALL_256_FULL },
+	{ "nv_medium_512", NVDLA_HW_CONFIG_NV_MEDIUM_512 },
+	{ "nv_medium_1024_full", NVDLA_HW_CONFIG_NV_MEDIUM_1024_FULL },
+	{ "nv_large", NVDLA_HW_CONFIG_NV_LARGE },
+};
+
+/*
+ * Allocates an instance (its lifetime is the DRM device's: until the device
+ * is unbound and the last file closed) for the glue to fill in.
+ */
+struct nvdla_device *nvdla_device_alloc(struct device *dev, const struct nvdla_hw_config *config)
+{
+	struct nvdla_device *ndev;
+	unsigned int i;
+
+	ndev = devm_drm_dev_alloc(dev, &nvdla_drm_driver, struct nvdla_device, drm);
+	if (IS_ERR(ndev))
+		return ndev;
+
+	ndev->dev = dev;
+	ndev->config = config;
+	for (i = 0; i < ARRAY_SIZE(nvdla_uapi_configs); i++)
+		if (!strcmp(config->name, nvdla_uapi_configs[i].name))
+			ndev->uapi_config = nvdla_uapi_configs[i].uapi;
+	ndev->irq = -ENXIO;
+	ndev->engine = nvdla_default_engine();
+	ndev->job_timeout_ms = nvdla_job_timeout_ms();
+	spin_lock_init(&ndev->job_lock);
+	atomic_set(&ndev->jobs_alive, 0);
+	atomic_set(&ndev->bo_count, 0);
+	init_waitqueue_head(&ndev->jobs_idle);
+	return ndev;
+}
+
+static void nvdla_engine_release(struct drm_device *drm, void *arg)
+{
+	struct nvdla_device *ndev = arg;
+
+	if (ndev->engine->fini)
+		ndev->engine->fini(ndev);
+}
+
+/*
+ * Brings up an instance whose hooks the glue has filled in: buffer memory
+ * (nvdla_mem_init_carveout() before, or DMA memory), engine, scheduler,
+ * interrupt, and finally the render node.
+ */
+int nvdla_device_register(struct nvdla_device *ndev)
+{
+	struct drm_device *drm = &ndev->drm;
+	int ret;
+
+	if (WARN_ON(!ndev->bus || !ndev->uapi_config))
+		return -EINVAL;
+
+	ret = nvdla_mem_init(ndev);
+	if (ret)
+		return ret;
+
+	if (ndev->engine->init) {
+		ret = ndev->engine->init(ndev);
+		if (ret) {
+			drm_err(drm, "engine %s: init failed (%d)\n", ndev->engine->name, ret);
+			return ret;
+		}
+	}
+	ret = drmm_add_action_or_reset(drm, nvdla_engine_release, ndev);
+	if (ret)
+		return ret;
+
+	ret = nvdla_sched_init(ndev);
+	if (ret)
+		return ret;
+
+	if (ndev->irq > 0) {
+		ret = devm_request_threaded_irq(ndev->dev, ndev->irq, nvdla_irq, nvdla_irq_thread,
+						0, dev_name(ndev->dev), ndev);
+		if (ret) {
+			drm_err(drm, "cannot request IRQ %d (%d)\n", ndev->irq, ret);
+			return ret;
+		}
+	}
+
+	ret = drm_dev_register(drm, 0);
+	if (ret)
+		return ret;
+
+	drm_info(drm, "NVDLA %s on %s: %s memory %llu MiB, engine: %s, job timeout %u ms\n",
+		 ndev->config->name, ndev->bus->name,
+		 ndev->carveout.size ? "carve-out" : "DMA",
+		 ndev->carveout.size >> 20, ndev->engine->name, ndev->job_timeout_ms);
+	return 0;
+}
+
+/*
+ * The glue's remove: no ioctl reaches the hardware after this returns;
+ * unfinished jobs fail with -ENODEV. Open files keep the DRM device (and
+ * their buffers) until they are closed.
+ */
+void nvdla_device_unregister(struct nvdla_device *ndev)
+{
+	drm_dev_unplug(&ndev->drm);
+	nvdla_job_unplug(ndev);
+}

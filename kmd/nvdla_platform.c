@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * NVDLA on an SoC: a platform device described by the device tree (see
+ * docs/kmd/nvidia,nvdla.yaml). Registers (MMIO), one interrupt, optional
+ * clocks, resets and power domain, runtime PM with autosuspend, and buffer
+ * memory from a reserved-memory carve-out or the DMA API.
+ */
+#include <linux/clk.h>
+#include <linux/delay.h>
+#include <linux/dma-direct.h>
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/mod_devicetable.h>
+#include <linux/module.h>
+#include <linux/of.h>
+#include <linux/of_reserved_mem.h>
+#include <linux/platform_device.h>
+#include <linux/pm_runtime.h>
+#include <linux/property.h>
+#include <linux/reset.h>
+
+#include "nvdla_compat.h"
+#include "nvdla_drv.h"
+#include "nvdla_glue.h"
+
+#define NVDLA_AUTOSUSPEND_MS 100
+
+struct nvdla_platform {
+	struct clk_bulk_data *clks;
+	int num_clks;
+	struct reset_control *rst;
+};
+
+static u32 nvdla_platform_read(struct nvdla_device *ndev, u32 reg)
+{
+	return readl(ndev->regs + reg);
+}
+
+static void nvdla_platform_write(struct nvdla_device *ndev, u32 reg, u32 val)
+{
+	writel(val, ndev->regs + reg);
+}
+
+static int nvdla_platform_reset(struct nvdla_device *ndev)
+{
+	struct nvdla_platform *plat = ndev->bus_priv;
+	int ret;
+
+	if (!plat->rst)
+		return 0;
+	ret = reset_control_assert(plat->rst);
+	if (ret)
+		return ret;
+	udelay(1);
+	return reset_control_deassert(plat->rst);
+}
+
+static const struct nvdla_bus_ops nvdla_platform_bus_ops = {
+	.name = "platform",
+	.read = nvdla_platform_read,
+	.write = nvdla_platform_write,
+	.reset = nvdla_platform_reset,
+};
+
+static int nvdla_platform_runtime_suspend(struct device *dev)
+{
+	struct nvdla_device *ndev = dev_get_drvdata(dev);
+	struct nvdla_platform *plat = ndev->bus_priv;
+
+	reset_control_assert(plat->rst);
+	clk_bulk_disable_unprepare(plat->num_clks, plat->clks);
+	return 0;
+}
+
+static int nvdla_platform_runtime_resume(struct device *dev)
+{
+	struct nvdla_device *ndev = dev_get_drvdata(dev);
+	struct nvdla_platform *plat = ndev->bus_priv;
+	int ret;
+
+	ret = clk_bulk_prepare_enable(plat->num_clks, plat->clks);
+	if (ret)
+		return ret;
+	ret = reset_control_deassert(plat->rst);
+	if (ret)
+		clk_bulk_disable_unprepare(plat->num_clks, plat->clks);
+	return ret;
+}
+
+static void nvdla_platform_release_rmem(void *dev)
+{
+	of_reserved_mem_device_release(dev);
+}
+
+/*
+ * Buffer memory. With a `memory-region` that is `no-map`, the region is the
+ * instance's carve-out (drm_mm); a region the kernel maps (a shared-dma-pool,
+ * CMA or not) becomes the device's DMA pool; without one, buffers come from
+ * the DMA API (CMA where the system has it).
+ */
+static int nvdla_platform_memory(struct nvdla_device *ndev)
+{
+	struct device *dev = ndev->dev;
+	struct reserved_mem *rmem;
+	struct device_node *np;
+	bool no_map;
+	void *vaddr;
+	int ret;
+
+	np = of_parse_phandle(dev->of_node, "memory-region", 0);
+	if (!np)
+		return 0;
+	rmem = of_reserved_mem_lookup(np);
+	no_map = of_property_read_bool(np, "no-map");
+	of_node_put(np);
+	if (!rmem)
+		return dev_err_probe(dev, -EINVAL, "memory-region is not a reserved-memory node\n");
+
+	if (!no_map) {
+		ret = of_reserved_mem_device_init(dev);
+		if (ret)
+			return dev_err_probe(dev, ret, "cannot use memory-region %s\n", rmem->name);
+		return devm_add_action_or_reset(dev, nvdla_platform_release_rmem, dev);
+	}
+
+	vaddr = devm_memremap(dev, rmem->base, rmem->size, MEMREMAP_WC);
+	if (IS_ERR(vaddr))
+		return dev_err_probe(dev, PTR_ERR(vaddr), "cannot map memory-region %s\n",
+				     rmem->name);
+	return nvdla_mem_init_carveout(ndev, rmem->base, phys_to_dma(dev, rmem->base), rmem->size,
+				       vaddr);
+}
+
+static int nvdla_platform_probe(struct platform_device *pdev)
+{
+	struct device *dev = &pdev->dev;
+	const struct platform_device_id *id = platform_get_device_id(pdev);
+	const struct nvdla_hw_config *config;
+	struct nvdla_platform *plat;
+	struct nvdla_device *ndev;
+	const char *name;
+	int ret;
+
+	name = id ? (const char *)id->driver_data : device_get_match_data(dev);
+	config = nvdla_hw_config_find(name);
+	if (!config)
+		return dev_err_probe(dev, -EINVAL, "unknown configuration %s\n", name);
+
+	plat = devm_kzalloc(dev, sizeof(*plat), GFP_KERNEL);
+	if (!plat)
+		return -ENOMEM;
+
+	ndev = nvdla_device_alloc(dev, config);
+	if (IS_ERR(ndev))
+		return PTR_ERR(ndev);
+	ndev->bus = &nvdla_platform_bus_ops;
+	ndev->bus_priv = plat;
+	platform_set_drvdata(pdev, ndev);
+
+	ndev->regs = devm_platform_ioremap_resource(pdev, 0);
+	if (IS_ERR(ndev->regs))
+		return PTR_ERR(ndev->regs);
+	ndev->irq = platform_get_irq(pdev, 0);
+	if (ndev->irq < 0)
+		return ndev->irq;
+
+	plat->num_clks = devm_clk_bulk_get_all(dev, &plat->clks);
+	if (plat->num_clks < 0)
+		return dev_err_probe(dev, plat->num_clks, "cannot get clocks\n");
+	plat->rst = devm_reset_control_array_get_optional_exclusive(dev);
+	if (IS_ERR(plat->rst))
+		return dev_err_probe(dev, PTR_ERR(plat->rst), "cannot get resets\n");
+
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(min(config->address_bits, 64u)));
+	if (ret)
+		return dev_err_probe(dev, ret, "cannot use %u-bit DMA\n", config->address_bits);
+
+	ret = nvdla_platform_memory(ndev);
+	if (ret)
+		return ret;
+
+	/* Powered (clocks on, out of reset) only while jobs run, plus the delay. */
+	reset_control_assert(plat->rst);
+	pm_runtime_set_autosuspend_delay(dev, NVDLA_AUTOSUSPEND_MS);
+	pm_runtime_use_autosuspend(dev);
+	ret = devm_pm_runtime_enable(dev);
+	if (ret)
+		return ret;
+
+	return nvdla_device_register(ndev);
+}
+
+#if defined(HAVE_PLATFORM_REMOVE_VOID)
+static void nvdla_platform_remove(struct platform_device *pdev)
+{
+	nvdla_device_unregister(platform_get_drvdata(pdev));
+}
+#else
+static int nvdla_platform_remove(struct platform_device *pdev)
+{
+	nvdla_device_unregister(platform_get_drvdata(pdev));
+	return 0;
+}
+#endif
+
+static const struct of_device_id nvdla_of_match[] = {
+	{ .compatible = "nvidia,nvdla-nv-full", .data = "nv_full" },
+	{ .compatible = "nvidia,nvdla-nv-small", .data = "nv_small" },
+	{ .compatible = "nvidia,nvdla-nv-large", .data = "nv_large" },
+	/* The original driver's compatibles, for existing device trees. */
+	{ .compatible = "nvidia,nvdla_os_initial", .data = "nv_full" },
+	{ .compatible = "nvidia,nv_small", .data = "nv_small" },
+	{ .compatible = "nvidia,nv_large", .data = "nv_large" },
+	{ }
+};
+MODULE_DEVICE_TABLE(of, nvdla_of_match);
+
+/* Instances created by board code without a device tree. */
+static const struct platform_device_id nvdla_platform_ids[] = {
+	{ "nvdla-nv-full", (kernel_ulong_t)"nv_full" },
+	{ "nvdla-nv-small", (kernel_ulong_t)"nv_small" },
+	{ "nvdla-nv-large", (kernel_ulong_t)"nv_large" },
+	{ }
+};
+MODULE_DEVICE_TABLE(platform, nvdla_platform_ids);
+
+static DEFINE_RUNTIME_DEV_PM_OPS(nvdla_platform_pm, nvdla_platform_runtime_suspend,
+				 nvdla_platform_runtime_resume, NULL);
+
+struct platform_driver nvdla_platform_driver = {
+	.probe = nvdla_platform_probe,
+	.remove = nvdla_platform_remove,
+	.id_table = nvdla_platform_ids,
+	.driver = {
+		.name = "nvdla",
+		.of_match_table = nvdla_of_match,
+		.pm = pm_ptr(&nvdla_platform_pm),
+	},
+};

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# make test-kmd: the NVDLA kernel module tested for real in Debian 12's own
+# kernel, booted under QEMU (TCG) with no root filesystem.
+#
+#  1. Debian packages (qemu-system-x86 busybox-static cpio kmod xz-utils
+#     linux-headers-amd64), installed if missing.
+#  2. The kernel: the ABI linux-headers-amd64 depends on; its image package
+#     is downloaded (not installed) and only vmlinuz and the DRM modules
+#     are extracted, cached in $WORK/cache.
+#  3. nvdla.ko built against that kernel's headers twice, as shipped and
+#     with the test engine (NVDLA_SELFTEST=y), warnings are errors; the
+#     static test program.
+#  4. An initramfs whose /init loads the modules and runs the test program
+#     twice: with the production module (every job rejected: "no engine
+#     yet") and with the test build's selftest engine (jobs through the
+#     scheduler, timeouts), unloading the module after each; then checks
+#     the kernel log for leaks and warnings.
+#  5. QEMU with two ivshmem devices (two NVDLA instances: nv_full with a
+#     carve-out, nv_small with DMA memory) and a third instance on the
+#     platform bus (nv_large, tests/kmd/platdev), panic_on_warn=1
+#     slub_debug=FZPU.
+#     The verdict is the result line in the serial log.
+#
+# Environment: WORK (default build/kmd-test), KVER (default: from
+# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240).
+# Exit status: 0 pass (or skip when QEMU cannot run at all), 1 fail.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+WORK=${WORK:-$root/build/kmd-test}
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-240}
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+
+say() { printf 'test-kmd: %s\n' "$*"; }
+die() { printf 'test-kmd: FAIL: %s\n' "$*" >&2; exit 1; }
+skip() {
+	printf 'test-kmd: SKIP: %s\n' "$*"
+	exit 0
+}
+
+start=$(date +%s)
+
+# ---- 1. packages -------------------------------------------------------------
+packages="qemu-system-x86 busybox-static cpio kmod xz-utils linux-headers-amd64"
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	say "installing$missing"
+	# shellcheck disable=SC2086 # $missing is a list of package names
+	if ! { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $missing >/dev/null; }; then
+		command -v qemu-system-x86_64 >/dev/null ||
+			skip "QEMU cannot be installed (apt-get failed for:$missing)"
+		die "apt-get could not install:$missing"
+	fi
+fi
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not available"
+
+# ---- 2. the kernel -------------------------------------------------------------
+derive_kver() {
+	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		sed -n 's/.*linux-headers-\([0-9][^ ,]*\).*/\1/p'
+}
+download_image() { # into the current directory
+	apt-get download "linux-image-$KVER" >/dev/null 2>&1 ||
+		apt-get download "linux-image-$KVER-unsigned" >/dev/null 2>&1
+}
+KVER_FIXED=${KVER:+yes} # KVER given: never re-derived
+[ -n "${KVER:-}" ] || KVER=$(derive_kver)
+[ -n "$KVER" ] || die "cannot derive the kernel ABI from linux-headers-amd64"
+KDIR=/usr/src/linux-headers-$KVER
+cache=$WORK/cache/$KVER
+kroot=$cache/root
+if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ]; then
+	say "fetching linux-image-$KVER (extracting vmlinuz and the DRM modules only)"
+	rm -rf "$cache"
+	mkdir -p "$cache" "$kroot"
+	if ! (cd "$cache" && download_image); then
+		# Stale package lists, or the archive moved on to a newer ABI: update, retry.
+		say "refreshing the package lists (and linux-headers-amd64)"
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends linux-headers-amd64 >/dev/null || true
+		[ -n "$KVER_FIXED" ] || KVER=$(derive_kver)
+		KDIR=/usr/src/linux-headers-$KVER
+		cache=$WORK/cache/$KVER
+		kroot=$cache/root
+		mkdir -p "$cache" "$kroot"
+		(cd "$cache" && download_image) || die "apt-get download linux-image-$KVER failed"
+	fi
+	debs=("$cache"/linux-image-*.deb)
+	deb=${debs[0]}
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" --wildcards \
+		"./boot/vmlinuz-$KVER" \
+		"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko" \
+		"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko" \
+		"./lib/modules/$KVER/kernel/drivers/gpu/drm/scheduler/*" \
+		"./lib/modules/$KVER/kernel/drivers/gpu/drm/vgem/*" \
+		"./lib/modules/$KVER/modules.order" \
+		"./lib/modules/$KVER/modules.builtin" \
+		"./lib/modules/$KVER/modules.builtin.modinfo"
+	rm -f "$deb"
+	depmod -b "$kroot" "$KVER"
+	# The uncompressed kernel boots through PVH, twice as fast as the bzImage.
+	vmlinuz=$kroot/boot/vmlinuz-$KVER
+	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1)
+	[ -n "$off" ] || die "no xz payload in $vmlinuz"
+	tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
+	head -c 4 "$cache/vmlinux" | grep -q ELF || die "could not extract vmlinux"
+fi
+
+[ -d "$KDIR" ] || die "no headers at $KDIR (install linux-headers-$KVER)"
+
+# ---- 3. modules and test program --------------------------------------------------
+# The production module (the stub phase runs it as shipped) and the test build
+# with the selftest engine; both must build without a warning.
+build_module() { # out-dir selftest
+	local log=$1.log
+	if ! make -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
+		cat "$log"
+		die "module build failed ($1)"
+	fi
+	if grep -E 'warning:|error:' "$log"; then
+		die "the module build has warnings ($1)"
+	fi
+}
+mkdir -p "$WORK"
+say "building nvdla.ko for $KVER (production, and with the selftest engine)"
+build_module "$WORK/module" ""
+build_module "$WORK/module-selftest" y
+# Board code for a platform-bus instance (the guest has no device tree).
+rm -rf "$WORK/platdev"
+cp -r "$here/platdev" "$WORK/platdev"
+if ! make -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
+	grep -E 'warning:|error:' "$WORK/platdev.log"; then
+	cat "$WORK/platdev.log"
+	die "test platform-device module build failed"
+fi
+ko=$WORK/module/kmd/nvdla.ko
+ko_selftest=$WORK/module-selftest/kmd/nvdla.ko
+
+say "building the test program (static)"
+# drm.h from the kernel's UAPI (Debian's linux-libc-dev has none): after the system headers.
+drmh=""
+for f in "$KDIR/include/uapi/drm/drm.h" "/usr/src/linux-headers-${KVER%-*}-common/include/uapi/drm/drm.h"; do
+	[ -f "$f" ] && drmh=$f && break
+done
+[ -n "$drmh" ] || die "no drm.h in the headers of $KVER"
+gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" \
+	-idirafter "$(dirname "$drmh")" -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
+	die "test program build failed"
+
+# ---- 4. initramfs ------------------------------------------------------------------
+initrd=$WORK/initramfs
+rm -rf "$initrd"
+mkdir -p "$initrd"/{bin,dev,proc,sys,mod}
+cp /bin/busybox "$initrd/bin/busybox"
+cp "$ko" "$initrd/mod/nvdla.ko"
+cp "$ko_selftest" "$initrd/mod/nvdla-selftest.ko"
+cp "$WORK/platdev/nvdla_test_platdev.ko" "$initrd/mod/"
+cp "$WORK/nvdla_kmd_test" "$initrd/bin/"
+
+# The modules nvdla.ko and vgem.ko need, dependencies first.
+order=""
+add_module() {
+	local name=$1 dep file
+	case " $order " in *" $name "*) return ;; esac
+	file=$(modinfo -b "$kroot" -k "$KVER" -F filename "$name" 2>/dev/null) ||
+		die "module $name not found in linux-image-$KVER"
+	[ "$file" = "(builtin)" ] && return
+	for dep in $(modinfo -F depends "$file" | tr ',' ' '); do
+		add_module "$dep"
+	done
+	cp "$file" "$initrd/mod/$name.ko"
+	order="$order $name"
+}
+for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+	add_module "$dep"
+done
+add_module vgem
+echo "$order" >"$initrd/mod/order"
+
+cat >"$initrd/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+echo "test-kmd guest: booted $(uname -r)"
+fail=0
+step() { # name command...
+	name=$1
+	shift
+	if "$@"; then echo "ok   guest: $name"; else echo "FAIL guest: $name"; fail=$((fail + 1)); fi
+}
+for m in $(cat /mod/order); do
+	insmod /mod/$m.ko || echo "FAIL guest: insmod $m"
+done
+step "insmod nvdla (production build)" insmod /mod/nvdla.ko job_timeout_ms=300
+step "insmod nvdla_test_platdev (a platform-bus instance)" insmod /mod/nvdla_test_platdev.ko
+/bin/nvdla_kmd_test stub || fail=$((fail + 1))
+step "dmesg says: no engine yet" sh -c 'dmesg | grep -q "no engine yet"'
+step "rmmod nvdla" rmmod nvdla
+step "insmod nvdla (test build, selftest engine)" insmod /mod/nvdla-selftest.ko job_timeout_ms=300 selftest_engine=1
+/bin/nvdla_kmd_test selftest || fail=$((fail + 1))
+step "dmesg says: the hung job timed out" sh -c 'dmesg | grep -q "ran longer than 300 ms"'
+step "rmmod nvdla" rmmod nvdla
+step "rmmod failed the job still running" sh -c 'dmesg | grep -q "device removed: the running job fails"'
+step "rmmod nvdla_test_platdev" rmmod nvdla_test_platdev
+step "no leaked buffers or jobs" sh -c '! dmesg | grep -E "leaked|still alive"'
+step "no kernel warning" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|general protection"'
+if [ "$fail" = 0 ]; then echo "TEST-KMD-RESULT: PASS"; else echo "TEST-KMD-RESULT: FAIL ($fail)"; fi
+poweroff -f
+EOF
+chmod +x "$initrd/init"
+(cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
+
+# ---- 5. QEMU -----------------------------------------------------------------------
+# Shared memory of each ivshmem device, with the header (kmd/nvdla_ivshmem.h) the
+# host side writes: "NVDLA-VP", version 1, size 112, configuration, mailbox
+# (none), memory (carve-out offset and size; 0: guest DMA memory).
+le() { # value bytes -> printf escapes, little endian
+	local v=$1 n=$2 i out=""
+	for ((i = 0; i < n; i++)); do
+		out+=$(printf '\\x%02x' $(((v >> (8 * i)) & 0xff)))
+	done
+	printf '%s' "$out"
+}
+make_shm() { # file size config memory_offset memory_size
+	local hdr cfg
+	rm -f "$1"
+	truncate -s "$2" "$1"
+	cfg=$(printf '%s' "$3" | od -An -tx1 | tr -d ' \n' | sed 's/../\\x&/g')
+	hdr="NVDLA-VP$(le 1 4)$(le 112 4)$cfg"
+	printf '%b' "$hdr" | dd of="$1" conv=notrunc status=none
+	printf '%b' "$(le "$4" 8)$(le "$5" 8)" | dd of="$1" bs=1 seek=64 conv=notrunc status=none
+}
+make_shm "$WORK/shm-a" $((16 << 20)) nv_full $((64 << 10)) $(((16 << 20) - (64 << 10)))
+make_shm "$WORK/shm-b" $((1 << 20)) nv_small 0 0
+
+log=$WORK/serial.log
+rm -f "$log"
+say "booting $KVER under QEMU (TCG, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
+qstart=$(date +%s)
+set +e
+timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M \
+	-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
+	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1" \
+	-object "memory-backend-file,id=shma,size=16M,mem-path=$WORK/shm-a,share=on" \
+	-device ivshmem-plain,memdev=shma \
+	-object "memory-backend-file,id=shmb,size=1M,mem-path=$WORK/shm-b,share=on" \
+	-device ivshmem-plain,memdev=shmb -device pci-testdev \
+	>"$WORK/qemu.log" 2>&1
+qrc=$?
+set -e
+qsecs=$(($(date +%s) - qstart))
+
+if [ ! -s "$log" ]; then
+	cat "$WORK/qemu.log"
+	[ $qrc = 124 ] && die "QEMU produced no output in ${QEMU_TIMEOUT}s"
+	skip "QEMU cannot run here (exit $qrc, see $WORK/qemu.log)"
+fi
+
+grep -E '^(ok  |FAIL|TODO|SKIP) |^nvdla-kmd-test|guest:|TEST-KMD-RESULT' "$log" || true
+if grep -qE 'Kernel panic|BUG:|WARNING:|Oops' "$log"; then
+	echo "---- kernel log excerpt ----"
+	grep -n -B5 -A40 -m1 -E 'Kernel panic|BUG:|WARNING:|Oops' "$log" | head -80
+fi
+pass=$(grep -cE '^ok  ' "$log" || true)
+fails=$(grep -cE '^FAIL' "$log" || true)
+skips=$(grep -cE '^(TODO|SKIP) ' "$log" || true)
+say "QEMU ran ${qsecs}s, total $(($(date +%s) - start))s; serial log: $log"
+if ! grep -q 'TEST-KMD-RESULT: PASS' "$log"; then
+	[ $qrc = 124 ] && say "QEMU timed out after ${QEMU_TIMEOUT}s"
+	echo "test-kmd: $pass passed, $((fails > 0 ? fails : 1)) failed, $skips skipped"
+	exit 1
+fi
+echo "test-kmd: $pass passed, $fails failed, $skips skipped"
