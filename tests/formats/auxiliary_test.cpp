@@ -114,7 +114,7 @@ TEST(AuxData, RejectsCombinationsTheSeedDoesNotDefine) {
               "bias data: int16 components do not fit a fp16 datapath (fp16 needs fp16)");
     r = make_aux_layout(config("nv_small"), AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu,
                         Precision::Int16, Precision::Int16, {1, 8, 1, 1});
-    EXPECT_EQ(r.message(), "bias data: nv_small does not support int16 input");
+    EXPECT_EQ(r.message(), "bias data: nv_small does not support int16 processing");
     r = make_aux_layout(full, AuxKind::Bias, AuxMode::PerChannel, AuxUse::Alu, Precision::Int8,
                         Precision::Int8, {1, 8, 2, 1});
     EXPECT_EQ(r.message(), "bias data: per-channel data is 1x1xC, not 1x2x8 (WxHxC)");

@@ -95,17 +95,17 @@ std::string_view to_string(AuxKind k) {
 }
 
 Result<AuxLayout> make_aux_layout(const HwConfig& cfg, AuxKind kind, AuxMode mode, AuxUse use,
-                                  Precision input_precision, Precision component_precision,
+                                  Precision processing_precision, Precision component_precision,
                                   Dims4 dims, FeatureStrides strides) {
     const std::string what(to_string(kind));
     if (Status s = check_kind(kind, mode, use); !s.ok()) return s;
-    if (!supports(cfg, input_precision))
-        return error(what, " data: ", cfg.name, " does not support ", to_string(input_precision),
-                     " input");
-    const bool float_input = input_precision == Precision::Fp16;
+    if (!supports(cfg, processing_precision))
+        return error(what, " data: ", cfg.name, " does not support ",
+                     to_string(processing_precision), " processing");
+    const bool float_input = processing_precision == Precision::Fp16;
     if (float_input != (component_precision == Precision::Fp16))
         return error(what, " data: ", to_string(component_precision), " components do not fit a ",
-                     to_string(input_precision), " datapath (",
+                     to_string(processing_precision), " datapath (",
                      float_input ? "fp16 needs fp16" : "integer needs int8 or int16", ")");
     if (dims.n != 1) return error(what, " data: batch count must be 1, not ", dims.n);
     for (auto [name, v] : {std::pair{"channel count", dims.c}, std::pair{"height", dims.h},
@@ -120,9 +120,9 @@ Result<AuxLayout> make_aux_layout(const HwConfig& cfg, AuxKind kind, AuxMode mod
     l.kind = kind;
     l.mode = mode;
     l.use = use;
-    l.input_precision = input_precision;
+    l.processing_precision = processing_precision;
     l.component_precision = component_precision;
-    l.elements_per_atom = elements_per_atom(cfg, input_precision);
+    l.elements_per_atom = elements_per_atom(cfg, processing_precision);
     l.channels = dims.c;
     l.height = dims.h;
     l.width = dims.w;

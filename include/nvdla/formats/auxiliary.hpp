@@ -5,8 +5,8 @@
 //
 //     BytesPerAtom = ElementPerAtom x ComponentsPerElement x BytesPerComponent
 //
-// where ElementPerAtom = atom bytes / element bytes of the SDP input precision (32 or 16 with
-// 32-byte atoms). Per-channel data is a contiguous 1 x 1 x C run; per-element data a W x H x C
+// where ElementPerAtom = atom bytes / element bytes of the SDP processing precision (32 or 16
+// with 32-byte atoms). Per-channel data is a contiguous 1 x 1 x C run; per-element data a W x H x C
 // cube with caller-chosen line and surface strides. Per-layer values live in registers
 // (aux_register_value).
 #pragma once
@@ -35,8 +35,8 @@ struct AuxLayout {
     AuxKind kind = AuxKind::Bias;
     AuxMode mode = AuxMode::PerChannel;
     AuxUse use = AuxUse::Alu;
-    Precision input_precision = Precision::Int8;      // SDP input data: decides elements per atom
-    Precision component_precision = Precision::Int8;  // 1 byte (int8) or 2 bytes (int16 / fp16)
+    Precision processing_precision = Precision::Int8;  // SDP PROC_PRECISION: elements per atom
+    Precision component_precision = Precision::Int8;   // 1 byte (int8) or 2 bytes (int16 / fp16)
     uint32_t elements_per_atom = 32;
     uint32_t channels = 1, height = 1, width = 1;
     uint64_t line_stride = 0, surface_stride = 0;
@@ -66,7 +66,7 @@ struct AuxLayout {
 // datapath cannot take (fp16 input needs fp16 components; integer input needs int8/int16), on
 // bad extents and on misaligned or too small strides.
 NVDLA_API Result<AuxLayout> make_aux_layout(const HwConfig& cfg, AuxKind kind, AuxMode mode,
-                                            AuxUse use, Precision input_precision,
+                                            AuxUse use, Precision processing_precision,
                                             Precision component_precision, Dims4 dims,
                                             FeatureStrides strides = {});
 

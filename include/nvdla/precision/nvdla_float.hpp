@@ -202,6 +202,48 @@ constexpr uint32_t fp32_flush_nan(uint32_t f) {
     return fp32_is_nan(f) ? 0 : f;
 }
 
+// FpMax / FpMin (FpCmp, nvdla_float.h:1183-1276) on fp32 patterns: sign first, then the
+// magnitude fields as unsigned integers (infinity is the largest, +0 is above -0); a NaN
+// operand is the result, the first one when both are.
+constexpr uint32_t fp32_max(uint32_t a, uint32_t b) {
+    if (fp32_is_nan(a)) return a;
+    if (fp32_is_nan(b)) return b;
+    const bool a_negative = (a >> 31) != 0, b_negative = (b >> 31) != 0;
+    const uint32_t a_magnitude = a & 0x7fffffffu, b_magnitude = b & 0x7fffffffu;
+    bool a_greater;
+    if (a_negative != b_negative) {
+        a_greater = !a_negative;
+    } else {
+        a_greater = a_negative ? a_magnitude <= b_magnitude : a_magnitude > b_magnitude;
+    }
+    return a_greater ? a : b;
+}
+constexpr uint32_t fp32_min(uint32_t a, uint32_t b) {
+    if (fp32_is_nan(a)) return a;
+    if (fp32_is_nan(b)) return b;
+    return fp32_max(a, b) == a ? b : a;
+}
+
+// The same FpMax / FpMin on fp16 patterns (the PDP's fp16 max and min pooling): the order is
+// the fp32 one, fp16 -> fp32 being exact and monotonic (infinity above 65504, +0 above -0),
+// and a NaN operand is the result, the first one when both are.
+constexpr uint16_t fp16_max(uint16_t a, uint16_t b) {
+    if (fp16_is_nan(a)) return a;
+    if (fp16_is_nan(b)) return b;
+    return fp32_max(fp16_to_fp32(a), fp16_to_fp32(b)) == fp16_to_fp32(a) ? a : b;
+}
+constexpr uint16_t fp16_min(uint16_t a, uint16_t b) {
+    if (fp16_is_nan(a)) return a;
+    if (fp16_is_nan(b)) return b;
+    return fp16_max(a, b) == a ? b : a;
+}
+
+// FpRelu (nvdla_float.h:1413): a NaN or a value with a clear sign bit passes, anything else
+// (-0 included) becomes +0.
+constexpr uint32_t fp32_relu(uint32_t f) {
+    return fp32_is_nan(f) || (f >> 31) == 0 ? f : 0;
+}
+
 // Element-wise fp32 -> fp16 and fp16 -> fp32 of whole buffers, as the datapath converts them.
 // Fails, writing nothing, when the sizes differ.
 NVDLA_API Status fp32_to_fp16(std::span<const float> in, std::span<uint16_t> out);

@@ -1,0 +1,298 @@
+#include "trace.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace nvdla::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string trim(std::string_view s) {
+    size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return std::string(s.substr(b, e - b));
+}
+
+bool parse_number(std::string_view s, uint64_t& out) {
+    std::string t = trim(s);
+    int base = 10;
+    std::string_view digits = t;
+    if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+        base = 16;
+        digits.remove_prefix(2);
+    }
+    if (digits.empty()) return false;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out, base);
+    return ec == std::errc() && p == digits.data() + digits.size();
+}
+
+Result<std::string> read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return error(path.string(), ": cannot open");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// ---- nv_small: name(arg, arg, ...);
+Status parse_cfg_line(const std::string& raw, int line, std::vector<Command>& out) {
+    std::string text = raw;
+    if (size_t c = text.find("//"); c != std::string::npos) text.resize(c);
+    text = trim(text);
+    if (text.empty()) return {};
+    const size_t open = text.find('('), close = text.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open)
+        return error("line ", line, ": cannot parse '", text, "'");
+    const std::string verb = trim(std::string_view(text).substr(0, open));
+    std::vector<std::string> args;
+    std::stringstream list(text.substr(open + 1, close - open - 1));
+    for (std::string a; std::getline(list, a, ',');) {
+        a = trim(a);
+        if (a.size() >= 2 && a.front() == '"' && a.back() == '"') a = a.substr(1, a.size() - 2);
+        args.push_back(a);
+    }
+    auto number = [&](size_t i, uint64_t& v) -> Status {
+        if (i >= args.size() || !parse_number(args[i], v))
+            return error("line ", line, ": argument ", i + 1, " of ", verb, " is not a number");
+        return {};
+    };
+    auto want = [&](size_t n) -> Status {
+        if (args.size() < n) return error("line ", line, ": ", verb, " needs ", n, " arguments");
+        return {};
+    };
+    auto port = [&](const std::string& mem, emu::MemoryPort& p) -> Status {
+        // "1" appears for the primary memory in some traces (the test bench's enum value).
+        if (mem == "pri_mem" || mem == "1") p = emu::MemoryPort::Primary;
+        else if (mem == "sec_mem" || mem == "2") p = emu::MemoryPort::Secondary;
+        else return error("line ", line, ": unknown memory '", mem, "'");
+        return {};
+    };
+
+    Command c{};
+    c.line = line;
+    uint64_t v = 0;
+    if (verb == "reg_write" || verb == "reg_read_check" || verb == "reg_read_expected" ||
+        verb == "poll_reg_equal" || verb == "reg_read") {
+        if (Status s = want(2); !s) return s;
+        c.name = args[0];
+        c.op = verb == "reg_write"        ? Op::RegWrite
+               : verb == "poll_reg_equal" ? Op::RegPoll
+               : verb == "reg_read"       ? Op::RegRead
+                                          : Op::RegReadCheck;
+        if (c.op != Op::RegRead) {
+            if (Status s = number(1, v); !s) return s;
+            c.value = static_cast<uint32_t>(v);
+        }
+    } else if (verb == "sync_notify" || verb == "sync_wait") {
+        c.op = verb == "sync_notify" ? Op::SyncNotify : Op::SyncWait;
+        c.sync = args.empty() ? "" : args.back();
+    } else if (verb == "intr_notify") {
+        c.op = Op::IntrNotify;
+        if (args.size() == 1) {
+            c.sync = args[0];
+        } else {
+            if (Status s = want(2); !s) return s;
+            c.name = args[0];
+            c.sync = args[1];
+        }
+    } else if (verb == "mem_init") {
+        if (Status s = want(4); !s) return s;
+        c.op = Op::MemInit;
+        if (Status s = port(args[0], c.port); !s) return s;
+        if (Status s = number(1, c.address); !s) return s;
+        if (Status s = number(2, c.size); !s) return s;
+        const std::string& p = args[3];
+        c.fill = p == "ALL_ZERO" ? Fill::Zero
+                 : p == "ONES"   ? Fill::Ones
+                 : p == "AFIVE"  ? Fill::AFive
+                 : p == "FIVEA"  ? Fill::FiveA
+                 : p == "ADDR"   ? Fill::Address
+                 : p == "RANDOM" ? Fill::Random
+                                 : Fill::Zero;
+        if (p != "ALL_ZERO" && p != "ONES" && p != "AFIVE" && p != "FIVEA" && p != "ADDR" &&
+            p != "RANDOM")
+            return error("line ", line, ": unknown fill pattern '", p, "'");
+    } else if (verb == "mem_load") {
+        if (Status s = want(3); !s) return s;
+        c.op = Op::MemLoad;
+        if (Status s = port(args[0], c.port); !s) return s;
+        if (Status s = number(1, c.address); !s) return s;
+        c.name = args[2];
+    } else if (verb == "mem_reserve" || verb == "mem_release") {
+        return {};  // allocation hints of the test bench: memory here is always there
+    } else if (verb == "check_crc" || verb == "check_file") {
+        if (Status s = want(5); !s) return s;
+        c.op = verb == "check_crc" ? Op::CheckCrc : Op::CheckFile;
+        c.sync = args[0];
+        if (Status s = port(args[1], c.port); !s) return s;
+        if (Status s = number(2, c.address); !s) return s;
+        if (Status s = number(3, c.size); !s) return s;
+        if (c.op == Op::CheckCrc) {
+            if (Status s = number(4, v); !s) return s;
+            c.value = static_cast<uint32_t>(v);
+        } else {
+            c.name = args[4];
+        }
+    } else if (verb == "check_nothing") {
+        if (Status s = want(1); !s) return s;
+        c.op = Op::CheckNothing;
+        c.sync = args[0];
+    } else {
+        return error("line ", line, ": unknown command '", verb, "'");
+    }
+    out.push_back(c);
+    return {};
+}
+
+// ---- nv_full: verb args... #comment
+Status parse_txn_line(const std::string& raw, int line, std::vector<Command>& out) {
+    std::string text = raw;
+    if (size_t c = text.find('#'); c != std::string::npos) text.resize(c);
+    std::istringstream in(text);
+    std::vector<std::string> tok;
+    for (std::string t; in >> t;) tok.push_back(t);
+    if (tok.empty()) return {};
+    auto number = [&](size_t i, uint64_t& v) -> Status {
+        if (i >= tok.size() || !parse_number(tok[i], v))
+            return error("line ", line, ": argument ", i, " of ", tok[0], " is not a number");
+        return {};
+    };
+    Command c{};
+    c.line = line;
+    uint64_t v = 0;
+    if (tok[0] == "write_reg" || tok[0] == "read_reg") {
+        if (Status s = number(1, v); !s) return s;
+        if ((v >> 16) != 0xffff) return error("line ", line, ": register address ", tok[1],
+                                              " is not of the form 0xffffWWWW");
+        c.reg = static_cast<uint32_t>(v & 0xffff) * 4;  // word address -> byte offset
+        c.reg_is_numeric = true;
+        if (tok[0] == "write_reg") {
+            c.op = Op::RegWrite;
+            if (Status s = number(2, v); !s) return s;
+            c.value = static_cast<uint32_t>(v);
+        } else {
+            c.op = Op::RegPoll;
+            if (Status s = number(2, v); !s) return s;
+            c.mask = static_cast<uint32_t>(v);
+            if (Status s = number(3, v); !s) return s;
+            c.value = static_cast<uint32_t>(v);
+        }
+    } else if (tok[0] == "load_mem" || tok[0] == "dump_mem") {
+        c.op = tok[0] == "load_mem" ? Op::MemLoad : Op::CheckFile;
+        if (Status s = number(1, c.address); !s) return s;
+        if (Status s = number(2, c.size); !s) return s;
+        if (tok.size() < 4) return error("line ", line, ": ", tok[0], " needs a file");
+        c.name = tok[3];
+        c.port_from_address = true;
+    } else if (tok[0] == "wait") {
+        c.op = Op::Wait;
+    } else {
+        return error("line ", line, ": unknown command '", tok[0], "'");
+    }
+    out.push_back(c);
+    return {};
+}
+
+}  // namespace
+
+Result<Trace> load_trace(const fs::path& dir) {
+    Trace t;
+    t.dir = dir;
+    const fs::path cfg = dir / (dir.filename().string() + ".cfg");
+    const fs::path txn = dir / "input.txn";
+    if (fs::is_regular_file(cfg)) {
+        t.format = Trace::Format::NvSmallCfg;
+        t.file = cfg;
+    } else if (fs::is_regular_file(txn)) {
+        t.format = Trace::Format::NvFullTxn;
+        t.file = txn;
+    } else {
+        return error(dir.string(), ": no trace (", cfg.filename().string(), " or input.txn)");
+    }
+    auto text = read_text(t.file);
+    if (!text.ok()) return text.status();
+    std::istringstream in(*text);
+    int line = 0;
+    for (std::string l; std::getline(in, l);) {
+        ++line;
+        const Status s = t.format == Trace::Format::NvSmallCfg ? parse_cfg_line(l, line, t.commands)
+                                                               : parse_txn_line(l, line, t.commands);
+        if (!s) return error(t.file.filename().string(), " ", s.message());
+    }
+    if (fs::is_regular_file(dir / "plusargs.txt")) {
+        auto plus = read_text(dir / "plusargs.txt");
+        const std::string key = "+read_reg_poll_retries=";
+        if (plus.ok())
+            if (size_t p = plus->find(key); p != std::string::npos) {
+                uint64_t n = 0;
+                std::string digits;
+                for (size_t i = p + key.size(); i < plus->size() && std::isdigit(static_cast<unsigned char>((*plus)[i])); ++i)
+                    digits += (*plus)[i];
+                if (parse_number(digits, n)) t.poll_retries = static_cast<int>(std::min<uint64_t>(n, 1000000));
+            }
+    }
+    return t;
+}
+
+Result<Surface> read_surface_file(const fs::path& path) {
+    auto text = read_text(path);
+    if (!text.ok()) return text.status();
+    Surface s;
+    std::istringstream in(*text);
+    int line = 0;
+    const bool packets = text->find("offset:") != std::string::npos;
+    for (std::string l; std::getline(in, l);) {
+        ++line;
+        if (packets) {
+            const size_t o = l.find("offset:"), z = l.find("size:"), p = l.find("payload:");
+            if (o == std::string::npos) continue;
+            if (z == std::string::npos || p == std::string::npos)
+                return error(path.filename().string(), " line ", line, ": malformed packet");
+            uint64_t offset = 0, size = 0;
+            if (!parse_number(l.substr(o + 7, l.find(',', o) - o - 7), offset) ||
+                !parse_number(l.substr(z + 5, l.find(',', z) - z - 5), size))
+                return error(path.filename().string(), " line ", line, ": malformed packet");
+            std::istringstream bytes(l.substr(p + 8));
+            std::vector<uint8_t> payload;
+            for (std::string b; bytes >> b;) {
+                while (!b.empty() && (b.back() == ',' || b.back() == '}')) b.pop_back();
+                if (b.empty()) continue;
+                uint64_t v;
+                if (!parse_number(b, v) || v > 0xff)
+                    return error(path.filename().string(), " line ", line, ": '", b, "' is not a byte");
+                payload.push_back(static_cast<uint8_t>(v));
+            }
+            if (payload.size() != size || offset + size > (uint64_t(1) << 32))
+                return error(path.filename().string(), " line ", line, ": payload of ",
+                             payload.size(), " bytes does not match size ", size);
+            if (s.bytes.size() < offset + size) {
+                s.bytes.resize(offset + size);
+                s.present.resize(offset + size);
+            }
+            for (size_t i = 0; i < payload.size(); ++i) {
+                s.bytes[offset + i] = payload[i];
+                s.present[offset + i] = true;
+            }
+        } else {
+            // Dumps: data lines are bytes ("0x35 0x56 ..."); everything else is a header or a
+            // separator ("Data_size = 0x1000", "=====", "dump done").
+            const std::string t = trim(l);
+            if (t.rfind("0x", 0) != 0 || t.find('=') != std::string::npos) continue;
+            std::istringstream bytes(t);
+            for (std::string b; bytes >> b;) {
+                uint64_t v;
+                if (!parse_number(b, v) || v > 0xff)
+                    return error(path.filename().string(), " line ", line, ": '", b, "' is not a byte");
+                s.bytes.push_back(static_cast<uint8_t>(v));
+                s.present.push_back(true);
+            }
+        }
+    }
+    return s;
+}
+
+}  // namespace nvdla::trace

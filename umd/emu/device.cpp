@@ -1,0 +1,289 @@
+// The device: CSB dispatch to the register file and the units, and the scheduler that runs an
+// operation once every unit it needs has its consumer group enabled.
+#include "nvdla/emu/device.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "emu/bdma.hpp"
+#include "emu/cdp.hpp"
+#include "emu/convolution.hpp"
+#include "emu/dma.hpp"
+#include "emu/glb.hpp"
+#include "emu/pdp.hpp"
+#include "emu/register_file.hpp"
+#include "emu/rubik.hpp"
+#include "emu/sdp.hpp"
+#include "emu/unit.hpp"
+
+namespace nvdla::emu {
+namespace {
+
+#define FIELD(unit, reg, field, group) \
+    NVDLA_FIELD_GET(unit, reg, field, (group)[NVDLA_##unit##_##reg])
+#define IS(unit, reg, field, value, group) \
+    (FIELD(unit, reg, field, group) == NVDLA_##unit##_##reg##_##field##_##value)
+
+bool sdp_flying(Group sdp) {
+    return IS(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, ON, sdp);
+}
+bool sdp_to_pdp(Group sdp) {
+    return IS(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, PDP, sdp);
+}
+
+// Whether this SDP operation reads anything through SDP_RDMA: its input (offline mode) or an
+// operand of an enabled X1/X2/Y stage taken from memory (Y only where the configuration has it).
+bool sdp_needs_rdma(const HwConfig& cfg, Group sdp) {
+    if (!sdp_flying(sdp)) return true;
+    const bool bs = !FIELD(SDP, D_DP_BS_CFG, BS_BYPASS, sdp) &&
+                    ((!FIELD(SDP, D_DP_BS_CFG, BS_ALU_BYPASS, sdp) &&
+                      IS(SDP, D_DP_BS_ALU_CFG, BS_ALU_SRC, MEM, sdp)) ||
+                     (!FIELD(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, sdp) &&
+                      IS(SDP, D_DP_BS_MUL_CFG, BS_MUL_SRC, MEM, sdp)));
+    const bool bn = !FIELD(SDP, D_DP_BN_CFG, BN_BYPASS, sdp) &&
+                    ((!FIELD(SDP, D_DP_BN_CFG, BN_ALU_BYPASS, sdp) &&
+                      IS(SDP, D_DP_BN_ALU_CFG, BN_ALU_SRC, MEM, sdp)) ||
+                     (!FIELD(SDP, D_DP_BN_CFG, BN_MUL_BYPASS, sdp) &&
+                      IS(SDP, D_DP_BN_MUL_CFG, BN_MUL_SRC, MEM, sdp)));
+    const bool ew = nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW) &&
+                    !FIELD(SDP, D_DP_EW_CFG, EW_BYPASS, sdp) &&
+                    ((!FIELD(SDP, D_DP_EW_CFG, EW_ALU_BYPASS, sdp) &&
+                      IS(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, MEM, sdp)) ||
+                     (!FIELD(SDP, D_DP_EW_CFG, EW_MUL_BYPASS, sdp) &&
+                      IS(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, MEM, sdp)));
+    return bs || bn || ew;
+}
+
+bool pdp_flying(Group pdp) {
+    return IS(PDP, D_OPERATION_MODE_CFG, FLYING_MODE, ON_FLYING, pdp);
+}
+
+}  // namespace
+
+struct Device::Impl {
+    Impl(const HwConfig& c, Memory& memory)
+        : cfg(c), regs(c.reg_map), dma(memory, stats), glb(regs), ctx{cfg, dma, stats} {}
+
+    const HwConfig& cfg;
+    DeviceStats stats;
+    RegisterFile regs;
+    Dma dma;
+    Glb glb;
+    Context ctx;
+    Convolution conv;
+    Sdp sdp;
+    Pdp pdp;
+    Cdp cdp;
+    Bdma bdma;
+    Rubik rubik;
+    bool stalled = false;
+
+    bool has(uint32_t feature) const { return nvdla_hw_has(&cfg, feature); }
+    bool armed(nvdla_unit u) { return regs.armed(u, regs.consumer(u)); }
+    Group current(nvdla_unit u) { return regs.group(u, regs.consumer(u)); }
+
+    // The consumer group of unit finished: free it and raise the unit's done interrupts.
+    void finish(nvdla_unit unit, std::initializer_list<InterruptEvent> events = {}) {
+        const int group = regs.consumer(unit);
+        regs.complete(unit);
+        for (InterruptEvent e : events) glb.raise(e, group);
+    }
+
+    // The SDP part of an operation: with CACC's output (flying) or reading memory, to memory
+    // or into PDP. Returns false when a unit it needs is not enabled yet.
+    bool sdp_ready(Group sdp_group) {
+        if (sdp_needs_rdma(cfg, sdp_group) && !armed(NVDLA_UNIT_SDP_RDMA)) return false;
+        if (sdp_to_pdp(sdp_group) &&
+            !(armed(NVDLA_UNIT_PDP) && pdp_flying(current(NVDLA_UNIT_PDP))))
+            return false;
+        return true;
+    }
+
+    void run_sdp(const AccumulatorCube* flying) {
+        const Group sdp_group = current(NVDLA_UNIT_SDP);
+        const bool rdma = sdp_needs_rdma(cfg, sdp_group);
+        const bool to_pdp = sdp_to_pdp(sdp_group);
+        ElementCube pdp_input;
+        sdp.execute(ctx, regs.single(NVDLA_UNIT_SDP), sdp_group,
+                    rdma ? current(NVDLA_UNIT_SDP_RDMA) : Group(), flying,
+                    to_pdp ? &pdp_input : nullptr);
+        if (to_pdp) pdp.execute(ctx, current(NVDLA_UNIT_PDP), Group(), &pdp_input);
+        if (rdma) finish(NVDLA_UNIT_SDP_RDMA);
+        finish(NVDLA_UNIT_SDP, {kSdpDone});
+        if (to_pdp) finish(NVDLA_UNIT_PDP, {kPdpDone});
+    }
+
+    bool try_convolution() {
+        for (nvdla_unit u : {NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B,
+                             NVDLA_UNIT_CACC, NVDLA_UNIT_SDP})
+            if (!armed(u)) return false;
+        const Group sdp_group = current(NVDLA_UNIT_SDP);
+        if (!sdp_flying(sdp_group) || !sdp_ready(sdp_group)) return false;
+        const AccumulatorCube acc = conv.execute(
+            ctx, current(NVDLA_UNIT_CDMA), current(NVDLA_UNIT_CSC), current(NVDLA_UNIT_CMAC_A),
+            current(NVDLA_UNIT_CMAC_B), current(NVDLA_UNIT_CACC));
+        finish(NVDLA_UNIT_CDMA, {kCdmaDataDone, kCdmaWeightDone});
+        finish(NVDLA_UNIT_CSC);
+        finish(NVDLA_UNIT_CMAC_A);
+        finish(NVDLA_UNIT_CMAC_B);
+        finish(NVDLA_UNIT_CACC, {kCaccDone});
+        run_sdp(&acc);
+        return true;
+    }
+
+    bool try_sdp() {
+        if (!armed(NVDLA_UNIT_SDP)) return false;
+        const Group sdp_group = current(NVDLA_UNIT_SDP);
+        if (sdp_flying(sdp_group) || !sdp_ready(sdp_group)) return false;
+        run_sdp(nullptr);
+        return true;
+    }
+
+    bool try_pdp() {
+        if (!armed(NVDLA_UNIT_PDP)) return false;
+        const Group pdp_group = current(NVDLA_UNIT_PDP);
+        if (pdp_flying(pdp_group) || !armed(NVDLA_UNIT_PDP_RDMA)) return false;
+        pdp.execute(ctx, pdp_group, current(NVDLA_UNIT_PDP_RDMA), nullptr);
+        finish(NVDLA_UNIT_PDP_RDMA);
+        finish(NVDLA_UNIT_PDP, {kPdpDone});
+        return true;
+    }
+
+    bool try_cdp() {
+        if (!armed(NVDLA_UNIT_CDP) || !armed(NVDLA_UNIT_CDP_RDMA)) return false;
+        cdp.execute(ctx, regs.single(NVDLA_UNIT_CDP), current(NVDLA_UNIT_CDP),
+                    current(NVDLA_UNIT_CDP_RDMA));
+        finish(NVDLA_UNIT_CDP_RDMA);
+        finish(NVDLA_UNIT_CDP, {kCdpDone});
+        return true;
+    }
+
+    bool try_rubik() {
+        if (!has(NVDLA_FEATURE_RUBIK) || !armed(NVDLA_UNIT_RBK)) return false;
+        rubik.execute(ctx, current(NVDLA_UNIT_RBK));
+        finish(NVDLA_UNIT_RBK, {kRubikDone});
+        return true;
+    }
+
+    bool try_bdma() {
+        return has(NVDLA_FEATURE_BDMA) && bdma.run(ctx, regs.single(NVDLA_UNIT_BDMA), glb);
+    }
+
+    // Runs every operation whose units are all enabled, until none is left.
+    void run_ready() {
+        if (stalled) return;
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (bool (Impl::*attempt)() : {&Impl::try_convolution, &Impl::try_sdp, &Impl::try_pdp,
+                                            &Impl::try_cdp, &Impl::try_rubik, &Impl::try_bdma}) {
+                if ((this->*attempt)()) {
+                    ++stats.operations;
+                    progress = true;
+                }
+            }
+        }
+    }
+
+    uint32_t read(uint32_t address) {
+        ++stats.register_reads;
+        const auto unit = regs.map().unit_at(address);
+        if (!unit) return 0;
+        const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
+        std::optional<uint32_t> computed;
+        switch (*unit) {
+            case NVDLA_UNIT_CDMA: computed = conv.handle_read(*unit, offset); break;
+            case NVDLA_UNIT_SDP: computed = sdp.handle_read(regs.single(*unit), offset); break;
+            case NVDLA_UNIT_CDP: computed = cdp.handle_read(regs.single(*unit), offset); break;
+            case NVDLA_UNIT_BDMA:
+                if (has(NVDLA_FEATURE_BDMA))
+                    computed = bdma.handle_read(regs.single(*unit), offset);
+                break;
+            default: break;
+        }
+        return computed ? *computed : regs.csb_read(address);
+    }
+
+    void write(uint32_t address, uint32_t value) {
+        ++stats.register_writes;
+        const auto unit = regs.map().unit_at(address);
+        if (!unit) return;
+        const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
+        if (*unit == NVDLA_UNIT_GLB && glb.handle_write(offset, value)) return;
+        const auto reg = regs.csb_write(address, value);
+        if (!reg) return;
+        bool schedule =
+            regs.has_groups(*unit) && offset == regs.op_enable_offset(*unit) && (value & 1u);
+        switch (*unit) {
+            case NVDLA_UNIT_SDP: sdp.handle_write(regs.single(*unit), offset, value); break;
+            case NVDLA_UNIT_CDP: cdp.handle_write(regs.single(*unit), offset, value); break;
+            case NVDLA_UNIT_BDMA:
+                if (has(NVDLA_FEATURE_BDMA))
+                    schedule |= bdma.handle_write(regs.single(*unit), offset, value);
+                break;
+            default: break;
+        }
+        if (schedule) run_ready();
+    }
+
+    void reset() {
+        stats = DeviceStats{};
+        regs.reset();
+        glb.reset();
+        conv.reset();
+        sdp.reset();
+        pdp.reset();
+        cdp.reset();
+        bdma.reset();
+        rubik.reset();
+    }
+};
+
+Device::Device(const HwConfig& cfg, Memory& memory) : impl_(std::make_unique<Impl>(cfg, memory)) {}
+Device::~Device() = default;
+
+const HwConfig& Device::config() const {
+    return impl_->cfg;
+}
+uint32_t Device::read_register(uint32_t offset) {
+    return impl_->read(offset);
+}
+void Device::write_register(uint32_t offset, uint32_t value) {
+    impl_->write(offset, value);
+}
+void Device::set_interrupt_line(InterruptLine line) {
+    impl_->glb.set_line(std::move(line));
+}
+void Device::set_access_check(AccessCheck check) {
+    impl_->dma.set_access_check(std::move(check));
+}
+bool Device::interrupt_asserted() const {
+    return impl_->glb.asserted();
+}
+void Device::reset() {
+    impl_->reset();
+}
+const DeviceStats& Device::stats() const {
+    return impl_->stats;
+}
+
+void Device::set_stalled(bool stalled) {
+    impl_->stalled = stalled;
+    impl_->run_ready();
+}
+
+std::byte* FlatMemory::add_region(MemoryPort port, uint64_t address, uint64_t size) {
+    regions_.push_back({port, address, std::vector<std::byte>(size)});
+    return regions_.back().bytes.data();
+}
+
+std::byte* FlatMemory::translate(MemoryPort port, uint64_t address, uint64_t size) {
+    for (Region& r : regions_) {
+        if (r.port != port || address < r.address) continue;
+        const uint64_t offset = address - r.address;
+        if (offset <= r.bytes.size() && size <= r.bytes.size() - offset)
+            return r.bytes.data() + offset;
+    }
+    return nullptr;
+}
+
+}  // namespace nvdla::emu

@@ -1,0 +1,647 @@
+// PDP and PDP_RDMA: planar pooling as the nv_full C model computes it (cmod/pdp/NV_NVDLA_pdp.cpp,
+// hls_wrapper/pdp_hls_wrapper.cpp). Each output element is pooled in two passes: along W over
+// the data columns of its kernel window (LineOperation, the padding added once for the missing
+// columns), then along H over those row results (PoolingStage0Calc, the padding of missing rows
+// multiplied by the kernel width), then averaged with the reciprocal registers
+// (PoolingStage1Calc). docs/emu/pdp.md describes the registers honoured and the choices made.
+#include "emu/pdp.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nvdla/hw_config.hpp"
+#include "nvdla/precision/convertor.hpp"
+#include "nvdla/precision/integer.hpp"
+#include "nvdla/precision/nvdla_float.hpp"
+
+namespace nvdla::emu {
+namespace {
+
+#define PDP_FIELD(reg, field, group) NVDLA_FIELD_GET(PDP, reg, field, (group)[NVDLA_PDP_##reg])
+#define RDMA_FIELD(reg, field, group) \
+    NVDLA_FIELD_GET(PDP_RDMA, reg, field, (group)[NVDLA_PDP_RDMA_##reg])
+
+using precision::fp17_add;
+using precision::fp17_mul;
+
+enum class Method : uint8_t { Average, Max, Min };
+
+constexpr uint32_t kMaxKernel = 8;  // KERNEL_WIDTH/HEIGHT enumerate 1..8 (KERNEL_WIDTH_MAX)
+constexpr uint32_t kPadValues = 7;  // PAD_VALUE_1X .. PAD_VALUE_7X
+
+// The part of the width the hardware pools in one go: the whole width, or one of the
+// SPLIT_NUM + 1 pieces of a split-width operation.
+struct Split {
+    int64_t in_offset = 0;  // first input column, counted from the cube's first column
+    uint32_t in_width = 0;  // input columns, including the overlap with the previous piece
+    uint32_t pad_left = 0, pad_right = 0;
+    uint32_t out_offset = 0, out_width = 0;
+};
+
+// Where PDP_RDMA reads one split from.
+struct RdmaSplit {
+    uint64_t base = 0;
+    uint32_t width = 0;
+};
+
+struct Config {
+    Precision precision = Precision::Int8;
+    Method method = Method::Average;
+    bool flying = false;
+    bool nan_to_zero = false;
+    uint32_t height = 0, channels = 0, out_height = 0;
+    uint32_t kernel_w = 1, kernel_h = 1, stride_w = 1, stride_h = 1;
+    uint32_t pad_top = 0, pad_bottom = 0;
+    std::array<int32_t, kPadValues> pad_int{};    // n x padding value, sign-extended
+    std::array<uint32_t, kPadValues> pad_fp17{};  // the same as fp17 patterns (fp16 pipeline)
+    uint32_t recip_w = 0, recip_h = 0;
+    std::vector<Split> splits;
+    uint32_t atom = 32, lanes = 32, surfaces = 1;
+    unsigned acc_bits = 16;  // the accumulators: 16 bits for int8, 32 for int16
+    uint64_t dst_base = 0, dst_line = 0, dst_surface = 0;
+    MemoryPort dst_port = MemoryPort::Primary;
+    // Offline: PDP_RDMA's reads.
+    std::vector<RdmaSplit> reads;
+    uint64_t src_line = 0, src_surface = 0;
+    MemoryPort src_port = MemoryPort::Primary;
+};
+
+// The data a kernel window covers along one axis, and the padding it needs.
+struct Window {
+    uint32_t first = 0, count = 0;  // data positions [first, first + count)
+    uint32_t pads = 0;              // window positions outside the data
+    bool pad_before = false;        // padding on the left/top (the C model's "left" slot)
+};
+
+Window window_at(uint32_t index, uint32_t stride, uint32_t pad_before, uint32_t kernel,
+                 uint32_t extent) {
+    const int64_t start = int64_t(index) * stride - pad_before;
+    const int64_t first = std::max<int64_t>(start, 0);
+    const int64_t last = std::min<int64_t>(start + kernel - 1, int64_t(extent) - 1);
+    Window w;
+    w.first = static_cast<uint32_t>(first);
+    w.count = static_cast<uint32_t>(last - first + 1);
+    w.pads = kernel - w.count;
+    w.pad_before = start < 0;
+    return w;
+}
+
+// Whether windows 0 .. count-1 all cover at least one data position (the C model produces an
+// output only from its data elements and never finishes one without any).
+bool windows_reach_data(uint32_t count, uint32_t stride, uint32_t pad_before, uint32_t kernel,
+                        uint32_t extent) {
+    if (count == 0) return true;
+    const int64_t first_end = int64_t(kernel) - 1 - pad_before;
+    const int64_t last_start = int64_t(count - 1) * stride - pad_before;
+    return first_end >= 0 && last_start <= int64_t(extent) - 1;
+}
+
+class ConfigReader {
+  public:
+    ConfigReader(Context& ctx, Group pdp, Group rdma, const ElementCube* flying)
+        : ctx_(ctx), pdp_(pdp), rdma_(rdma), flying_(flying) {}
+
+    std::optional<Config> read() {
+        Config c;
+        if (!read_format(c) || !read_kernel(c) || !read_splits(c) || !check_windows(c))
+            return std::nullopt;
+        read_padding(c);
+        c.recip_w = PDP_FIELD(D_RECIP_KERNEL_WIDTH, RECIP_KERNEL_WIDTH, pdp_);
+        c.recip_h = PDP_FIELD(D_RECIP_KERNEL_HEIGHT, RECIP_KERNEL_HEIGHT, pdp_);
+        c.nan_to_zero = PDP_FIELD(D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, pdp_) != 0;
+        c.dst_base =
+            Dma::address(pdp_[NVDLA_PDP_D_DST_BASE_ADDR_HIGH], pdp_[NVDLA_PDP_D_DST_BASE_ADDR_LOW]);
+        c.dst_line = pdp_[NVDLA_PDP_D_DST_LINE_STRIDE];
+        c.dst_surface = pdp_[NVDLA_PDP_D_DST_SURFACE_STRIDE];
+        if (!port(PDP_FIELD(D_DST_RAM_CFG, DST_RAM_TYPE, pdp_), "PDP D_DST_RAM_CFG.DST_RAM_TYPE",
+                  c.dst_port))
+            return std::nullopt;
+        if (c.flying ? !check_flying(c) : !read_rdma(c)) return std::nullopt;
+        return c;
+    }
+
+  private:
+    bool fail(const std::string& message) {
+        ctx_.error(message);
+        return false;
+    }
+
+    bool port(uint32_t ram_type, const char* reg, MemoryPort& out) {
+        out = Dma::port_of(ram_type);
+        if (out == MemoryPort::Secondary && !nvdla_hw_has(&ctx_.cfg, NVDLA_FEATURE_SECONDARY_MEMIF))
+            return fail(std::string(reg) + " is 0 (CV), but " + ctx_.cfg.name +
+                        " has no secondary memory interface");
+        return true;
+    }
+
+    bool read_format(Config& c) {
+        const uint32_t format = PDP_FIELD(D_DATA_FORMAT, INPUT_DATA, pdp_);
+        if (format > 2)
+            return fail("PDP D_DATA_FORMAT.INPUT_DATA is " + std::to_string(format) +
+                        ", a reserved value (0 int8, 1 int16, 2 fp16)");
+        c.precision = static_cast<Precision>(format);
+        if (!supports(ctx_.cfg, c.precision))
+            return fail("PDP D_DATA_FORMAT.INPUT_DATA selects " +
+                        std::string(to_string(c.precision)) + ", which " + ctx_.cfg.name +
+                        " does not support");
+        const uint32_t method = PDP_FIELD(D_OPERATION_MODE_CFG, POOLING_METHOD, pdp_);
+        if (method > 2)
+            return fail(
+                "PDP D_OPERATION_MODE_CFG.POOLING_METHOD is 3, a reserved value "
+                "(0 average, 1 max, 2 min)");
+        c.method = method == 0 ? Method::Average : (method == 1 ? Method::Max : Method::Min);
+        c.flying = PDP_FIELD(D_OPERATION_MODE_CFG, FLYING_MODE, pdp_) ==
+                   NVDLA_PDP_D_OPERATION_MODE_CFG_FLYING_MODE_ON_FLYING;
+        c.atom = ctx_.cfg.atom_bytes;
+        c.lanes = c.atom / bytes_per_element(c.precision);
+        c.acc_bits = c.precision == Precision::Int8 ? 16 : 32;
+        c.height = PDP_FIELD(D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT, pdp_) + 1;
+        c.channels = PDP_FIELD(D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL, pdp_) + 1;
+        c.out_height = PDP_FIELD(D_DATA_CUBE_OUT_HEIGHT, CUBE_OUT_HEIGHT, pdp_) + 1;
+        c.surfaces = (c.channels + c.lanes - 1) / c.lanes;
+        return true;
+    }
+
+    bool read_kernel(Config& c) {
+        c.kernel_w = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_WIDTH, pdp_) + 1;
+        c.kernel_h = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_HEIGHT, pdp_) + 1;
+        c.stride_w = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, pdp_) + 1;
+        c.stride_h = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT, pdp_) + 1;
+        if (c.kernel_w > kMaxKernel || c.kernel_h > kMaxKernel)
+            return fail("PDP D_POOLING_KERNEL_CFG asks for a " + std::to_string(c.kernel_w) + "x" +
+                        std::to_string(c.kernel_h) + " kernel; the largest is 8x8");
+        c.pad_top = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_TOP, pdp_);
+        c.pad_bottom = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_BOTTOM, pdp_);
+        return true;
+    }
+
+    // The pieces of the width (PoolingStage0SequenceThread): the first has the left padding,
+    // the last the right padding, and every piece after the first also reads the
+    // kernel_w - stride_w columns it shares with the one before.
+    bool read_splits(Config& c) {
+        const uint32_t pad_left = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_LEFT, pdp_);
+        const uint32_t pad_right = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_RIGHT, pdp_);
+        const uint32_t split_num = PDP_FIELD(D_OPERATION_MODE_CFG, SPLIT_NUM, pdp_);
+        if (split_num == 0) {
+            Split s;
+            s.in_width = PDP_FIELD(D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, pdp_) + 1;
+            s.out_width = PDP_FIELD(D_DATA_CUBE_OUT_WIDTH, CUBE_OUT_WIDTH, pdp_) + 1;
+            s.pad_left = pad_left;
+            s.pad_right = pad_right;
+            c.splits.push_back(s);
+            return true;
+        }
+        const uint32_t in_first = PDP_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, pdp_) + 1;
+        const uint32_t in_mid = PDP_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID, pdp_) + 1;
+        const uint32_t in_last = PDP_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST, pdp_) + 1;
+        const uint32_t out_first =
+            PDP_FIELD(D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_FIRST, pdp_) + 1;
+        const uint32_t out_mid = PDP_FIELD(D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_MID, pdp_) + 1;
+        const uint32_t out_last = PDP_FIELD(D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_LAST, pdp_) + 1;
+        const int64_t overlap = int64_t(c.kernel_w) - c.stride_w;
+        for (uint32_t i = 0; i <= split_num; ++i) {
+            Split s;
+            if (i == 0) {
+                s.in_width = in_first;
+                s.out_width = out_first;
+                s.pad_left = pad_left;
+            } else {
+                const bool last = i == split_num;
+                const int64_t width = int64_t(last ? in_last : in_mid) + overlap;
+                if (width <= 0)
+                    return fail("PDP D_PARTIAL_WIDTH_IN leaves split " + std::to_string(i) +
+                                " without input: its width plus kernel width minus stride is " +
+                                std::to_string(width));
+                s.in_offset = int64_t(in_first) + int64_t(i - 1) * in_mid - overlap;
+                s.in_width = static_cast<uint32_t>(width);
+                s.out_offset = out_first + (i - 1) * out_mid;
+                s.out_width = last ? out_last : out_mid;
+                s.pad_right = last ? pad_right : 0;
+            }
+            c.splits.push_back(s);
+        }
+        return true;
+    }
+
+    bool check_windows(const Config& c) {
+        for (size_t i = 0; i < c.splits.size(); ++i) {
+            const Split& s = c.splits[i];
+            if (!windows_reach_data(s.out_width, c.stride_w, s.pad_left, c.kernel_w, s.in_width)) {
+                std::ostringstream m;
+                m << "PDP: a pooling window of " << (c.splits.size() > 1 ? "split " : "width ")
+                  << (c.splits.size() > 1 ? std::to_string(i) + " " : std::string())
+                  << "covers no input column (" << s.out_width << " output columns from "
+                  << s.in_width << " input columns, kernel width " << c.kernel_w << ", stride "
+                  << c.stride_w << ", left padding " << s.pad_left
+                  << "); D_DATA_CUBE_OUT_WIDTH, D_PARTIAL_WIDTH_* or D_POOLING_PADDING_CFG "
+                     "exceed what the input allows";
+                return fail(m.str());
+            }
+        }
+        if (!windows_reach_data(c.out_height, c.stride_h, c.pad_top, c.kernel_h, c.height)) {
+            std::ostringstream m;
+            m << "PDP: a pooling window covers no input line (" << c.out_height
+              << " output lines from " << c.height << " input lines, kernel height " << c.kernel_h
+              << ", stride " << c.stride_h << ", top padding " << c.pad_top
+              << "); D_DATA_CUBE_OUT_HEIGHT or D_POOLING_PADDING_CFG.PAD_TOP exceed what the input "
+                 "allows";
+            return fail(m.str());
+        }
+        return true;
+    }
+
+    // PAD_VALUE_nX holds n x the padding value; the C model sign-extends it from bit 7, 8, 9,
+    // 9, 10, 10, 10 (int8) or 15, 16, 17, 17, 18, 18, 18 (int16) (NV_NVDLA_pdp.cpp:496-512).
+    // The fp16 pipeline reads the low 17 bits as an fp17.
+    void read_padding(Config& c) {
+        static constexpr std::array<uint32_t, kPadValues> kOffsets = {
+            NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG,
+            NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG,
+            NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG,
+            NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG};
+        static constexpr std::array<unsigned, kPadValues> kInt8Bits = {8, 9, 10, 10, 11, 11, 11};
+        for (uint32_t i = 0; i < kPadValues; ++i) {
+            const uint32_t field = pdp_[kOffsets[i]] & 0x7ffffu;  // PAD_VALUE_nX[18:0]
+            const unsigned bits = c.precision == Precision::Int8 ? kInt8Bits[i] : kInt8Bits[i] + 8;
+            c.pad_int[i] = static_cast<int32_t>(precision::sign_extend(field, bits));
+            c.pad_fp17[i] = field & 0x1ffffu;
+        }
+    }
+
+    bool check_flying(const Config& c) {
+        const ElementCube* in = flying_;
+        if (!in) return fail("PDP D_OPERATION_MODE_CFG.FLYING_MODE is on, but SDP sent no data");
+        int64_t width = 0;
+        for (const Split& s : c.splits) {
+            if (s.in_offset < 0)
+                return fail("PDP D_PARTIAL_WIDTH_IN makes a split start " +
+                            std::to_string(-s.in_offset) + " columns before SDP's cube");
+            width = std::max<int64_t>(width, s.in_offset + s.in_width);
+        }
+        if (in->precision != c.precision || in->batches != 1 || in->channels != c.channels ||
+            in->height != c.height || in->width < width) {
+            std::ostringstream m;
+            m << "PDP in flying mode expects a " << width << "x" << c.height << "x" << c.channels
+              << " " << to_string(c.precision)
+              << " cube (D_DATA_CUBE_IN_*, D_DATA_FORMAT), but SDP "
+              << "sends " << in->batches << " batch(es) of " << in->width << "x" << in->height
+              << "x" << in->channels << " " << to_string(in->precision);
+            return fail(m.str());
+        }
+        return true;
+    }
+
+    // PDP_RDMA reads the pieces PdpRdmaSequenceThread reads; they must be the pieces the PDP
+    // consumes, or the hardware would stall or pool the wrong atoms.
+    bool read_rdma(Config& c) {
+        if (!rdma_.valid())
+            return fail("PDP is offline, but PDP_RDMA is not part of the operation");
+        const uint32_t format = RDMA_FIELD(D_DATA_FORMAT, INPUT_DATA, rdma_);
+        if (format != static_cast<uint32_t>(c.precision))
+            return fail("PDP_RDMA D_DATA_FORMAT.INPUT_DATA is " + std::to_string(format) +
+                        ", but PDP D_DATA_FORMAT.INPUT_DATA is " +
+                        std::to_string(static_cast<uint32_t>(c.precision)));
+        const uint32_t height = RDMA_FIELD(D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT, rdma_) + 1;
+        const uint32_t channels = RDMA_FIELD(D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL, rdma_) + 1;
+        if (height != c.height || (channels + c.lanes - 1) / c.lanes != c.surfaces)
+            return fail("PDP_RDMA D_DATA_CUBE_IN_HEIGHT/CHANNEL (" + std::to_string(height) +
+                        " lines, " + std::to_string(channels) + " channels) do not match PDP's (" +
+                        std::to_string(c.height) + ", " + std::to_string(c.channels) + ")");
+        const uint64_t base = Dma::address(rdma_[NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH],
+                                           rdma_[NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW]);
+        const uint32_t split_num = RDMA_FIELD(D_OPERATION_MODE_CFG, SPLIT_NUM, rdma_);
+        if (split_num == 0) {
+            c.reads.push_back({base, RDMA_FIELD(D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, rdma_) + 1});
+        } else {
+            const uint32_t first =
+                RDMA_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, rdma_) + 1;
+            const uint32_t mid = RDMA_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID, rdma_) + 1;
+            const uint32_t last = RDMA_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST, rdma_) + 1;
+            const int64_t overlap =
+                int64_t(RDMA_FIELD(D_POOLING_KERNEL_CFG, KERNEL_WIDTH, rdma_)) -
+                int64_t(RDMA_FIELD(D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, rdma_));
+            for (uint32_t i = 0; i <= split_num; ++i) {
+                if (i == 0) {
+                    c.reads.push_back({base, first});
+                    continue;
+                }
+                const int64_t columns = int64_t(first) + int64_t(i - 1) * mid - overlap;
+                const int64_t width = int64_t(i == split_num ? last : mid) + overlap;
+                c.reads.push_back({base + static_cast<uint64_t>(columns * c.atom),
+                                   static_cast<uint32_t>(std::max<int64_t>(width, 0))});
+            }
+        }
+        bool same = c.reads.size() == c.splits.size();
+        for (size_t i = 0; same && i < c.reads.size(); ++i)
+            same = c.reads[i].width == c.splits[i].in_width;
+        if (!same) {
+            std::ostringstream m;
+            m << "PDP_RDMA reads the width in " << c.reads.size() << " piece(s) of";
+            for (const RdmaSplit& r : c.reads) m << " " << r.width;
+            m << " columns (D_OPERATION_MODE_CFG.SPLIT_NUM, D_DATA_CUBE_IN_WIDTH, "
+                 "D_PARTIAL_WIDTH_IN, D_POOLING_KERNEL_CFG), but PDP pools "
+              << c.splits.size() << " piece(s) of";
+            for (const Split& s : c.splits) m << " " << s.in_width;
+            m << " columns";
+            return fail(m.str());
+        }
+        c.src_line = rdma_[NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE];
+        c.src_surface = rdma_[NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE];
+        return port(RDMA_FIELD(D_SRC_RAM_CFG, SRC_RAM_TYPE, rdma_),
+                    "PDP_RDMA D_SRC_RAM_CFG.SRC_RAM_TYPE", c.src_port);
+    }
+
+    Context& ctx_;
+    Group pdp_, rdma_;
+    const ElementCube* flying_;
+};
+
+int32_t wrap(int64_t v, unsigned bits) {
+    return static_cast<int32_t>(precision::sign_extend(v, bits));
+}
+
+// The fp17 value of the kernel width, which scales the H padding on the fp16 pipeline
+// (kernel_width_map, pdp_hls_wrapper.cpp:130; the C model's table stops at 7, 8 is 0x8800).
+constexpr std::array<uint32_t, kMaxKernel + 1> kKernelWidthFp17 = {
+    0x0000, 0x7c00, 0x8000, 0x8200, 0x8400, 0x8500, 0x8600, 0x8700, 0x8800};
+
+// The fp16 comparison of FpMax/FpMin (a NaN operand wins, the first one first).
+uint32_t fp16_pick(Method method, uint32_t a, uint32_t b) {
+    const auto ha = static_cast<uint16_t>(a), hb = static_cast<uint16_t>(b);
+    return method == Method::Max ? precision::fp16_max(ha, hb) : precision::fp16_min(ha, hb);
+}
+
+// One operation: a split at a time, a surface at a time, line by line. Each input line is
+// pooled along W once into a ring of kernel_h row results; an output line is finished when
+// its last input line has arrived.
+class Pooling {
+  public:
+    Pooling(Context& ctx, const Config& c, const ElementCube* flying)
+        : ctx_(ctx), c_(c), flying_(flying) {}
+
+    void run() {
+        for (size_t s = 0; s < c_.splits.size(); ++s)
+            for (uint32_t surface = 0; surface < c_.surfaces; ++surface) pool(s, surface);
+    }
+
+    uint32_t nan_input = 0, inf_input = 0, nan_output = 0;
+
+  private:
+    void pool(size_t split_index, uint32_t surface) {
+        const Split& s = c_.splits[split_index];
+        const uint32_t lanes = c_.lanes;
+        columns_.resize(s.out_width);
+        for (uint32_t k = 0; k < s.out_width; ++k)
+            columns_[k] = window_at(k, c_.stride_w, s.pad_left, c_.kernel_w, s.in_width);
+        line_.resize(size_t(s.in_width) * lanes);
+        ring_.resize(size_t(c_.kernel_h) * s.out_width * lanes);
+        out_.resize(size_t(s.out_width) * lanes);
+        bytes_.resize(size_t(std::max(s.in_width, s.out_width)) * c_.atom);
+
+        // Every line is read (PDP_RDMA does, and counts its NaNs), used or not.
+        uint32_t next_out = 0;
+        for (uint32_t h = 0; h < c_.height; ++h) {
+            fetch_line(split_index, surface, h);
+            int32_t* row = &ring_[size_t(h % c_.kernel_h) * s.out_width * lanes];
+            if (c_.precision == Precision::Fp16)
+                width_pass_fp(row);
+            else
+                width_pass_int(row);
+            for (; next_out < c_.out_height; ++next_out) {
+                const Window rows =
+                    window_at(next_out, c_.stride_h, c_.pad_top, c_.kernel_h, c_.height);
+                if (rows.first + rows.count - 1 != h) break;
+                finish_line(rows, s);
+                store_line(s, surface, next_out);
+            }
+        }
+    }
+
+    // One input line of the split into line_ (in_width x lanes values): int8/int16 values or
+    // fp16 patterns; NaN counting and flushing as PDP_RDMA and stage 0 do them offline.
+    void fetch_line(size_t split_index, uint32_t surface, uint32_t h) {
+        const Split& s = c_.splits[split_index];
+        const uint32_t lanes = c_.lanes;
+        if (flying_) {
+            for (uint32_t w = 0; w < s.in_width; ++w) {
+                const auto column = static_cast<uint32_t>(s.in_offset + w);
+                for (uint32_t l = 0; l < lanes; ++l) {
+                    const uint32_t ch = surface * lanes + l;
+                    int32_t v = 0;
+                    if (ch < flying_->channels)
+                        v = flying_->values[flying_->index(0, ch, h, column)];
+                    if (c_.precision == Precision::Fp16) v = static_cast<uint16_t>(v);
+                    line_[size_t(w) * lanes + l] = v;
+                }
+            }
+            return;
+        }
+        const RdmaSplit& r = c_.reads[split_index];
+        const uint64_t address =
+            r.base + uint64_t(h) * c_.src_line + uint64_t(surface) * c_.src_surface;
+        const size_t size = size_t(s.in_width) * c_.atom;
+        ctx_.dma.read(NVDLA_UNIT_PDP_RDMA, c_.src_port, address, bytes_.data(), size);
+        const size_t n = size_t(s.in_width) * lanes;
+        switch (c_.precision) {
+            case Precision::Int8:
+                for (size_t i = 0; i < n; ++i) line_[i] = static_cast<int8_t>(bytes_[i]);
+                break;
+            case Precision::Int16:
+                for (size_t i = 0; i < n; ++i) line_[i] = static_cast<int16_t>(load16(i));
+                break;
+            case Precision::Fp16:
+                for (size_t i = 0; i < n; ++i) {
+                    uint16_t v = load16(i);
+                    if ((v & 0x7c00u) == 0x7c00u) {
+                        const bool nan = (v & 0x3ffu) != 0;
+                        nan_input += nan ? 1 : 0;
+                        inf_input += nan ? 0 : 1;
+                        if (nan && c_.nan_to_zero) v = 0;
+                    }
+                    line_[i] = v;
+                }
+                break;
+        }
+    }
+
+    uint16_t load16(size_t i) const {
+        return static_cast<uint16_t>(bytes_[2 * i] | (uint32_t(bytes_[2 * i + 1]) << 8));
+    }
+
+    // LineOperation for the int pipelines: max/min of the data columns; the average sums them
+    // and adds PAD_VALUE_nX for the n missing columns, in the accumulator's width.
+    void width_pass_int(int32_t* row) const {
+        const uint32_t lanes = c_.lanes;
+        for (size_t k = 0; k < columns_.size(); ++k) {
+            const Window& w = columns_[k];
+            const int32_t* in = &line_[size_t(w.first) * lanes];
+            int32_t* out = row + k * lanes;
+            for (uint32_t l = 0; l < lanes; ++l) {
+                int64_t v = in[l];
+                for (uint32_t i = 1; i < w.count; ++i) {
+                    const int32_t x = in[size_t(i) * lanes + l];
+                    if (c_.method == Method::Average)
+                        v += x;
+                    else
+                        v = c_.method == Method::Max ? std::max<int64_t>(v, x)
+                                                     : std::min<int64_t>(v, x);
+                }
+                if (c_.method == Method::Average) {
+                    if (w.pads) v += c_.pad_int[w.pads - 1];
+                    v = wrap(v, c_.acc_bits);
+                }
+                out[l] = static_cast<int32_t>(v);
+            }
+        }
+    }
+
+    // HLS_PDP_PoolingStage0Calc_FP16_W: max/min on fp16 with FpMax/FpMin(buffer, new); the
+    // average in fp17, ((sum + x) + pad_left) + pad_right for every column, the padding non-zero
+    // only at the window's last data column.
+    void width_pass_fp(int32_t* row) const {
+        const uint32_t lanes = c_.lanes;
+        for (size_t k = 0; k < columns_.size(); ++k) {
+            const Window& w = columns_[k];
+            const int32_t* in = &line_[size_t(w.first) * lanes];
+            int32_t* out = row + k * lanes;
+            const uint32_t pad = w.pads ? c_.pad_fp17[w.pads - 1] : 0;
+            const uint32_t pad_left = w.pad_before ? pad : 0, pad_right = w.pad_before ? 0 : pad;
+            for (uint32_t l = 0; l < lanes; ++l) {
+                uint32_t v = static_cast<uint32_t>(in[l]);
+                if (c_.method != Method::Average) {
+                    for (uint32_t i = 1; i < w.count; ++i)
+                        v = fp16_pick(c_.method, v,
+                                      static_cast<uint32_t>(in[size_t(i) * lanes + l]));
+                } else {
+                    for (uint32_t i = 0; i < w.count; ++i) {
+                        const uint32_t x = precision::fp16_to_fp17(
+                            static_cast<uint16_t>(in[size_t(i) * lanes + l]));
+                        const bool last = i + 1 == w.count;
+                        v = i == 0 ? x : fp17_add(v, x);
+                        v = fp17_add(v, last ? pad_left : 0);
+                        v = fp17_add(v, last ? pad_right : 0);
+                    }
+                }
+                out[l] = static_cast<int32_t>(v);
+            }
+        }
+    }
+
+    // PoolingStage0Calc along H, then PoolingStage1Calc, into out_.
+    void finish_line(const Window& rows, const Split& s) {
+        const uint32_t lanes = c_.lanes;
+        std::array<const int32_t*, kMaxKernel> in{};
+        for (uint32_t i = 0; i < rows.count; ++i)
+            in[i] = &ring_[size_t((rows.first + i) % c_.kernel_h) * s.out_width * lanes];
+        const size_t n = size_t(s.out_width) * lanes;
+        if (c_.precision == Precision::Fp16)
+            height_pass_fp(rows, in, n);
+        else
+            height_pass_int(rows, in, n);
+    }
+
+    void height_pass_int(const Window& rows, const std::array<const int32_t*, kMaxKernel>& in,
+                         size_t n) {
+        const int64_t pad =
+            rows.pads ? wrap(int64_t(c_.pad_int[rows.pads - 1]) * c_.kernel_w, c_.acc_bits) : 0;
+        const unsigned out_bits = c_.precision == Precision::Int8 ? 8 : 16;
+        for (size_t j = 0; j < n; ++j) {
+            int64_t v = in[0][j];
+            for (uint32_t i = 1; i < rows.count; ++i) {
+                const int32_t x = in[i][j];
+                if (c_.method == Method::Average)
+                    v += x;
+                else
+                    v = c_.method == Method::Max ? std::max<int64_t>(v, x)
+                                                 : std::min<int64_t>(v, x);
+            }
+            if (c_.method == Method::Average) {
+                // Stage 1: x RECIP_KERNEL_WIDTH / 2^16, rounded half away from zero, then the
+                // same with RECIP_KERNEL_HEIGHT; the C model keeps int32 between the steps.
+                v = wrap(v + pad, c_.acc_bits);
+                v = wrap(precision::shift_right_round(v * c_.recip_w, 16), 32);
+                v = wrap(precision::shift_right_round(v * c_.recip_h, 16), 32);
+            }
+            out_[j] = wrap(v, out_bits);
+        }
+    }
+
+    // HLS_PDP_PoolingStage0Calc_FP16_H and HLS_PDP_PoolingStage1Calc_FP16: max/min with
+    // FpMax/FpMin(new, buffer); the average in fp17 with the row padding multiplied by the
+    // kernel width, then two fp17 multiplications by the reciprocals and Fp17ToFp16.
+    void height_pass_fp(const Window& rows, const std::array<const int32_t*, kMaxKernel>& in,
+                        size_t n) {
+        const uint32_t kw = kKernelWidthFp17[c_.kernel_w];
+        const uint32_t zero_pad = fp17_mul(0, kw);
+        const uint32_t pad = rows.pads ? fp17_mul(c_.pad_fp17[rows.pads - 1], kw) : zero_pad;
+        const uint32_t pad_top = rows.pad_before ? pad : zero_pad;
+        const uint32_t pad_bottom = rows.pad_before ? zero_pad : pad;
+        const uint32_t recip_w = c_.recip_w & 0x1ffffu, recip_h = c_.recip_h & 0x1ffffu;
+        for (size_t j = 0; j < n; ++j) {
+            uint32_t v = static_cast<uint32_t>(in[0][j]);
+            if (c_.method != Method::Average) {
+                for (uint32_t i = 1; i < rows.count; ++i)
+                    v = fp16_pick(c_.method, static_cast<uint32_t>(in[i][j]), v);
+            } else {
+                for (uint32_t i = 0; i < rows.count; ++i) {
+                    const bool last = i + 1 == rows.count;
+                    const uint32_t x = static_cast<uint32_t>(in[i][j]);
+                    v = i == 0 ? x : fp17_add(x, v);
+                    v = fp17_add(v, last ? pad_top : zero_pad);
+                    v = fp17_add(v, last ? pad_bottom : zero_pad);
+                }
+                v = precision::fp17_to_fp16(fp17_mul(fp17_mul(v, recip_w), recip_h));
+            }
+            nan_output += precision::fp16_is_nan(static_cast<uint16_t>(v)) ? 1 : 0;
+            out_[j] = static_cast<int32_t>(v);
+        }
+    }
+
+    void store_line(const Split& s, uint32_t surface, uint32_t out_row) {
+        const size_t n = size_t(s.out_width) * c_.lanes;
+        if (c_.precision == Precision::Int8) {
+            for (size_t i = 0; i < n; ++i) bytes_[i] = static_cast<uint8_t>(out_[i]);
+        } else {
+            for (size_t i = 0; i < n; ++i) {
+                bytes_[2 * i] = static_cast<uint8_t>(out_[i]);
+                bytes_[2 * i + 1] = static_cast<uint8_t>(out_[i] >> 8);
+            }
+        }
+        const uint64_t address = c_.dst_base + uint64_t(out_row) * c_.dst_line +
+                                 uint64_t(surface) * c_.dst_surface +
+                                 uint64_t(s.out_offset) * c_.atom;
+        ctx_.dma.write(NVDLA_UNIT_PDP, c_.dst_port, address, bytes_.data(),
+                       size_t(s.out_width) * c_.atom);
+    }
+
+    Context& ctx_;
+    const Config& c_;
+    const ElementCube* flying_;
+    std::vector<Window> columns_;
+    std::vector<int32_t> line_;  // one input line of the split: in_width x lanes
+    std::vector<int32_t> ring_;  // W results of the last kernel_h lines: out_width x lanes each
+    std::vector<int32_t> out_;   // one output line
+    std::vector<uint8_t> bytes_;
+};
+
+}  // namespace
+
+void Pdp::execute(Context& ctx, Group pdp, Group rdma, const ElementCube* flying) {
+    // The status counters restart with every operation (reset_stats_regs).
+    pdp.set(NVDLA_PDP_D_NAN_INPUT_NUM, 0);
+    pdp.set(NVDLA_PDP_D_INF_INPUT_NUM, 0);
+    pdp.set(NVDLA_PDP_D_NAN_OUTPUT_NUM, 0);
+    const std::optional<Config> config = ConfigReader(ctx, pdp, rdma, flying).read();
+    if (!config) return;
+    Pooling pooling(ctx, *config, config->flying ? flying : nullptr);
+    pooling.run();
+    pdp.set(NVDLA_PDP_D_NAN_INPUT_NUM, pooling.nan_input);
+    pdp.set(NVDLA_PDP_D_INF_INPUT_NUM, pooling.inf_input);
+    pdp.set(NVDLA_PDP_D_NAN_OUTPUT_NUM, pooling.nan_output);
+}
+
+}  // namespace nvdla::emu

@@ -1,0 +1,73 @@
+// The register state of every unit: single registers (S_*) and, for units with ping-pong
+// register groups, two copies of every register at or above D_OP_ENABLE. CSB accesses go
+// through the map's read/write masks and the group S_POINTER.PRODUCER selects; units read the
+// group they execute (the consumer) and write back status and performance counters.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "nvdla/hw/register_map.hpp"
+
+namespace nvdla::emu {
+
+// One unit's register words (its single registers, or one of its groups), by byte offset.
+class Group {
+public:
+    explicit Group(uint32_t* words = nullptr) : words_(words) {}
+    uint32_t operator[](uint32_t offset) const { return words_[offset / 4]; }
+    // A hardware-side update (status, counters): not subject to the CSB write mask.
+    void set(uint32_t offset, uint32_t value) const { words_[offset / 4] = value; }
+    bool valid() const { return words_ != nullptr; }
+
+private:
+    uint32_t* words_;
+};
+
+class RegisterFile {
+public:
+    explicit RegisterFile(nvdla_reg_map map);
+    void reset();
+
+    const hw::RegisterMap& map() const { return map_; }
+
+    // CSB side. A write returns the register it landed in (nullopt: absent, ignored).
+    uint32_t csb_read(uint32_t address) const;
+    std::optional<hw::RegisterInfo> csb_write(uint32_t address, uint32_t value);
+
+    // Unit side.
+    bool has_groups(nvdla_unit unit) const { return op_enable_[unit] != kNoGroups; }
+    uint32_t op_enable_offset(nvdla_unit unit) const { return op_enable_[unit]; }
+    Group single(nvdla_unit unit) { return Group(units_[unit].single.data()); }
+    // The words of group g (registers below D_OP_ENABLE are not in it).
+    Group group(nvdla_unit unit, int g) { return Group(units_[unit].groups[g].data()); }
+    int producer(nvdla_unit unit) const { return units_[unit].producer; }
+    int consumer(nvdla_unit unit) const { return units_[unit].consumer; }
+    bool armed(nvdla_unit unit, int g) const;
+    // The consumer group finished: clear its D_OP_ENABLE and move the consumer on.
+    void complete(nvdla_unit unit);
+
+private:
+    static constexpr uint32_t kNoGroups = 0xffffffffu;
+    static constexpr size_t kWords = NVDLA_UNIT_WINDOW / 4;
+    struct UnitState {
+        std::array<uint32_t, kWords> single{};
+        std::array<std::array<uint32_t, kWords>, 2> groups{};
+        int producer = 0, consumer = 0;
+    };
+    struct Masks {
+        uint32_t read = 0, write = 0;
+    };
+
+    uint32_t* word(nvdla_unit unit, uint32_t offset, int g);
+    const uint32_t* word(nvdla_unit unit, uint32_t offset, int g) const;
+    uint32_t status_of(nvdla_unit unit) const;
+
+    const hw::RegisterMap& map_;
+    std::array<uint32_t, NVDLA_UNIT_COUNT> op_enable_{};
+    std::array<std::array<Masks, kWords>, NVDLA_UNIT_COUNT> masks_{};
+    std::array<UnitState, NVDLA_UNIT_COUNT> units_{};
+};
+
+}  // namespace nvdla::emu

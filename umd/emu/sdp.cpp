@@ -1,0 +1,189 @@
+// SDP and SDP_RDMA: one operation from registers to memory (or PDP), the LUT tables behind
+// S_LUT_ACCESS_CFG/S_LUT_ACCESS_DATA, and the status and performance registers.
+#include "emu/sdp.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "emu/sdp_internal.hpp"
+#include "nvdla/precision/nvdla_float.hpp"
+
+namespace nvdla::emu {
+
+struct Sdp::State {
+    std::array<int16_t, precision::kLutLeEntries> le{};
+    std::array<int16_t, precision::kLutLoEntries> lo{};
+    // The LUT port (NV_NVDLA_SDP_reg.v): S_LUT_ACCESS_CFG loads the address, table and access
+    // type; every S_LUT_ACCESS_DATA access, read or write, moves the 10-bit address on.
+    uint32_t address = 0;
+    bool lo_table = false;
+    bool write_access = false;
+
+    int16_t* entry() {
+        if (lo_table) return address < lo.size() ? &lo[address] : nullptr;
+        return address < le.size() ? &le[address] : nullptr;
+    }
+};
+
+Sdp::Sdp() : state_(std::make_unique<State>()) {}
+Sdp::~Sdp() = default;
+
+void Sdp::reset() {
+    *state_ = State{};
+}
+
+bool Sdp::handle_write(Group, uint32_t offset, uint32_t value) {
+    State& st = *state_;
+    if (offset == NVDLA_SDP_S_LUT_ACCESS_CFG) {
+        st.address = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ADDR, value);
+        st.lo_table = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0;
+        st.write_access = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0;
+        return true;
+    }
+    if (offset == NVDLA_SDP_S_LUT_ACCESS_DATA) {
+        // Writes land only with a WRITE access type and an address inside the table.
+        int16_t* e = st.entry();
+        if (st.write_access && e)
+            *e = static_cast<int16_t>(NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_DATA, LUT_DATA, value));
+        st.address = (st.address + 1) & 0x3ffu;
+        return true;
+    }
+    return false;
+}
+
+std::optional<uint32_t> Sdp::handle_read(Group, uint32_t offset) {
+    if (offset != NVDLA_SDP_S_LUT_ACCESS_DATA) return std::nullopt;
+    State& st = *state_;
+    const int16_t* e = st.entry();
+    const uint32_t value = e ? static_cast<uint16_t>(*e) : 0u;
+    st.address = (st.address + 1) & 0x3ffu;
+    return value;
+}
+
+namespace {
+
+using sdp::Counters;
+using sdp::Settings;
+
+// NAN_TO_ZERO on the fp16 pipeline flushes NaN inputs of the datapath to +0.
+void flush_nan(std::span<int32_t> line) {
+    for (int32_t& v : line)
+        v = static_cast<int32_t>(precision::fp32_flush_nan(static_cast<uint32_t>(v)));
+}
+
+// CACC's values for channel group g, line h of batch b; padding lanes are 0.
+void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
+                 std::span<int32_t> line) {
+    for (uint32_t w = 0; w < s.width; ++w) {
+        int32_t* dst = line.data() + size_t(w) * s.group;
+        for (uint32_t lane = 0; lane < s.group; ++lane) {
+            const uint32_t c = g * s.group + lane;
+            dst[lane] = c < s.channels ? cube.values[cube.index(b, c, h, w)] : 0;
+        }
+    }
+}
+
+void to_element_cube(const Settings& s, uint32_t g, uint32_t h, std::span<const uint16_t> out,
+                     ElementCube& cube) {
+    for (uint32_t w = 0; w < s.width; ++w) {
+        for (uint32_t lane = 0; lane < s.group; ++lane) {
+            const uint32_t c = g * s.group + lane;
+            if (c < s.channels)
+                cube.values[cube.index(0, c, h, w)] =
+                    static_cast<int16_t>(out[size_t(w) * s.group + lane]);
+        }
+    }
+}
+
+void write_status(const Settings& s, const Counters& k, Group sdp_group, Group rdma) {
+    const auto enabled = [](bool on, uint32_t value) { return on ? value : 0u; };
+    sdp_group.set(NVDLA_SDP_D_STATUS, s.eql && k.unequal ? 1u : 0u);
+    // SDP's own input counters are tied to 0 (NV_NVDLA_sdp.v); SDP_RDMA's count.
+    sdp_group.set(NVDLA_SDP_D_STATUS_NAN_INPUT_NUM, 0);
+    sdp_group.set(NVDLA_SDP_D_STATUS_INF_INPUT_NUM, 0);
+    sdp_group.set(NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM, enabled(s.count_output_nan, k.output_nans));
+    sdp_group.set(NVDLA_SDP_D_PERF_OUT_SATURATION, enabled(s.count_saturation, k.saturations));
+    sdp_group.set(NVDLA_SDP_D_PERF_LUT_UFLOW, enabled(s.count_lut, k.lut.underflow));
+    sdp_group.set(NVDLA_SDP_D_PERF_LUT_OFLOW, enabled(s.count_lut, k.lut.overflow));
+    sdp_group.set(NVDLA_SDP_D_PERF_LUT_HYBRID, enabled(s.count_lut, k.lut.hybrid));
+    sdp_group.set(NVDLA_SDP_D_PERF_LUT_LE_HIT, enabled(s.count_lut, k.lut.le_hit));
+    sdp_group.set(NVDLA_SDP_D_PERF_LUT_LO_HIT, enabled(s.count_lut, k.lut.lo_hit));
+    sdp_group.set(NVDLA_SDP_D_PERF_WDMA_WRITE_STALL, 0);  // no timing model
+    if (rdma.valid()) {
+        rdma.set(NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM,
+                 enabled(s.count_input_nan_inf, k.input_nans));
+        rdma.set(NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM,
+                 enabled(s.count_input_nan_inf, k.input_infs));
+        for (uint32_t reg :
+             {NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL, NVDLA_SDP_RDMA_D_PERF_BRDMA_READ_STALL,
+              NVDLA_SDP_RDMA_D_PERF_NRDMA_READ_STALL, NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL})
+            rdma.set(reg, 0);
+    }
+}
+
+}  // namespace
+
+void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
+                  const AccumulatorCube* flying, ElementCube* to_pdp) {
+    Settings s;
+    std::string error = sdp::decode(ctx.cfg, single, sdp_group, rdma, flying, s);
+    if (error.empty() && s.to_pdp && !to_pdp)
+        error = "SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving";
+    if (!error.empty()) {
+        ctx.error(std::move(error));
+        return;
+    }
+    std::copy(state_->le.begin(), state_->le.end(), s.lut.le.begin());
+    std::copy(state_->lo.begin(), state_->lo.end(), s.lut.lo.begin());
+
+    std::optional<sdp::OperandReader> bs, bn, ew;
+    if (s.bs_dma.enabled) bs.emplace(ctx, s, s.bs_dma);
+    if (s.bn_dma.enabled) bn.emplace(ctx, s, s.bn_dma);
+    if (s.ew_dma.enabled) ew.emplace(ctx, s, s.ew_dma);
+    std::optional<sdp::InputReader> input;
+    if (!s.flying) input.emplace(ctx, s);
+    std::optional<sdp::OutputWriter> writer;
+    if (!s.eql && !s.to_pdp) writer.emplace(ctx, s);
+    if (s.to_pdp) {
+        *to_pdp = ElementCube{};
+        to_pdp->batches = 1;
+        to_pdp->channels = s.channels;
+        to_pdp->height = s.height;
+        to_pdp->width = s.width;
+        to_pdp->precision = s.output;
+        to_pdp->values.assign(size_t(s.channels) * s.height * s.width, 0);
+    }
+
+    Counters counters;
+    const size_t n = s.line_elements();
+    std::vector<int32_t> line(n);
+    std::vector<uint16_t> out(n);
+    // Channel group by channel group, line by line; the operands of a line serve every batch
+    // (the operand DMAs have no batch stride) and offline every batch reads the same input.
+    for (uint32_t g = 0; g < s.groups; ++g) {
+        for (uint32_t h = 0; h < s.height; ++h) {
+            const sdp::OperandLine bs_ops = bs ? bs->load(g, h) : sdp::OperandLine{};
+            const sdp::OperandLine bn_ops = bn ? bn->load(g, h) : sdp::OperandLine{};
+            const sdp::OperandLine ew_ops = ew ? ew->load(g, h) : sdp::OperandLine{};
+            for (uint32_t b = 0; b < s.batches; ++b) {
+                if (input)
+                    input->read(g, h, line, counters);
+                else
+                    flying_line(s, *flying, b, g, h, line);
+                if (s.nan_to_zero) flush_nan(line);
+                if (s.bs.enabled) sdp::run_x(s.bs, s.fp(), s.nan_to_zero, line, bs_ops);
+                if (s.bn.enabled) sdp::run_x(s.bn, s.fp(), s.nan_to_zero, line, bn_ops);
+                if (s.ew.enabled) sdp::run_y(s, line, ew_ops, counters);
+                sdp::run_c(s, line, out, counters);
+                if (writer)
+                    writer->write(b, g, h, out);
+                else if (s.to_pdp)
+                    to_element_cube(s, g, h, out, *to_pdp);
+            }
+        }
+    }
+    if (writer) writer->finish();
+    write_status(s, counters, sdp_group, rdma);
+}
+
+}  // namespace nvdla::emu

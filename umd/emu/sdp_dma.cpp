@@ -1,0 +1,174 @@
+// SDP_RDMA (input cube and BS/BN/EW operands) and SDP's write DMA, a line of atoms per
+// transfer (cmod/sdp/NV_NVDLA_sdp.cpp SdpRdmaCore, ExtractRdmaResponsePayloadCore,
+// WdmaSequenceDC/Batch).
+#include <cstring>
+
+#include "emu/sdp_internal.hpp"
+#include "nvdla/precision/nvdla_float.hpp"
+
+namespace nvdla::emu::sdp {
+namespace {
+
+int16_t load16(const std::byte* p) {
+    return static_cast<int16_t>(static_cast<uint16_t>(std::to_integer<uint16_t>(p[0]) |
+                                                      std::to_integer<uint16_t>(p[1]) << 8));
+}
+void store16(std::byte* p, uint16_t v) {
+    p[0] = static_cast<std::byte>(v & 0xffu);
+    p[1] = static_cast<std::byte>(v >> 8);
+}
+
+// Address of line h of a surface (packed 1 x 1 cubes are transferred whole instead).
+uint64_t line_address(const CubeAddress& a, uint32_t batch, uint32_t surface, uint32_t line) {
+    return a.base + uint64_t(batch) * a.batch_stride + uint64_t(surface) * a.surface_stride +
+           uint64_t(line) * a.line_stride;
+}
+
+}  // namespace
+
+// ---- Input ----
+
+InputReader::InputReader(Context& ctx, const Settings& s) : ctx_(ctx), s_(s) {
+    if (s.src.packed) {
+        // A 1 x 1 cube is one request of all its atoms from the base (MRDMA 1x1 pack mode).
+        const uint64_t surfaces = s.padded_channels() / s.in_lanes;
+        packed_.resize(surfaces * s.atom);
+        fetch(s.src.base, packed_.size(), packed_.data());
+    } else {
+        raw_.resize(size_t(s.width) * s.atom);
+    }
+}
+
+void InputReader::fetch(uint64_t address, uint64_t bytes, std::byte* dst) {
+    ctx_.dma.read(NVDLA_UNIT_SDP_RDMA, s_.src.port, address, dst, bytes);
+}
+
+void InputReader::read(uint32_t g, uint32_t h, std::span<int32_t> line, Counters& counters) {
+    const uint32_t per_group = s_.group / s_.in_lanes;  // 2 when int16 data is processed as int8
+    const uint32_t bytes = bytes_per_element(s_.input);
+    for (uint32_t j = 0; j < per_group; ++j) {
+        const uint32_t surface = g * per_group + j;
+        const std::byte* src;
+        if (s_.src.packed) {
+            src = packed_.data() + size_t(surface) * s_.atom;
+        } else {
+            fetch(line_address(s_.src, 0, surface, h), raw_.size(), raw_.data());
+            src = raw_.data();
+        }
+        for (uint32_t w = 0; w < s_.width; ++w) {
+            const std::byte* atom = src + size_t(w) * s_.atom;
+            int32_t* dst = line.data() + size_t(w) * s_.group + size_t(j) * s_.in_lanes;
+            for (uint32_t lane = 0; lane < s_.in_lanes; ++lane) {
+                const std::byte* e = atom + size_t(lane) * bytes;
+                switch (s_.input) {
+                    case Precision::Int8:
+                        dst[lane] = static_cast<int8_t>(std::to_integer<uint8_t>(*e));
+                        break;
+                    case Precision::Int16: dst[lane] = load16(e); break;
+                    case Precision::Fp16: {
+                        const auto v = static_cast<uint16_t>(load16(e));
+                        if ((v & 0x7c00u) == 0x7c00u) {
+                            counters.input_nans += (v & 0x3ffu) != 0;
+                            counters.input_infs += (v & 0x3ffu) == 0;
+                        }
+                        dst[lane] = static_cast<int32_t>(precision::fp16_to_fp32(v));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---- Operands ----
+
+OperandReader::OperandReader(Context& ctx, const Settings& s, const OperandDma& dma)
+    : ctx_(ctx), s_(s), dma_(dma) {
+    const size_t n = s.line_elements();
+    if (dma.take_alu) alu_line_.resize(n);
+    if (dma.take_mul) mul_line_.resize(n);
+    if (!dma.per_element) {
+        // Per-kernel data: every channel group's values, one contiguous read.
+        raw_.resize(size_t(s.padded_channels()) * dma.bytes_per_value());
+        ctx.dma.read(NVDLA_UNIT_SDP_RDMA, dma.port, dma.base, raw_.data(), raw_.size());
+    } else {
+        raw_.resize(n * dma.bytes_per_value());
+    }
+}
+
+void OperandReader::decode(const std::byte* src, size_t values, int16_t* dst, bool alu) const {
+    const uint32_t stride = dma_.bytes_per_value();
+    const std::byte* p = src + dma_.component_offset(alu);
+    if (dma_.component_bytes == 1) {
+        for (size_t i = 0; i < values; ++i)
+            dst[i] = static_cast<int8_t>(std::to_integer<uint8_t>(p[i * stride]));
+    } else {
+        for (size_t i = 0; i < values; ++i) dst[i] = load16(p + i * stride);
+    }
+}
+
+OperandLine OperandReader::load(uint32_t g, uint32_t h) {
+    if (!dma_.per_element) {
+        if (g != loaded_group_) {
+            // The group's values, repeated for every element of the line.
+            const std::byte* src = raw_.data() + size_t(g) * s_.group * dma_.bytes_per_value();
+            for (int k = 0; k < 2; ++k) {
+                const bool alu = k == 0;
+                if (!(alu ? dma_.take_alu : dma_.take_mul)) continue;
+                std::vector<int16_t>& line = alu ? alu_line_ : mul_line_;
+                decode(src, s_.group, line.data(), alu);
+                for (uint32_t w = 1; w < s_.width; ++w)
+                    std::memcpy(line.data() + size_t(w) * s_.group, line.data(),
+                                s_.group * sizeof(int16_t));
+            }
+            loaded_group_ = g;
+        }
+    } else {
+        // Per-element data: a line of W x group values per channel group, with its strides.
+        const uint64_t address =
+            dma_.base + uint64_t(g) * dma_.surface_stride + uint64_t(h) * dma_.line_stride;
+        ctx_.dma.read(NVDLA_UNIT_SDP_RDMA, dma_.port, address, raw_.data(), raw_.size());
+        if (dma_.take_alu) decode(raw_.data(), alu_line_.size(), alu_line_.data(), true);
+        if (dma_.take_mul) decode(raw_.data(), mul_line_.size(), mul_line_.data(), false);
+    }
+    return {dma_.take_alu ? alu_line_.data() : nullptr, dma_.take_mul ? mul_line_.data() : nullptr};
+}
+
+// ---- Output ----
+
+OutputWriter::OutputWriter(Context& ctx, const Settings& s) : ctx_(ctx), s_(s) {
+    if (s.dst.packed)
+        packed_.resize(size_t(s.padded_channels() / s.out_lanes) * s.atom);
+    else
+        line_.resize(size_t(s.width) * s.atom);
+}
+
+void OutputWriter::write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out) {
+    const uint32_t per_group = s_.group / s_.out_lanes;  // 2 when int8 is written as 16 bits
+    const bool bytes1 = s_.output == Precision::Int8;
+    for (uint32_t j = 0; j < per_group; ++j) {
+        const uint32_t surface = g * per_group + j;
+        std::byte* dst = s_.dst.packed ? packed_.data() + size_t(surface) * s_.atom : line_.data();
+        for (uint32_t w = 0; w < s_.width; ++w) {
+            std::byte* atom = dst + size_t(w) * s_.atom;
+            const uint16_t* src = out.data() + size_t(w) * s_.group + size_t(j) * s_.out_lanes;
+            if (bytes1) {
+                for (uint32_t lane = 0; lane < s_.out_lanes; ++lane)
+                    atom[lane] = static_cast<std::byte>(src[lane] & 0xffu);
+            } else {
+                for (uint32_t lane = 0; lane < s_.out_lanes; ++lane)
+                    store16(atom + size_t(lane) * 2, src[lane]);
+            }
+        }
+        if (!s_.dst.packed)
+            ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, line_address(s_.dst, b, surface, h),
+                           line_.data(), line_.size());
+    }
+}
+
+void OutputWriter::finish() {
+    if (s_.dst.packed)
+        ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, s_.dst.base, packed_.data(), packed_.size());
+}
+
+}  // namespace nvdla::emu::sdp

@@ -1,0 +1,203 @@
+// Private to the SDP model (sdp*.cpp): one operation's registers decoded and checked, the
+// datapath stages that work a line of elements at a time, and the DMA of input, operands and
+// output. docs/emu/sdp.md describes the model.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "emu/unit.hpp"
+#include "nvdla/precision/convertor.hpp"
+#include "nvdla/precision/lut.hpp"
+
+namespace nvdla::emu::sdp {
+
+// DATA_USE of the BRDMA/NRDMA/ERDMA configuration: which SDP operands an element carries.
+enum class OperandUse : uint8_t { Mul = 0, Alu = 1, Both = 2 };
+
+// One of SDP_RDMA's operand read DMAs (BRDMA for X1, NRDMA for X2, ERDMA for Y).
+struct OperandDma {
+    bool enabled = false;  // *_DISABLE == NO
+    OperandUse use = OperandUse::Alu;
+    uint32_t component_bytes = 1;  // DATA_SIZE: one or two bytes per component
+    bool per_element = false;      // DATA_MODE: per element (W x H x C) or per kernel (1 x 1 x C)
+    MemoryPort port = MemoryPort::Primary;
+    uint64_t base = 0, line_stride = 0, surface_stride = 0;
+    bool take_alu = false, take_mul = false;  // what the datapath takes from this DMA
+
+    uint32_t components() const { return use == OperandUse::Both ? 2 : 1; }
+    uint32_t bytes_per_value() const { return components() * component_bytes; }
+    // Byte offset of the ALU or MUL component within a value (ALU first when both).
+    uint32_t component_offset(bool alu) const {
+        return use == OperandUse::Both && !alu ? component_bytes : 0;
+    }
+};
+
+// X1 (BS) or X2 (BN): ALU -> MUL (PReLU) -> truncate -> ReLU.
+struct XStage {
+    bool enabled = false;
+    bool alu_bypass = true;
+    uint32_t alu_algo = 0;  // MAX, MIN, SUM (3 is SUM on the int pipelines, EQL on fp16)
+    bool alu_from_memory = false;
+    uint32_t alu_shift = 0;  // 6 bits
+    int16_t alu_operand = 0;
+    bool mul_bypass = true;
+    bool prelu = false;
+    bool mul_from_memory = false;
+    uint32_t mul_shift = 0;  // the low 6 bits of MUL_SHIFT_VALUE, as the datapath takes them
+    int16_t mul_operand = 0;
+    bool relu_bypass = true;
+};
+
+// The Y operand convertor of a memory operand (int pipelines).
+struct OperandConvertor {
+    bool bypass = true;
+    precision::ConvertorParams params;
+};
+
+// Y (EW): operand convertors, MUL (PReLU) -> ALU, then the LUT.
+struct YStage {
+    bool enabled = false;
+    bool alu_bypass = true;
+    uint32_t alu_algo = 0;  // MAX, MIN, SUM, EQL
+    bool alu_from_memory = false;
+    uint32_t alu_operand = 0;  // register: int32, or fp32 bits on the fp16 pipeline
+    OperandConvertor alu_cvt;
+    bool mul_bypass = true;
+    bool prelu = false;
+    bool mul_from_memory = false;
+    uint32_t mul_operand = 0;
+    OperandConvertor mul_cvt;
+    uint32_t truncate = 0;  // EW_TRUNCATE, 10 bits
+    bool lut = false;       // the LUT is part of this operation
+};
+
+// The DMA view of a cube: surfaces of atoms, line by line.
+struct CubeAddress {
+    MemoryPort port = MemoryPort::Primary;
+    uint64_t base = 0, line_stride = 0, surface_stride = 0, batch_stride = 0;
+    bool packed = false;  // a 1 x 1 cube: its surfaces are read or written as one run of atoms
+};
+
+// Everything one operation needs, decoded from the SDP, SDP_RDMA and LUT registers.
+struct Settings {
+    Precision input = Precision::Int8;  // of the data read from memory (offline mode)
+    Precision proc = Precision::Int8;
+    Precision output = Precision::Int8;
+    uint32_t width = 1, height = 1, channels = 1, batches = 1;
+    uint32_t atom = 32;
+    uint32_t group = 32;      // elements the datapath takes per atom: atom / proc bytes
+    uint32_t in_lanes = 32;   // channels per input surface
+    uint32_t out_lanes = 32;  // channels per output surface
+    uint32_t groups = 1;      // channel groups of `group` elements (the last one padded)
+
+    bool flying = false;
+    bool to_pdp = false;
+    bool eql = false;          // Y ALU in EQL mode: compare only, nothing written
+    bool nan_to_zero = false;  // NAN_TO_ZERO on the fp16 pipeline
+
+    XStage bs, bn;
+    YStage ew;
+    OperandDma bs_dma, bn_dma, ew_dma;
+    precision::LutProgram lut;
+    precision::ConvertorParams cvt;
+
+    CubeAddress src, dst;
+
+    bool count_saturation = false;
+    bool count_lut = false;
+    bool count_output_nan = false;
+    bool count_input_nan_inf = false;
+
+    bool fp() const { return proc == Precision::Fp16; }
+    uint32_t padded_channels() const { return groups * group; }
+    size_t line_elements() const { return size_t(width) * group; }
+};
+
+// Decodes and checks the registers. Returns an empty string, or the sentence saying which
+// register holds a value the model cannot execute.
+std::string decode(const HwConfig& cfg, Group single, Group sdp, Group rdma,
+                   const AccumulatorCube* flying, Settings& s);
+
+// What the operation counts for the status and performance registers.
+struct Counters {
+    uint32_t saturations = 0;
+    uint32_t output_nans = 0;
+    uint32_t input_nans = 0;
+    uint32_t input_infs = 0;
+    precision::LutStatistics lut;
+    bool unequal = false;
+};
+
+// A line of operands for one stage: W x group values in atom order, or nullptr when the
+// operand comes from a register.
+struct OperandLine {
+    const int16_t* alu = nullptr;
+    const int16_t* mul = nullptr;
+};
+
+// FpAlu on fp32 patterns: MAX, MIN, SUM, and for 3 (EQL) 0 when the patterns are equal, else 1.
+uint32_t fp_alu(uint32_t algo, uint32_t a, uint32_t b);
+
+// The stages, each over one line of elements: int32 values on the int pipelines, fp32 bit
+// patterns (in the same int32_t slots) on the fp16 pipeline.
+void run_x(const XStage& x, bool fp, bool nan_to_zero, std::span<int32_t> line, OperandLine ops);
+void run_y(const Settings& s, std::span<int32_t> line, OperandLine ops, Counters& counters);
+// The output convertor: 16-bit outputs (int8 sign-extended, int16, or fp16 bits); in EQL mode
+// the low 16 bits pass through and only the comparison is recorded.
+void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
+           Counters& counters);
+
+// SDP_RDMA's input read (offline mode): decodes whole channel groups, line by line.
+class InputReader {
+  public:
+    InputReader(Context& ctx, const Settings& s);
+    // Fills line (W x group) with channel group g, line h: int32 values or fp32 bits.
+    void read(uint32_t g, uint32_t h, std::span<int32_t> line, Counters& counters);
+
+  private:
+    void fetch(uint64_t address, uint64_t bytes, std::byte* dst);
+
+    Context& ctx_;
+    const Settings& s_;
+    std::vector<std::byte> packed_;  // a 1 x 1 cube, read at once
+    std::vector<std::byte> raw_;
+};
+
+// One operand DMA: per-kernel data read once, per-element data a line at a time.
+class OperandReader {
+  public:
+    OperandReader(Context& ctx, const Settings& s, const OperandDma& dma);
+    // The operands of channel group g, line h.
+    OperandLine load(uint32_t g, uint32_t h);
+
+  private:
+    void decode(const std::byte* src, size_t values, int16_t* dst, bool alu) const;
+
+    Context& ctx_;
+    const Settings& s_;
+    const OperandDma& dma_;
+    std::vector<std::byte> raw_;
+    std::vector<int16_t> alu_line_, mul_line_;
+    uint32_t loaded_group_ = UINT32_MAX;
+};
+
+// The write DMA: output lines to memory.
+class OutputWriter {
+  public:
+    OutputWriter(Context& ctx, const Settings& s);
+    // The 16-bit outputs of channel group g, line h of batch b.
+    void write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out);
+    // Writes what a packed 1 x 1 cube gathered.
+    void finish();
+
+  private:
+    Context& ctx_;
+    const Settings& s_;
+    std::vector<std::byte> packed_;
+    std::vector<std::byte> line_;
+};
+
+}  // namespace nvdla::emu::sdp
