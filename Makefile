@@ -19,7 +19,9 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Debian 12 packages the build and the tests need.
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev \
-                libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-format
+                libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-format \
+                libflatbuffers-dev flatbuffers-compiler libdrm-dev libpng-dev libjpeg-dev \
+                clang libclang-rt-14-dev
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
