@@ -21,7 +21,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev \
                 libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-format \
                 libflatbuffers-dev flatbuffers-compiler libdrm-dev libpng-dev libjpeg-dev \
-                clang libclang-rt-14-dev
+                clang libclang-rt-14-dev libdnnl-dev
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 

@@ -4,11 +4,9 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <bit>
 #include <cctype>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <random>
 #include <set>
 
@@ -24,7 +22,7 @@ using emu::MemoryPort;
 // The test bench's memories: each port a 32-bit address space that reads zeros until written
 // (the CRC treats unwritten bytes as 0). Backed by lazily committed anonymous mappings.
 class TraceMemory : public emu::Memory {
-public:
+  public:
     static constexpr uint64_t kSpace = uint64_t(1) << 32;
     TraceMemory() {
         for (auto& p : spaces_) {
@@ -46,7 +44,7 @@ public:
         return spaces_[port == MemoryPort::Primary ? 0 : 1] + address;
     }
 
-private:
+  private:
     std::byte* spaces_[2] = {};
 };
 
@@ -56,7 +54,9 @@ MemoryPort port_of(const Command& c) {
     return (c.address >> 28) == 0x5 ? MemoryPort::Secondary : MemoryPort::Primary;
 }
 
-const char* port_name(MemoryPort p) { return p == MemoryPort::Primary ? "pri_mem" : "sec_mem"; }
+const char* port_name(MemoryPort p) {
+    return p == MemoryPort::Primary ? "pri_mem" : "sec_mem";
+}
 
 // GLB S_INTR_STATUS bit of an interrupt id such as SDP_0, cdma_wt_1.
 int interrupt_bit(std::string id) {
@@ -65,8 +65,8 @@ int interrupt_bit(std::string id) {
     if (us == std::string::npos) return -1;
     const std::string unit = id.substr(0, us), group = id.substr(us + 1);
     if (group != "0" && group != "1") return -1;
-    const std::pair<const char*, int> bases[] = {{"SDP", 0},      {"CDP", 2},      {"PDP", 4},
-                                                 {"BDMA", 6},     {"RUBIK", 8},    {"RBK", 8},
+    const std::pair<const char*, int> bases[] = {{"SDP", 0},       {"CDP", 2},      {"PDP", 4},
+                                                 {"BDMA", 6},      {"RUBIK", 8},    {"RBK", 8},
                                                  {"CDMA_DAT", 16}, {"CDMA_WT", 18}, {"CACC", 20}};
     for (auto [name, base] : bases)
         if (unit == name) return base + (group == "1");
@@ -74,12 +74,19 @@ int interrupt_bit(std::string id) {
 }
 
 class Player {
-public:
+  public:
     Player(const Trace& t, const HwConfig& cfg, std::ostream& out, bool verbose)
-        : t_(t), cfg_(cfg), map_(hw::RegisterMap::get(cfg.reg_map)), out_(out), verbose_(verbose),
+        : t_(t),
+          cfg_(cfg),
+          map_(hw::RegisterMap::get(cfg.reg_map)),
+          out_(out),
+          verbose_(verbose),
           device_(cfg, memory_) {}
 
     Outcome run() {
+        // The traces wait for each interrupt in turn: completions come one step at a time, as
+        // simulated time passes (a wait, a poll that does not match yet).
+        device_.set_event_pacing(emu::EventPacing::Stepped);
         if (!memory_.ok()) {
             fail(0, "cannot reserve the trace memory (mmap)");
             return outcome_;
@@ -92,7 +99,7 @@ public:
         return outcome_;
     }
 
-private:
+  private:
     void pass(int line, const std::string& what) {
         ++outcome_.passed;
         out_ << "PASS line " << line << ": " << what << "\n";
@@ -121,7 +128,8 @@ private:
     void fill(const Command& c) {
         std::byte* p = memory_.translate(port_of(c), c.address, c.size);
         if (!p) {
-            fail(c.line, "mem_init range " + hex(c.address) + "+" + hex(c.size) + " is outside memory");
+            fail(c.line,
+                 "mem_init range " + hex(c.address) + "+" + hex(c.size) + " is outside memory");
             return;
         }
         std::mt19937 rng(static_cast<uint32_t>(c.address));  // reproducible "random"
@@ -146,7 +154,8 @@ private:
             return;
         }
         // nv_full's load_mem gives a size: load at most that much.
-        const uint64_t n = c.size ? std::min<uint64_t>(c.size, surface->bytes.size()) : surface->bytes.size();
+        const uint64_t n =
+            c.size ? std::min<uint64_t>(c.size, surface->bytes.size()) : surface->bytes.size();
         std::byte* p = memory_.translate(port_of(c), c.address, n);
         if (!p) {
             fail(c.line, "load of " + c.name + " at " + hex(c.address) + " is outside memory");
@@ -161,32 +170,21 @@ private:
     void check_register(const Command& c, bool poll) {
         const auto address = register_of(c);
         if (!address) return;
-        uint32_t got = 0;
-        // The model finishes work synchronously: a poll that fails now would fail forever, so
-        // a few attempts stand in for the test bench's retries.
-        for (int attempt = 0; attempt < (poll ? std::min(t_.poll_retries, 4) : 1); ++attempt) {
+        // A poll lets time pass: between reads the next completion step happens. A few reads
+        // more stand in for the hardware's own delays (S_CBUF_FLUSH_STATUS after reset).
+        uint32_t got = read_register(*address);
+        for (int attempt = 0; poll && (got & c.mask) != c.value && attempt < t_.poll_retries;
+             ++attempt) {
+            if (!device_.advance() && attempt >= 3) break;
             got = read_register(*address);
-            if ((got & c.mask) == c.value) break;
         }
         const std::string name = c.reg_is_numeric ? describe(*address) : c.name;
-        const std::string what = (poll ? "poll " : "read ") + name + " & " + hex(c.mask) +
-                                 " == " + hex(c.value);
+        const std::string what =
+            (poll ? "poll " : "read ") + name + " & " + hex(c.mask) + " == " + hex(c.value);
         if ((got & c.mask) == c.value)
             pass(c.line, what);
-        else if (finished_early(*address, c, got))
-            pass(c.line, what + " (0: the operation already completed within the write)");
         else
             fail(c.line, what + " (got " + hex(got & c.mask) + ")");
-    }
-
-    // A trace reads D_OP_ENABLE back as 1 right after enabling a unit, while the hardware still
-    // works. The model finishes within the write and clears it: that is the completion the
-    // trace waits for later, not a register fault.
-    bool finished_early(uint32_t address, const Command& c, uint32_t got) const {
-        const hw::RegisterInfo* r = map_.at(address);
-        const auto last = last_written_.find(address);
-        return r && r->name == "D_OP_ENABLE" && (c.value & c.mask) == 1 && (got & c.mask) == 0 &&
-               last != last_written_.end() && (last->second & 1u);
     }
 
     std::string describe(uint32_t address) const {
@@ -226,8 +224,8 @@ private:
                 }
                 const MemoryPort port = port_of(c);
                 const std::byte* p = memory_.translate(port, c.address, c.size);
-                const std::string what = std::string(port_name(port)) + " " + hex(c.address) +
-                                         "+" + hex(c.size) + " == " + c.name;
+                const std::string what = std::string(port_name(port)) + " " + hex(c.address) + "+" +
+                                         hex(c.size) + " == " + c.name;
                 if (!p || golden->bytes.size() < c.size) {
                     fail(c.line, what + (p ? ": the golden file is shorter" : ": outside memory"));
                     return;
@@ -255,15 +253,13 @@ private:
     void service_interrupts() {
         while (!notify_.empty()) {
             const Command& c = *notify_.front();
-            const uint32_t status = read_register(glb_status_);
-            uint32_t bit = 0;
-            if (c.name.empty()) {
-                bit = status & ~(status - 1);  // any: the lowest
-            } else {
-                const int b = interrupt_bit(c.name);
-                bit = b < 0 ? 0 : (1u << b);
-            }
-            if (!bit || !(status & bit)) return;
+            const int b = c.name.empty() ? -1 : interrupt_bit(c.name);
+            uint32_t status = read_register(glb_status_);
+            auto caught = [&] { return b < 0 ? status != 0 : (status >> b) & 1u; };
+            // Let time pass until the interrupt arrives, or nothing is left to happen.
+            while (!caught() && device_.advance()) status = read_register(glb_status_);
+            if (!caught()) return;
+            const uint32_t bit = b < 0 ? status & ~(status - 1) : 1u << b;
             device_.write_register(glb_status_, bit);
             pass(c.line, "interrupt " + (c.name.empty() ? hex(bit) : c.name) + " -> " + c.sync);
             fired_.insert(c.sync);
@@ -283,7 +279,6 @@ private:
         switch (c.op) {
             case Op::RegWrite:
                 if (auto a = register_of(c)) {
-                    last_written_[*a] = c.value;
                     device_.write_register(*a, c.value);
                     service_interrupts();
                 }
@@ -304,17 +299,13 @@ private:
                 service_interrupts();
                 break;
             case Op::Wait: {
-                // The model raises a layer's interrupts together; the trace clears them all
-                // after its first wait, so each later wait takes one of those events.
-                if (wait_credits_ > 0) {
-                    --wait_credits_;
-                    pass(c.line, "wait: interrupt (raised with the previous one)");
-                } else if (device_.interrupt_asserted()) {
-                    wait_credits_ = std::popcount(read_register(glb_status_)) - 1;
-                    pass(c.line, "wait: interrupt");
-                } else {
-                    fail(c.line, "wait: no interrupt is pending");
+                // Time passes until the interrupt line rises.
+                while (!device_.interrupt_asserted() && device_.advance()) {
                 }
+                if (device_.interrupt_asserted())
+                    pass(c.line, "wait: interrupt " + hex(read_register(glb_status_)));
+                else
+                    fail(c.line, "wait: no interrupt is pending and no work is under way");
                 break;
             }
             case Op::CheckCrc:
@@ -334,14 +325,16 @@ private:
     void finish() {
         service_interrupts();
         for (const Command* c : notify_) fail(c->line, "interrupt " + c->name + " never arrived");
-        for (const Command* c : deferred_) fail(c->line, "sync " + c->sync + " never fired, check not run");
+        for (const Command* c : deferred_)
+            fail(c->line, "sync " + c->sync + " never fired, check not run");
         const emu::DeviceStats& s = device_.stats();
         const std::string what = "the model reported no DMA fault and no programming error";
         if (s.faults == 0 && s.programming_errors == 0)
             pass(0, what);
         else
             fail(0, what + " (" + std::to_string(s.faults) + " faults, " +
-                        std::to_string(s.programming_errors) + " errors; last: " + s.last_error + ")");
+                        std::to_string(s.programming_errors) + " errors; last: " + s.last_error +
+                        ")");
     }
 
     const Trace& t_;
@@ -355,8 +348,6 @@ private:
     std::deque<const Command*> notify_;
     std::vector<const Command*> deferred_;
     std::set<std::string> fired_;
-    std::map<uint32_t, uint32_t> last_written_;
-    int wait_credits_ = 0;
     Outcome outcome_;
 };
 

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "emu/glb.hpp"
-
 namespace nvdla::emu {
 namespace {
 
@@ -140,7 +138,7 @@ std::optional<uint32_t> Bdma::handle_read(Group, uint32_t offset) {
            NVDLA_FIELD_SET(BDMA, STATUS, GRP1_BUSY, busy[1] ? 1u : 0u);
 }
 
-bool Bdma::run(Context& ctx, Group, Glb& glb) {
+bool Bdma::run(Context& ctx, Group, const std::function<void(InterruptEvent, int)>& done) {
     State& st = *state_;
     for (std::string& e : st.errors) ctx.error(std::move(e));
     st.errors.clear();
@@ -157,7 +155,7 @@ bool Bdma::run(Context& ctx, Group, Glb& glb) {
         copy(ctx, st.slots.front());
         st.slots.pop_front();
     }
-    glb.raise(kBdmaDone, launch.group);
+    done(kBdmaDone, launch.group);
     return true;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -11,10 +12,8 @@
 
 namespace nvdla::emu {
 
-class Glb;
-
 class Bdma {
-public:
+  public:
     Bdma();
     ~Bdma();
     void reset();
@@ -24,10 +23,11 @@ public:
     // Registers the hardware computes (STATUS, CFG_STATUS, stall counters).
     std::optional<uint32_t> handle_read(Group regs, uint32_t offset);
 
-    // Executes launched groups, raising their done interrupts; false when nothing was launched.
-    bool run(Context& ctx, Group regs, Glb& glb);
+    // Executes launched groups, reporting each group's done interrupt; false when nothing was
+    // launched.
+    bool run(Context& ctx, Group regs, const std::function<void(InterruptEvent, int)>& done);
 
-private:
+  private:
     struct State;
     std::unique_ptr<State> state_;
 };

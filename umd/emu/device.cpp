@@ -3,7 +3,10 @@
 #include "nvdla/emu/device.hpp"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <initializer_list>
+#include <vector>
 
 #include "emu/bdma.hpp"
 #include "emu/cdp.hpp"
@@ -61,6 +64,14 @@ bool pdp_flying(Group pdp) {
 }  // namespace
 
 struct Device::Impl {
+    // One moment of an operation's completion, in hardware order: a done interrupt, and the
+    // units whose consumer group is free from then on.
+    struct Step {
+        InterruptEvent event;
+        int group;
+        std::vector<nvdla_unit> units;
+    };
+
     Impl(const HwConfig& c, Memory& memory)
         : cfg(c), regs(c.reg_map), dma(memory, stats), glb(regs), ctx{cfg, dma, stats} {}
 
@@ -77,16 +88,39 @@ struct Device::Impl {
     Bdma bdma;
     Rubik rubik;
     bool stalled = false;
+    EventPacing pacing = EventPacing::Immediate;
+    std::deque<Step> pending;
+    std::array<bool, NVDLA_UNIT_COUNT> busy{};
 
     bool has(uint32_t feature) const { return nvdla_hw_has(&cfg, feature); }
-    bool armed(nvdla_unit u) { return regs.armed(u, regs.consumer(u)); }
+    // A unit can start an operation when its consumer group is enabled and it is not still
+    // finishing an earlier one (stepped pacing).
+    bool armed(nvdla_unit u) { return !busy[u] && regs.armed(u, regs.consumer(u)); }
     Group current(nvdla_unit u) { return regs.group(u, regs.consumer(u)); }
 
-    // The consumer group of unit finished: free it and raise the unit's done interrupts.
-    void finish(nvdla_unit unit, std::initializer_list<InterruptEvent> events = {}) {
-        const int group = regs.consumer(unit);
-        regs.complete(unit);
-        for (InterruptEvent e : events) glb.raise(e, group);
+    Step step(InterruptEvent event, nvdla_unit raiser, std::vector<nvdla_unit> units) {
+        return {event, regs.consumer(raiser), std::move(units)};
+    }
+
+    // The operation's results are in memory; its completion happens now (immediate pacing) or
+    // step by step as the embedder advances (stepped pacing).
+    void complete(std::vector<Step> steps) {
+        for (const Step& s : steps)
+            for (nvdla_unit u : s.units) busy[u] = true;
+        for (Step& s : steps) {
+            if (pacing == EventPacing::Immediate)
+                apply(s);
+            else
+                pending.push_back(std::move(s));
+        }
+    }
+
+    void apply(const Step& s) {
+        for (nvdla_unit u : s.units) {
+            regs.complete(u);
+            busy[u] = false;
+        }
+        glb.raise(s.event, s.group);
     }
 
     // The SDP part of an operation: with CACC's output (flying) or reading memory, to memory
@@ -99,7 +133,8 @@ struct Device::Impl {
         return true;
     }
 
-    void run_sdp(const AccumulatorCube* flying) {
+    // Runs SDP (and a fused PDP) and returns its completion steps.
+    std::vector<Step> run_sdp(const AccumulatorCube* flying) {
         const Group sdp_group = current(NVDLA_UNIT_SDP);
         const bool rdma = sdp_needs_rdma(cfg, sdp_group);
         const bool to_pdp = sdp_to_pdp(sdp_group);
@@ -108,9 +143,12 @@ struct Device::Impl {
                     rdma ? current(NVDLA_UNIT_SDP_RDMA) : Group(), flying,
                     to_pdp ? &pdp_input : nullptr);
         if (to_pdp) pdp.execute(ctx, current(NVDLA_UNIT_PDP), Group(), &pdp_input);
-        if (rdma) finish(NVDLA_UNIT_SDP_RDMA);
-        finish(NVDLA_UNIT_SDP, {kSdpDone});
-        if (to_pdp) finish(NVDLA_UNIT_PDP, {kPdpDone});
+        std::vector<Step> steps;
+        steps.push_back(step(
+            kSdpDone, NVDLA_UNIT_SDP,
+            rdma ? std::vector{NVDLA_UNIT_SDP_RDMA, NVDLA_UNIT_SDP} : std::vector{NVDLA_UNIT_SDP}));
+        if (to_pdp) steps.push_back(step(kPdpDone, NVDLA_UNIT_PDP, {NVDLA_UNIT_PDP}));
+        return steps;
     }
 
     bool try_convolution() {
@@ -122,12 +160,15 @@ struct Device::Impl {
         const AccumulatorCube acc = conv.execute(
             ctx, current(NVDLA_UNIT_CDMA), current(NVDLA_UNIT_CSC), current(NVDLA_UNIT_CMAC_A),
             current(NVDLA_UNIT_CMAC_B), current(NVDLA_UNIT_CACC));
-        finish(NVDLA_UNIT_CDMA, {kCdmaDataDone, kCdmaWeightDone});
-        finish(NVDLA_UNIT_CSC);
-        finish(NVDLA_UNIT_CMAC_A);
-        finish(NVDLA_UNIT_CMAC_B);
-        finish(NVDLA_UNIT_CACC, {kCaccDone});
-        run_sdp(&acc);
+        // The order the hardware (and the nv_full traces) report them: data loaded, weights
+        // loaded, accumulation done, then SDP's output written.
+        std::vector<Step> steps{
+            step(kCdmaDataDone, NVDLA_UNIT_CDMA, {}),
+            step(kCdmaWeightDone, NVDLA_UNIT_CDMA, {NVDLA_UNIT_CDMA}),
+            step(kCaccDone, NVDLA_UNIT_CACC,
+                 {NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC})};
+        for (Step& s : run_sdp(&acc)) steps.push_back(std::move(s));
+        complete(std::move(steps));
         return true;
     }
 
@@ -135,7 +176,7 @@ struct Device::Impl {
         if (!armed(NVDLA_UNIT_SDP)) return false;
         const Group sdp_group = current(NVDLA_UNIT_SDP);
         if (sdp_flying(sdp_group) || !sdp_ready(sdp_group)) return false;
-        run_sdp(nullptr);
+        complete(run_sdp(nullptr));
         return true;
     }
 
@@ -144,8 +185,7 @@ struct Device::Impl {
         const Group pdp_group = current(NVDLA_UNIT_PDP);
         if (pdp_flying(pdp_group) || !armed(NVDLA_UNIT_PDP_RDMA)) return false;
         pdp.execute(ctx, pdp_group, current(NVDLA_UNIT_PDP_RDMA), nullptr);
-        finish(NVDLA_UNIT_PDP_RDMA);
-        finish(NVDLA_UNIT_PDP, {kPdpDone});
+        complete({step(kPdpDone, NVDLA_UNIT_PDP, {NVDLA_UNIT_PDP_RDMA, NVDLA_UNIT_PDP})});
         return true;
     }
 
@@ -153,20 +193,33 @@ struct Device::Impl {
         if (!armed(NVDLA_UNIT_CDP) || !armed(NVDLA_UNIT_CDP_RDMA)) return false;
         cdp.execute(ctx, regs.single(NVDLA_UNIT_CDP), current(NVDLA_UNIT_CDP),
                     current(NVDLA_UNIT_CDP_RDMA));
-        finish(NVDLA_UNIT_CDP_RDMA);
-        finish(NVDLA_UNIT_CDP, {kCdpDone});
+        complete({step(kCdpDone, NVDLA_UNIT_CDP, {NVDLA_UNIT_CDP_RDMA, NVDLA_UNIT_CDP})});
         return true;
     }
 
     bool try_rubik() {
         if (!has(NVDLA_FEATURE_RUBIK) || !armed(NVDLA_UNIT_RBK)) return false;
         rubik.execute(ctx, current(NVDLA_UNIT_RBK));
-        finish(NVDLA_UNIT_RBK, {kRubikDone});
+        complete({step(kRubikDone, NVDLA_UNIT_RBK, {NVDLA_UNIT_RBK})});
         return true;
     }
 
     bool try_bdma() {
-        return has(NVDLA_FEATURE_BDMA) && bdma.run(ctx, regs.single(NVDLA_UNIT_BDMA), glb);
+        if (!has(NVDLA_FEATURE_BDMA)) return false;
+        return bdma.run(ctx, regs.single(NVDLA_UNIT_BDMA), [this](InterruptEvent e, int group) {
+            complete({Step{e, group, {}}});
+        });
+    }
+
+    // Stepped pacing: the next completion step of the earliest operation, then whatever it
+    // made ready. False when nothing is pending.
+    bool advance() {
+        if (pending.empty()) return false;
+        const Step s = std::move(pending.front());
+        pending.pop_front();
+        apply(s);
+        run_ready();
+        return true;
     }
 
     // Runs every operation whose units are all enabled, until none is left.
@@ -227,6 +280,8 @@ struct Device::Impl {
 
     void reset() {
         stats = DeviceStats{};
+        pending.clear();
+        busy.fill(false);
         regs.reset();
         glb.reset();
         conv.reset();
@@ -264,6 +319,16 @@ void Device::reset() {
 }
 const DeviceStats& Device::stats() const {
     return impl_->stats;
+}
+
+void Device::set_event_pacing(EventPacing pacing) {
+    impl_->pacing = pacing;
+    while (pacing == EventPacing::Immediate && impl_->advance()) {
+    }
+}
+
+bool Device::advance() {
+    return impl_->advance();
 }
 
 void Device::set_stalled(bool stalled) {

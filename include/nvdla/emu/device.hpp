@@ -26,7 +26,7 @@ enum class MemoryPort : uint8_t { Primary, Secondary };
 
 // The address space the accelerator's DMA sees, supplied by the embedder.
 class Memory {
-public:
+  public:
     virtual ~Memory() = default;
     // Host pointer to the bytes [address, address + size) of port, or nullptr when that whole
     // range is not backed by memory (the access is then a fault).
@@ -47,18 +47,26 @@ using AccessCheck = std::function<bool(const DmaAccess&)>;
 // Called with the new level whenever the interrupt line changes.
 using InterruptLine = std::function<void(bool asserted)>;
 
+// When an operation's completion becomes visible. The model computes a layer in one go; with
+// Immediate its done interrupts are raised (and its register groups freed) before the enabling
+// write returns. With Stepped they form a queue in hardware order (CDMA data, CDMA weights,
+// CACC, SDP, PDP, ...): nothing is visible until the embedder calls advance(), which delivers the
+// next one. Hardware traces need Stepped: they wait for and clear each interrupt in turn, and
+// expect D_OP_ENABLE to read 1 while a layer is under way.
+enum class EventPacing : uint8_t { Immediate, Stepped };
+
 struct DeviceStats {
     uint64_t operations = 0;  // hardware layers completed
     uint64_t register_reads = 0, register_writes = 0;
     uint64_t bytes_read = 0, bytes_written = 0;
-    uint64_t faults = 0;      // DMA accesses rejected or outside memory
-    DmaAccess first_fault{};  // valid when faults > 0
+    uint64_t faults = 0;              // DMA accesses rejected or outside memory
+    DmaAccess first_fault{};          // valid when faults > 0
     uint64_t programming_errors = 0;  // operations whose registers the model cannot execute
     std::string last_error;           // a sentence for the most recent fault or error
 };
 
 class NVDLA_API Device {
-public:
+  public:
     Device(const HwConfig& cfg, Memory& memory);
     ~Device();
     Device(const Device&) = delete;
@@ -78,6 +86,13 @@ public:
     // time out. Releasing runs what became ready.
     void set_stalled(bool stalled);
 
+    // Immediate (the default) or Stepped completion; switching to Immediate delivers whatever
+    // is pending.
+    void set_event_pacing(EventPacing pacing);
+    // Stepped pacing: delivers the next completion step (one done interrupt, the register
+    // groups it frees) and runs what that made ready; false when nothing is pending.
+    bool advance();
+
     // Power-on state: registers at their reset values, no pending work, line low.
     void reset();
 
@@ -85,19 +100,19 @@ public:
 
     struct Impl;
 
-private:
+  private:
     std::unique_ptr<Impl> impl_;
 };
 
 // A Memory over host buffers at fixed device addresses, for tests, tools and the in-process
 // backend.
 class NVDLA_API FlatMemory : public Memory {
-public:
+  public:
     // Adds [address, address + size) of port, zero-filled; regions must not overlap.
     std::byte* add_region(MemoryPort port, uint64_t address, uint64_t size);
     std::byte* translate(MemoryPort port, uint64_t address, uint64_t size) override;
 
-private:
+  private:
     struct Region {
         MemoryPort port;
         uint64_t address;

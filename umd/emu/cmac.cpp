@@ -1,0 +1,526 @@
+// CMAC_A/B: the multiply-accumulate cells.
+//
+// Integers are exact (int8: 22-bit cell sums, int16: 44-bit, neither can overflow), so the
+// integer convolution is computed by the fastest exact kernel the CPU has: AVX-512 VNNI on
+// int8 (unsigned-by-signed byte dot products over the data stored as element + 128, the bias
+// taken back out per kernel), AVX2 otherwise, a scalar loop as the fallback.
+//
+// fp16 is not IEEE: each cell aligns its 64 products to the largest exponent in steps of 4
+// (cal_fp16_exp), multiplies mantissas in a radix-4 Booth array whose two carry-save outputs
+// are each truncated by the alignment shift (cal_fp16_booth), and sums them in 38 bits
+// (calculation_fp16); all of cmod/cmac/NV_NVDLA_cmac.h, followed bit for bit.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+
+#include "emu/conv_layer.hpp"
+
+namespace nvdla::emu::conv {
+namespace {
+
+constexpr uint64_t kMask38 = (uint64_t(1) << 38) - 1;
+
+int64_t sign_extend(uint64_t v, unsigned bits) {
+    const uint64_t m = uint64_t(1) << (bits - 1);
+    v &= (m << 1) - 1;
+    return static_cast<int64_t>((v ^ m) - m);
+}
+
+bool fp16_zero(uint16_t h) {
+    return (h & 0x7fffu) == 0;
+}
+bool fp16_nan(uint16_t h) {
+    return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+}
+
+// cal_fp16_nan: the first NaN weight, else the first NaN data element, becomes the result.
+bool find_nan(const uint16_t* data, const uint16_t* weights, unsigned lanes, uint64_t* result) {
+    const uint16_t* hit = nullptr;
+    for (unsigned i = 0; i < lanes && !hit; ++i)
+        if (fp16_nan(weights[i])) hit = weights + i;
+    for (unsigned i = 0; i < lanes && !hit; ++i)
+        if (fp16_nan(data[i])) hit = data + i;
+    if (!hit) return false;
+    *result =
+        (uint64_t(0x3f) << 38) | (uint64_t(*hit >> 15) << 37) | (uint64_t(*hit & 0x3ffu) << 27);
+    return true;
+}
+
+// cal_fp16_exp + cal_fp16_mul: the aligned products of every lane and the common exponent
+// (in units of 1, a multiple of 4).
+uint32_t aligned_products(const uint16_t* data, const uint16_t* weights, unsigned lanes,
+                          int32_t* products) {
+    uint32_t sum_exp[64];
+    uint32_t max_exp = 0;
+    for (unsigned i = 0; i < lanes; ++i) {
+        if (fp16_zero(data[i]) || fp16_zero(weights[i])) {
+            sum_exp[i] = 0;
+            continue;
+        }
+        sum_exp[i] = ((data[i] >> 12) & 7u) + ((weights[i] >> 12) & 7u);  // exponent >> 2
+        max_exp = std::max(max_exp, sum_exp[i]);
+    }
+    for (unsigned i = 0; i < lanes; ++i) {
+        const uint16_t d = data[i], w = weights[i];
+        if (fp16_zero(d) || fp16_zero(w)) {
+            products[i] = 0;
+            continue;
+        }
+        const uint32_t de = (d >> 10) & 31u, we = (w >> 10) & 31u;
+        const uint32_t d_mts = ((d & 0x3ffu) | (de ? 0x400u : 0)) << (de ? (de & 3u) : 1u);
+        const uint32_t w_mts = ((w & 0x3ffu) | (we ? 0x400u : 0)) << (we ? (we & 3u) : 1u);
+        products[i] =
+            cmac_fp16_booth(((d ^ w) >> 15) != 0, w_mts, d_mts, (max_exp - sum_exp[i]) << 2);
+    }
+    for (unsigned i = lanes; i < 64; ++i) products[i] = 0;
+    return max_exp << 2;
+}
+
+uint64_t pack_fp44(uint32_t exponent, int64_t mantissa) {
+    return (uint64_t(exponent & 0x3fu) << 38) | (static_cast<uint64_t>(mantissa) & kMask38);
+}
+
+}  // namespace
+
+int32_t cmac_fp16_booth(bool negative, uint32_t weight_mantissa, uint32_t data_mantissa,
+                        uint32_t shift) {
+    if (shift >= 32) return 0;
+    const uint32_t code_reverse = negative ? 7u : 0u;
+    uint32_t pp[8], inv[8];
+    uint32_t w = weight_mantissa << 1;
+    for (int i = 0; i < 8; ++i) {
+        const uint32_t code = (w & 7u) ^ code_reverse;
+        w >>= 2;
+        switch (code) {
+            case 1:
+            case 2: pp[i] = data_mantissa | 0x10000u, inv[i] = 0; break;
+            case 3: pp[i] = (data_mantissa << 1) | 0x10000u, inv[i] = 0; break;
+            case 4: pp[i] = ~(data_mantissa << 1) & 0xffffu, inv[i] = 1; break;
+            case 5:
+            case 6: pp[i] = ~data_mantissa & 0xffffu, inv[i] = 1; break;
+            default: pp[i] = 0x10000u, inv[i] = 0; break;  // 0 and 7
+        }
+    }
+    uint32_t csa[10] = {pp[0],
+                        (pp[1] << 2) | inv[0],
+                        (pp[2] << 4) | (inv[1] << 2),
+                        (pp[3] << 6) | (inv[2] << 4),
+                        inv[3] << 6,
+                        pp[4] << 8,
+                        (pp[5] << 10) | (inv[4] << 8),
+                        (pp[6] << 12) | (inv[5] << 10),
+                        (pp[7] << 14) | (inv[6] << 12),
+                        inv[7] << 14};
+    // Two trees of 3:2 compressors over five rows each, then one over the four results.
+    for (int round = 0; round < 3; ++round) {
+        int rows = round < 2 ? 5 : 4;
+        const int start = round == 1 ? 5 : 0;
+        if (round == 2) {
+            csa[2] = csa[5];
+            csa[3] = csa[6];
+        }
+        while (rows >= 3) {
+            const int groups = rows / 3;
+            for (int j = 0; j < groups; ++j) {
+                const uint32_t a = csa[start + j * 3], b = csa[start + j * 3 + 1],
+                               c = csa[start + j * 3 + 2];
+                csa[start + j * 2] = a ^ b ^ c;
+                csa[start + j * 2 + 1] = ((a & b) | (b & c) | (a & c)) << 1;
+            }
+            for (int j = groups * 3; j < rows; ++j) csa[start + j - groups] = csa[start + j];
+            rows -= groups;
+        }
+    }
+    static constexpr uint32_t kSignCompensation[8] = {0xaaab0000u, 0xfaaab000u, 0xffaaab00u,
+                                                      0xfffaaab0u, 0xffffaaabu, 0xfffffaabu,
+                                                      0xffffffabu, 0xfffffffbu};
+    const uint32_t sum = (csa[0] >> shift) + (csa[1] >> shift) + kSignCompensation[shift / 4];
+    return static_cast<int32_t>(sum);
+}
+
+uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
+    uint64_t nan;
+    if (find_nan(data, weights, lanes, &nan)) return nan;
+    int32_t products[64];
+    const uint32_t exponent = aligned_products(data, weights, lanes, products);
+    int64_t total = 0;  // 38-bit adder tree; 64 products of at most 2^28 cannot overflow it
+    for (unsigned i = 0; i < 64; ++i) total += products[i];
+    return pack_fp44(exponent, sign_extend(static_cast<uint64_t>(total), 38));
+}
+
+void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]) {
+    uint64_t nan;
+    if (find_nan(data, weights, 64, &nan)) {
+        out[0] = out[1] = out[2] = out[3] = nan;
+        return;
+    }
+    int32_t products[64];
+    const uint32_t exponent = aligned_products(data, weights, 64, products);
+    int64_t p1[16], p2[8];
+    for (int i = 0; i < 16; ++i)
+        p1[i] = int64_t(products[4 * i]) + products[4 * i + 1] + products[4 * i + 2] +
+                products[4 * i + 3];
+    for (int i = 0; i < 4; ++i) {
+        p2[i] = p1[i] + p1[i + 4] + p1[i + 8];
+        p2[i + 4] = p1[i + 4] - p1[i + 8] - p1[i + 12];
+    }
+    const int64_t p3[4] = {p2[0] + p2[1] + p2[2], p2[1] - p2[2] - p2[3], p2[4] + p2[5] + p2[6],
+                           p2[5] - p2[6] - p2[7]};
+    for (int j = 0; j < 4; ++j) out[j] = pack_fp44(exponent, sign_extend(uint64_t(p3[j]), 38));
+}
+
+int64_t dot_int(const int16_t* a, const int16_t* b, uint32_t n) {
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < n; ++i) sum += int32_t(a[i]) * b[i];
+    return sum;
+}
+
+// ---- Integer convolution kernels ------------------------------------------------------------
+
+namespace {
+
+std::atomic<MacKernel> g_forced{MacKernel::Auto};
+
+bool cpu_has_vnni() {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+}
+
+size_t sum_index(const MacProblem& m, uint32_t n, uint32_t k, uint32_t y, uint32_t x) {
+    return ((size_t(n) * m.kernels + k) * m.out_height + y) * m.out_width + x;
+}
+
+void scalar_convolve(const MacProblem& m, std::vector<int64_t>& sums) {
+    const uint64_t taps = uint64_t(m.taps_r) * m.taps_s;
+    std::vector<int16_t> vector(m.depth);
+    for (uint32_t n = 0; n < m.batches; ++n) {
+        const uint64_t plane = uint64_t(n) * m.plane_rows * m.row_elements;
+        for (uint32_t y = 0; y < m.out_height; ++y)
+            for (uint32_t x = 0; x < m.out_width; ++x)
+                for (uint32_t r = 0; r < m.taps_r; ++r)
+                    for (uint32_t s = 0; s < m.taps_s; ++s) {
+                        const uint64_t at =
+                            plane + uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                            x * m.x_step + s * m.s_step;
+                        const int16_t* data;
+                        if (m.words) {
+                            data = m.words + at;
+                        } else {
+                            for (uint32_t c = 0; c < m.depth; ++c)
+                                vector[c] = static_cast<int16_t>(m.bytes[at + c] - 128);
+                            data = vector.data();
+                        }
+                        const uint64_t tap = uint64_t(r) * m.taps_s + s;
+                        for (uint32_t k = 0; k < m.kernels; ++k)
+                            sums[sum_index(m, n, k, y, x)] +=
+                                dot_int(data, m.weights + (k * taps + tap) * m.depth, m.depth);
+                    }
+    }
+}
+
+// AVX-512 VNNI, int8. Weights are packed per block of 16 kernels as [block][tap][c/4][16][4]
+// so one 64-byte load feeds vpdpbusd for 16 kernels x 4 channels.
+#define NVDLA_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+struct VnniWeights {
+    std::vector<int8_t> packed;
+    uint32_t blocks = 0, taps = 0, quads = 0;
+};
+
+VnniWeights pack_vnni(const MacProblem& m) {
+    VnniWeights p;
+    p.blocks = (m.kernels + 15) / 16;
+    p.taps = m.taps_r * m.taps_s;
+    p.quads = (m.depth + 3) / 4;
+    p.packed.assign(uint64_t(p.blocks) * p.taps * p.quads * 64, 0);
+    for (uint32_t k = 0; k < m.kernels; ++k)
+        for (uint32_t t = 0; t < p.taps; ++t)
+            for (uint32_t c = 0; c < m.depth; ++c)
+                p.packed[((uint64_t(k / 16) * p.taps + t) * p.quads + c / 4) * 64 + (k % 16) * 4 +
+                         c % 4] =
+                    static_cast<int8_t>(m.weights[(uint64_t(k) * p.taps + t) * m.depth + c]);
+    return p;
+}
+
+// One output row piece: XB outputs from x0, KB blocks of 16 kernels from block b0, taps
+// [t0, t1). out[i * stride + j * 16 + lane] receives the biased sums.
+// When `clip` >= 0 the sums (then below 2^31 in magnitude) leave through CACC's delivery:
+// rounded half away by 2^clip, which cannot saturate them.
+template <int XB, int KB>
+NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint8_t* plane,
+                           uint32_t y, uint32_t x0, uint32_t b0, uint32_t t0, uint32_t t1,
+                           const int32_t* bias, int clip, int32_t* out, uint32_t stride) {
+    __m512i acc[XB][KB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < KB; ++j) acc[i][j] = _mm512_setzero_si512();
+    const uint64_t block_stride = uint64_t(p.taps) * p.quads * 64;
+    for (uint32_t t = t0; t < t1; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const uint8_t* base = plane +
+                              uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                              uint64_t(x0) * m.x_step + uint64_t(s) * m.s_step;
+        const int8_t* wt = p.packed.data() + (uint64_t(b0) * p.taps + t) * p.quads * 64;
+        const uint64_t x_step = m.x_step;
+        for (uint32_t q = 0; q < p.quads; ++q, base += 4, wt += 64) {
+            __m512i w[KB];
+#pragma GCC unroll 4
+            for (int j = 0; j < KB; ++j) w[j] = _mm512_loadu_si512(wt + j * block_stride);
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i) {
+                int32_t four;
+                std::memcpy(&four, base + i * x_step, 4);
+                const __m512i b = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+                for (int j = 0; j < KB; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], b, w[j]);
+            }
+        }
+    }
+    const __m512i half = _mm512_set1_epi32(clip > 0 ? 1 << (clip - 1) : 0);
+    const __m128i shift = _mm_cvtsi32_si128(clip > 0 ? clip : 0);
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < KB; ++j) {
+            __m512i v = _mm512_sub_epi32(acc[i][j], _mm512_loadu_si512(bias + j * 16));
+            if (clip >= 0) {
+                // The maskz forms: GCC 12's unmasked ones warn about their undefined pass-through.
+                const __mmask16 all = 0xffff;
+                const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);
+                const __m512i magnitude = _mm512_maskz_abs_epi32(all, v);
+                const __m512i q =
+                    _mm512_maskz_srl_epi32(all, _mm512_add_epi32(magnitude, half), shift);
+                v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
+            }
+            _mm512_storeu_si512(out + i * stride + j * 16, v);
+        }
+}
+
+using VnniBlockFn = void (*)(const MacProblem&, const VnniWeights&, const uint8_t*, uint32_t,
+                             uint32_t, uint32_t, uint32_t, uint32_t, const int32_t*, int, int32_t*,
+                             uint32_t);
+
+template <int XB>
+constexpr std::array<VnniBlockFn, 4> vnni_row() {
+    return {vnni_block<XB, 1>, vnni_block<XB, 2>, vnni_block<XB, 3>, vnni_block<XB, 4>};
+}
+constexpr int kVnniMaxX = 6;
+constexpr std::array<std::array<VnniBlockFn, 4>, kVnniMaxX> kVnniBlocks = {
+    vnni_row<1>(), vnni_row<2>(), vnni_row<3>(), vnni_row<4>(), vnni_row<5>(), vnni_row<6>()};
+
+uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>& sums,
+                       int32_t* delivered) {
+    const VnniWeights p = pack_vnni(m);
+    const uint32_t stride = p.blocks * 16;
+    // The true sums fit int32 while a run of taps has at most 2^17 - 1 products of 2^14; the
+    // biased partial sums wrap, but modulo 2^32 the unbiased result is exact.
+    const uint64_t products_per_tap = uint64_t(p.quads) * 4;
+    const uint32_t taps_per_run =
+        static_cast<uint32_t>(std::max<uint64_t>(1, ((1u << 17) - 1) / products_per_tap));
+    std::vector<int32_t> row(uint64_t(m.out_width) * stride);
+    std::vector<int32_t> bias(stride);
+    // One run of taps (the usual case) goes straight through CACC's delivery; several add up
+    // in `sums` first.
+    const bool single_run = taps_per_run >= p.taps;
+    if (!single_run) sums.resize(size_t(m.batches) * m.kernels * m.out_height * m.out_width);
+    uint32_t saturations = 0;
+    for (uint32_t t0 = 0; t0 < p.taps; t0 += taps_per_run) {
+        const uint32_t t1 = std::min(p.taps, t0 + taps_per_run);
+        // 128 * (sum of the run's weights) per kernel.
+        std::fill(bias.begin(), bias.end(), 0);
+        for (uint32_t k = 0; k < m.kernels; ++k)
+            for (uint32_t t = t0; t < t1; ++t)
+                for (uint32_t c = 0; c < m.depth; ++c)
+                    bias[k] += 128 * m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
+        for (uint32_t n = 0; n < m.batches; ++n) {
+            const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
+            for (uint32_t y = 0; y < m.out_height; ++y) {
+                for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
+                    const uint32_t kb = std::min(4u, p.blocks - b0);
+                    for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
+                        const uint32_t xb = std::min<uint32_t>(kVnniMaxX, m.out_width - x0);
+                        kVnniBlocks[xb - 1][kb - 1](
+                            m, p, plane, y, x0, b0, t0, t1, bias.data() + b0 * 16,
+                            single_run ? static_cast<int>(clip) : -1,
+                            row.data() + uint64_t(x0) * stride + b0 * 16, stride);
+                    }
+                }
+                for (uint32_t k = 0; k < m.kernels; ++k) {
+                    const int32_t* in = row.data() + k;
+                    const size_t at = sum_index(m, n, k, y, 0);
+                    if (single_run) {  // already delivered
+                        int32_t* out = delivered + at;
+                        for (uint32_t x = 0; x < m.out_width; ++x)
+                            out[x] = in[uint64_t(x) * stride];
+                        continue;
+                    }
+                    int64_t* out = sums.data() + at;
+                    for (uint32_t x = 0; x < m.out_width; ++x)
+                        out[x] = (t0 == 0 ? 0 : out[x]) + in[uint64_t(x) * stride];
+                }
+            }
+        }
+    }
+    if (!single_run) saturations = cacc_deliver_int(sums.data(), sums.size(), clip, delivered);
+    return saturations;
+}
+
+// Double-precision FMA, exact for integer sums below 2^53 (the fast path only runs when the
+// 48-bit accumulator cannot saturate): int16 layers, and int8 on CPUs without VNNI. Weights
+// packed per block of `lanes` kernels as [block][tap][c][lanes] doubles.
+struct DoubleWeights {
+    std::vector<double> packed;
+    uint32_t blocks = 0, taps = 0, lanes = 0;
+};
+
+DoubleWeights pack_double(const MacProblem& m, uint32_t lanes) {
+    DoubleWeights p;
+    p.lanes = lanes;
+    p.blocks = (m.kernels + lanes - 1) / lanes;
+    p.taps = m.taps_r * m.taps_s;
+    p.packed.assign(uint64_t(p.blocks) * p.taps * m.depth * lanes, 0.0);
+    for (uint32_t k = 0; k < m.kernels; ++k)
+        for (uint32_t t = 0; t < p.taps; ++t)
+            for (uint32_t c = 0; c < m.depth; ++c)
+                p.packed[((uint64_t(k / lanes) * p.taps + t) * m.depth + c) * lanes + k % lanes] =
+                    m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
+    return p;
+}
+
+// XB outputs from x0 x KB blocks of kernels from b0, every tap; out[i * stride + j * L + lane].
+#define NVDLA_DOUBLE_BLOCK(NAME, TARGET, REG, L, ZERO, LOAD, SET1, FMADD, STORE)                   \
+    template <int XB, int KB>                                                                      \
+    __attribute__((target(TARGET))) void NAME(const MacProblem& m, const DoubleWeights& p,         \
+                                              const int16_t* plane, uint32_t y, uint32_t x0,       \
+                                              uint32_t b0, double* out, uint32_t stride) {         \
+        REG acc[XB][KB];                                                                           \
+        _Pragma("GCC unroll 8") for (int i = 0; i < XB; ++i)                                       \
+            _Pragma("GCC unroll 4") for (int j = 0; j < KB; ++j) acc[i][j] = ZERO();               \
+        const uint64_t block_stride = uint64_t(p.taps) * m.depth * L;                              \
+        const uint64_t x_step = m.x_step;                                                          \
+        for (uint32_t t = 0; t < p.taps; ++t) {                                                    \
+            const uint32_t r = t / m.taps_s, s = t % m.taps_s;                                     \
+            const int16_t* base = plane +                                                          \
+                                  uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements + \
+                                  uint64_t(x0) * x_step + uint64_t(s) * m.s_step;                  \
+            const double* wt = p.packed.data() + (uint64_t(b0) * p.taps + t) * m.depth * L;        \
+            for (uint32_t c = 0; c < m.depth; ++c, ++base, wt += L) {                              \
+                REG w[KB];                                                                         \
+                _Pragma("GCC unroll 4") for (int j = 0; j < KB; ++j) w[j] =                        \
+                    LOAD(wt + j * block_stride);                                                   \
+                _Pragma("GCC unroll 8") for (int i = 0; i < XB; ++i) {                             \
+                    const REG b = SET1(double(base[i * x_step]));                                  \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < KB; ++j) acc[i][j] =               \
+                        FMADD(b, w[j], acc[i][j]);                                                 \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 8") for (int i = 0; i < XB; ++i)                                       \
+            _Pragma("GCC unroll 4") for (int j = 0; j < KB; ++j)                                   \
+                STORE(out + i * stride + j * L, acc[i][j]);                                        \
+    }
+
+NVDLA_DOUBLE_BLOCK(avx512_block, "avx512f", __m512d, 8, _mm512_setzero_pd, _mm512_loadu_pd,
+                   _mm512_set1_pd, _mm512_fmadd_pd, _mm512_storeu_pd)
+NVDLA_DOUBLE_BLOCK(avx2_block, "avx2,fma", __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd,
+                   _mm256_set1_pd, _mm256_fmadd_pd, _mm256_storeu_pd)
+
+using DoubleBlockFn = void (*)(const MacProblem&, const DoubleWeights&, const int16_t*, uint32_t,
+                               uint32_t, uint32_t, double*, uint32_t);
+
+template <int XB>
+constexpr std::array<DoubleBlockFn, 4> avx512_row() {
+    return {avx512_block<XB, 1>, avx512_block<XB, 2>, avx512_block<XB, 3>, avx512_block<XB, 4>};
+}
+template <int XB>
+constexpr std::array<DoubleBlockFn, 3> avx2_row() {
+    return {avx2_block<XB, 1>, avx2_block<XB, 2>, avx2_block<XB, 3>};
+}
+constexpr int kDoubleMaxX = 6, kAvx2MaxX = 4;
+constexpr std::array<std::array<DoubleBlockFn, 4>, kDoubleMaxX> kAvx512Blocks = {
+    avx512_row<1>(), avx512_row<2>(), avx512_row<3>(),
+    avx512_row<4>(), avx512_row<5>(), avx512_row<6>()};
+constexpr std::array<std::array<DoubleBlockFn, 3>, kAvx2MaxX> kAvx2Blocks = {
+    avx2_row<1>(), avx2_row<2>(), avx2_row<3>(), avx2_row<4>()};
+
+// The AVX-512F (8 lanes, 4 blocks x 6 outputs) or AVX2 (4 lanes, 3 blocks x 4 outputs) form.
+uint32_t double_convolve(const MacProblem& m, bool avx512, uint32_t clip, int32_t* delivered) {
+    const uint32_t lanes = avx512 ? 8 : 4, max_blocks = avx512 ? 4 : 3;
+    const uint32_t max_x = avx512 ? kDoubleMaxX : kAvx2MaxX;
+    const DoubleWeights p = pack_double(m, lanes);
+    const uint32_t stride = p.blocks * lanes;
+    std::vector<double> row(uint64_t(m.out_width) * stride);
+    uint32_t saturations = 0;
+    for (uint32_t n = 0; n < m.batches; ++n) {
+        const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
+        for (uint32_t y = 0; y < m.out_height; ++y) {
+            for (uint32_t b0 = 0; b0 < p.blocks; b0 += max_blocks) {
+                const uint32_t kb = std::min(max_blocks, p.blocks - b0);
+                for (uint32_t x0 = 0; x0 < m.out_width; x0 += max_x) {
+                    const uint32_t xb = std::min(max_x, m.out_width - x0);
+                    double* out = row.data() + uint64_t(x0) * stride + b0 * lanes;
+                    if (avx512)
+                        kAvx512Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
+                    else
+                        kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
+                }
+            }
+            for (uint32_t k = 0; k < m.kernels; ++k) {
+                int32_t* out = delivered + sum_index(m, n, k, y, 0);
+                for (uint32_t x = 0; x < m.out_width; ++x)
+                    out[x] = cacc_deliver_one(static_cast<int64_t>(row[uint64_t(x) * stride + k]),
+                                              clip, saturations);
+            }
+        }
+    }
+    return saturations;
+}
+
+bool cpu_has_avx512f() {
+    return __builtin_cpu_supports("avx512f");
+}
+bool cpu_has_avx2() {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+}  // namespace
+
+void force_mac_kernel(MacKernel kernel) {
+    g_forced = kernel;
+}
+
+MacKernel active_mac_kernel(Precision precision) {
+    const MacKernel forced = g_forced;
+    if (forced == MacKernel::Scalar) return MacKernel::Scalar;
+    const bool any = forced == MacKernel::Auto;
+    if (precision == Precision::Int8 && (any || forced == MacKernel::Avx512Vnni) && cpu_has_vnni())
+        return MacKernel::Avx512Vnni;
+    if ((any || forced == MacKernel::Avx512) && cpu_has_avx512f()) return MacKernel::Avx512;
+    if ((any || forced == MacKernel::Avx2 || forced == MacKernel::Avx512) && cpu_has_avx2())
+        return MacKernel::Avx2;
+    return MacKernel::Scalar;
+}
+
+bool mac_wants_biased_bytes(Precision precision) {
+    return active_mac_kernel(precision) == MacKernel::Avx512Vnni;
+}
+
+uint32_t mac_convolve_int(const MacProblem& m, Precision precision, uint32_t clip,
+                          std::vector<int64_t>& sums, int32_t* out) {
+    const size_t count = size_t(m.batches) * m.kernels * m.out_height * m.out_width;
+    switch (active_mac_kernel(precision)) {
+        case MacKernel::Avx512Vnni: return vnni_convolve(m, clip, sums, out);
+        case MacKernel::Avx512: return double_convolve(m, true, clip, out);
+        case MacKernel::Avx2: return double_convolve(m, false, clip, out);
+        default:
+            sums.assign(count, 0);
+            scalar_convolve(m, sums);
+            return cacc_deliver_int(sums.data(), count, clip, out);
+    }
+}
+
+}  // namespace nvdla::emu::conv

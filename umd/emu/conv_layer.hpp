@@ -1,0 +1,217 @@
+// What the units of the convolution pipeline hand each other inside one layer: the layer's
+// registers decoded once (ConvLayer), the convolution buffer's content as CSC reads it
+// (ConvData, ConvWeights), and the functions each unit's file implements. Private to
+// umd/emu/{convolution,cdma,csc,cmac,cacc}.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emu/unit.hpp"
+#include "nvdla/types.hpp"
+
+namespace nvdla::emu::conv {
+
+enum class InputKind : uint8_t { Feature, Image, Winograd };
+
+// The registers of the five units that decide the result, decoded and cross-checked.
+struct ConvLayer {
+    InputKind kind = InputKind::Feature;
+    Precision in_precision = Precision::Int8;  // CDMA D_MISC_CFG.IN_PRECISION
+    Precision precision = Precision::Int8;     // PROC_PRECISION of every unit
+    bool data_reuse = false, weight_reuse = false;
+    bool skip_data_release = false, skip_weight_release = false;
+    uint32_t data_bank = 0, weight_bank = 0;
+
+    // CDMA: what it fetches.
+    uint32_t batches = 1;
+    uint32_t in_width = 1, in_height = 1, in_channels = 1;  // D_DATAIN_SIZE_0/1
+    MemoryPort data_port = MemoryPort::Primary;
+    uint64_t data_address = 0, data_address_uv = 0;  // D_DAIN_ADDR_*_0 / _1
+    uint64_t line_stride = 0, uv_line_stride = 0, surface_stride = 0, batch_stride = 0;
+    bool line_packed = false, surface_packed = false;
+    uint32_t fetch_grain = 1;  // D_FETCH_GRAIN + 1
+    uint32_t pixel_format = 0, pixel_x_offset = 0;
+    bool pixel_signed = false;
+    bool convertor = false;  // D_CVT_CFG.CVT_EN
+    int16_t cvt_offset = 0, cvt_scale = 1;
+    uint32_t cvt_truncate = 0;
+    bool mean = false;
+    int16_t mean_values[4] = {};  // RY, GU, BV, AX
+    bool nan_to_zero = false;
+    uint32_t cdma_pad_left = 0, cdma_pad_right = 0, cdma_pad_top = 0, cdma_pad_bottom = 0;
+    uint16_t cdma_pad_value = 0;
+    uint32_t cdma_stride_x = 1, cdma_stride_y = 1;
+
+    // CDMA: the weights.
+    bool compressed = false;
+    MemoryPort weight_port = MemoryPort::Primary;
+    uint64_t weight_address = 0, wmb_address = 0, wgs_address = 0;
+    uint64_t weight_bytes = 0, wmb_bytes = 0;
+    uint64_t bytes_per_kernel = 0;  // D_WEIGHT_SIZE_0 + 1
+
+    // CSC: how it walks the buffer.
+    uint32_t csc_width = 1, csc_height = 1, csc_channels = 1;  // D_DATAIN_SIZE_EXT_0/1
+    uint32_t kernel_width = 1, kernel_height = 1, kernel_channels = 1, kernels = 1;
+    uint32_t out_width = 1, out_height = 1, out_channels = 1;
+    uint32_t stride_x = 1, stride_y = 1, dilation_x = 1, dilation_y = 1;
+    uint32_t pad_left = 0, pad_top = 0;
+    uint16_t pad_value = 0;
+    uint32_t post_extension = 1;  // 1, 2 or 4
+    uint32_t pra_truncate = 0;
+
+    // CACC.
+    uint32_t clip_truncate = 0;
+
+    // Lanes of one MAC atomic operation (MAC atomic C).
+    uint32_t atomic_c = 64;
+};
+
+// Decodes the consumer groups; false (with ctx.error) when the registers describe something
+// the hardware cannot run or the units disagree.
+bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b, Group cacc,
+                  ConvLayer& layer);
+
+// The data CSC reads from the convolution buffer, one int16 per element (int8 sign-extended,
+// int16, fp16 bit patterns), rows of `row_elements` elements:
+//   Feature:  rows = batches * height (row n * height + h), element w * channels + c;
+//   Image:    one row per line, the converted pixels with the CDMA's left/right padding,
+//             channels = the pixel format's components;
+//   Winograd: the channel-extended, padded cube E (rows = extended height, channels = extended
+//             channels), as CDMA writes it for the 4x4 tiles.
+struct ConvData {
+    InputKind kind = InputKind::Feature;
+    Precision precision = Precision::Int8;
+    uint32_t batches = 1, height = 0, width = 0, channels = 0;
+    uint64_t row_elements = 0;
+    std::vector<int16_t> values;
+
+    const int16_t* row(uint32_t n, uint32_t h) const {
+        return values.data() + (uint64_t(n) * height + h) * row_elements;
+    }
+};
+
+// The kernels CSC hands to CMAC, one int16 per element, [k][r][s][c] with c fastest:
+// Feature/Image: r < kernel_height, s < kernel_width, c < kernel_channels (image kernels are
+// the pre-extended 1-wide ones); Winograd: the stored 4x4 transformed kernels, r, s < 4.
+struct ConvWeights {
+    Precision precision = Precision::Int8;
+    uint32_t kernels = 0, height = 0, width = 0, channels = 0;
+    std::vector<int16_t> values;
+    // What they were decoded from: a layer fetching the same bytes for the same shape skips
+    // decoding them again.
+    std::vector<std::byte> source;
+    uint64_t source_key = 0;
+
+    const int16_t* kernel(uint32_t k) const {
+        return values.data() + uint64_t(k) * height * width * channels;
+    }
+};
+
+// Counters CDMA keeps for fp16 (D_NAN_INPUT_*_NUM, D_INF_INPUT_*_NUM).
+struct CdmaCounters {
+    uint32_t data_nan = 0, data_inf = 0, weight_nan = 0, weight_inf = 0;
+};
+
+// cdma.cpp: fetch the data and the weights into the buffer's form.
+bool load_data(Context& ctx, const ConvLayer& layer, ConvData& data, CdmaCounters& counters);
+bool load_weights(Context& ctx, const ConvLayer& layer, ConvWeights& weights,
+                  CdmaCounters& counters);
+
+// Buffers kept from layer to layer so that a layer does not allocate (and zero) them again.
+struct ConvScratch {
+    std::vector<uint8_t> bytes;  // the CSC plane, biased int8
+    std::vector<int16_t> words;  // the CSC plane, int16
+    std::vector<int64_t> sums;   // CACC's assembly buffer, (n, k, y, x)
+};
+
+// csc.cpp + cmac.cpp + cacc.cpp: the layer's output as CACC delivers it.
+// Integer pipelines: int32 values as CACC delivers them, (n, k, y, x); returns how many
+// saturated (D_OUT_SATURATION).
+uint32_t convolve_int(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
+                      ConvScratch& scratch, int32_t* out);
+// fp16 pipeline: fp32 bit patterns as CACC sends them.
+void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
+                   std::vector<int32_t>& out);
+
+// ---- CMAC (cmac.cpp) ----------------------------------------------------------------------
+
+// The fp16 result of one MAC cell operation as CMAC sends it to CACC: 6-bit exponent in bits
+// 43:38 and a signed 38-bit mantissa in bits 37:0 (value = mantissa * 2^(exponent - 50)), or a
+// NaN (exponent 0x3f). Lanes whose data or weight is +-0 are masked off.
+uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes);
+// The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
+// outputs of A^T (V . U) A sharing one exponent.
+void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
+// One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
+// their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
+// products are. Exposed for tests.
+int32_t cmac_fp16_booth(bool negative, uint32_t weight_mantissa, uint32_t data_mantissa,
+                        uint32_t shift);
+
+// Integer dot products (exact).
+int64_t dot_int(const int16_t* a, const int16_t* b, uint32_t n);
+
+// An integer convolution as CSC lays it out for CMAC's kernels: output (n, y, x) of kernel k is
+//   sum over r < taps_r, s < taps_s, c < depth of
+//     plane[n][y * row_step + r * row_dilation][x * x_step + s * s_step + c] * weights[k][r][s][c]
+// over a plane of plane_rows rows of row_elements elements per batch, already padded, followed
+// by kMacReadSlack elements the kernels may read (and multiply by zero). The plane is int16
+// (`words`) or, when mac_wants_biased_bytes, int8 elements stored as element + 128 (`bytes`).
+inline constexpr uint64_t kMacReadSlack = 256;
+struct MacProblem {
+    uint32_t batches = 1, out_height = 1, out_width = 1, kernels = 1;
+    const uint8_t* bytes = nullptr;
+    const int16_t* words = nullptr;
+    uint32_t plane_rows = 0;
+    uint64_t row_elements = 0;
+    uint32_t row_step = 1, row_dilation = 1;
+    uint64_t x_step = 0, s_step = 0;
+    uint32_t taps_r = 1, taps_s = 1, depth = 1;
+    const int16_t* weights = nullptr;  // [k][r][s][depth]
+};
+bool mac_wants_biased_bytes(Precision precision);
+// The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, (n, k, y, x)
+// with x fastest; `sums` is scratch. Returns the saturation count.
+uint32_t mac_convolve_int(const MacProblem& problem, Precision precision, uint32_t clip,
+                          std::vector<int64_t>& sums, int32_t* out);
+
+// Which implementation mac_convolve_int uses (tests force each one; Auto picks the fastest the
+// CPU runs).
+// Avx512Vnni runs int8 only; the double-precision Avx512/Avx2 kernels run both precisions.
+enum class MacKernel : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vnni };
+void force_mac_kernel(MacKernel kernel);
+MacKernel active_mac_kernel(Precision precision);
+
+// ---- CACC (cacc.cpp) ----------------------------------------------------------------------
+
+inline constexpr int64_t kAccumulatorMax = (int64_t(1) << 47) - 1;
+inline constexpr int64_t kAccumulatorMin = -(int64_t(1) << 47);
+
+// One partial sum into the 48-bit integer assembly buffer (saturating).
+constexpr int64_t cacc_accumulate_int(int64_t acc, int64_t partial) {
+    const int64_t sum = acc + partial;
+    return sum > kAccumulatorMax ? kAccumulatorMax
+                                 : (sum < kAccumulatorMin ? kAccumulatorMin : sum);
+}
+// Delivery to SDP: round half away by 2^clip (the C model divides in double, exact for 48-bit
+// sums), saturate to int32 and count the clamped values.
+inline int32_t cacc_deliver_one(int64_t sum, uint32_t clip, uint32_t& saturations) {
+    const int64_t half = clip ? int64_t(1) << (clip - 1) : 0;
+    const int64_t sign = sum >> 63;
+    const int64_t magnitude = (sum ^ sign) - sign;
+    const int64_t rounded = (((magnitude + half) >> clip) ^ sign) - sign;
+    const int64_t clamped =
+        rounded > INT32_MAX ? INT32_MAX : (rounded < INT32_MIN ? INT32_MIN : rounded);
+    saturations += clamped != rounded;
+    return static_cast<int32_t>(clamped);
+}
+uint32_t cacc_deliver_int(const int64_t* sums, size_t count, uint32_t clip, int32_t* out);
+// The fp16 assembly: one CMAC result (cmac_fp16_dot's pattern) into the 48-bit float
+// accumulator (8-bit exponent, 40-bit signed mantissa); start from 0.
+uint64_t cacc_fp48_add(uint64_t accumulator, uint64_t mac);
+// Delivery of the fp48 accumulator to SDP as an fp32 bit pattern.
+uint32_t cacc_fp48_to_fp32(uint64_t accumulator);
+
+}  // namespace nvdla::emu::conv

@@ -1,0 +1,374 @@
+// CSC: walks the convolution buffer as the hardware sequences it and feeds CMAC, whose results
+// CACC accumulates. For every output element the MAC operations come in the C model's order
+// (SendDataToMacSequencerDirectConvCommon / SendImageDataToMacSequencerConvCommon /
+// SendDataToMacSequencerWinoConvCommon): input channels in groups of MAC atomic C ("super
+// channels"), and within a group the kernel positions row by row. Outside the input cube the
+// data is the pad value (PAD_VALUE's low byte for int8) on the cube's channels and 0 beyond.
+//
+// Integer sums are exact whatever the order unless the 48-bit assembly buffer could saturate
+// (only possible with int16), so the fast path is a plain convolution over a padded copy of
+// the data (the "plane") computed by CMAC's kernels; fp16 always follows the order.
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "emu/conv_layer.hpp"
+#include "nvdla/precision/integer.hpp"
+#include "nvdla/precision/nvdla_float.hpp"
+
+namespace nvdla::emu::conv {
+namespace {
+
+int16_t pad_element(const ConvLayer& l) {
+    return l.precision == Precision::Int8 ? static_cast<int8_t>(l.pad_value & 0xffu)
+                                          : static_cast<int16_t>(l.pad_value);
+}
+
+// The geometry of the plane: the input rows and columns the outputs touch, the pad included.
+struct PlaneShape {
+    int64_t first_row = 0, first_col = 0;  // input coordinates of plane row/column 0
+    uint32_t rows = 0, cols = 0;
+    uint32_t depth = 0;           // elements CMAC multiplies per kernel position
+    uint32_t element_stride = 0;  // elements per column (feature: channels rounded up to 4)
+};
+
+PlaneShape plane_shape(const ConvLayer& l, const ConvData& d) {
+    PlaneShape p;
+    if (l.kind == InputKind::Feature) {
+        p.first_row = -int64_t(l.pad_top);
+        p.first_col = -int64_t(l.pad_left);
+        p.rows = (l.out_height - 1) * l.stride_y + (l.kernel_height - 1) * l.dilation_y + 1;
+        p.cols = (l.out_width - 1) * l.stride_x + (l.kernel_width - 1) * l.dilation_x + 1;
+        p.depth = l.kernel_channels;
+        p.element_stride = (d.channels + 3) / 4 * 4;
+    } else {  // image: one "column" per line element, the kernel spans C' of them
+        p.first_row = -int64_t(l.pad_top);
+        p.first_col = 0;
+        p.rows = (l.out_height - 1) * l.stride_y + l.kernel_height;
+        const uint64_t needed =
+            uint64_t(l.out_width - 1) * l.stride_x * l.csc_channels + l.kernel_channels;
+        p.cols = static_cast<uint32_t>(std::max<uint64_t>(needed, d.row_elements));
+        p.depth = l.kernel_channels;
+        p.element_stride = 1;
+    }
+    return p;
+}
+
+// Fills `plane` (int16 elements, or int8 elements + 128 when `biased_bytes`) from the buffer.
+template <class T, class Encode>
+void fill_plane(const ConvLayer& l, const ConvData& d, const PlaneShape& p, T* plane,
+                uint64_t row_elements, uint64_t rows_total, Encode encode) {
+    const T pad = encode(pad_element(l));
+    const T zero = encode(0);
+    const uint64_t plane_elements = uint64_t(p.rows) * row_elements;
+    for (uint32_t n = 0; n < d.batches; ++n) {
+        T* base = plane + n * plane_elements;
+        for (uint32_t r = 0; r < p.rows; ++r) {
+            T* row = base + r * row_elements;
+            const int64_t y = p.first_row + r;
+            const bool row_inside = y >= 0 && y < int64_t(d.height);
+            if (l.kind == InputKind::Image) {
+                // Lines outside the image read the pad value; past a line's end zeros.
+                const int16_t* src = row_inside ? d.row(0, static_cast<uint32_t>(y)) : nullptr;
+                for (uint64_t e = 0; e < row_elements; ++e)
+                    row[e] = !row_inside ? pad : (e < d.row_elements ? encode(src[e]) : zero);
+                continue;
+            }
+            const int16_t* src = row_inside ? d.row(n, static_cast<uint32_t>(y)) : nullptr;
+            for (uint32_t c = 0; c < p.cols; ++c) {
+                T* dst = row + uint64_t(c) * p.element_stride;
+                const int64_t x = p.first_col + c;
+                const bool inside = row_inside && x >= 0 && x < int64_t(d.width);
+                const int16_t* s = inside ? src + x * d.channels : nullptr;
+                for (uint32_t e = 0; e < d.channels; ++e) dst[e] = inside ? encode(s[e]) : pad;
+                for (uint32_t e = d.channels; e < p.element_stride; ++e) dst[e] = zero;
+            }
+        }
+    }
+    std::fill(plane + d.batches * plane_elements, plane + rows_total, zero);
+}
+
+struct EncodeBiased {
+    uint8_t operator()(int16_t v) const { return static_cast<uint8_t>(v + 128); }
+};
+struct EncodeWord {
+    int16_t operator()(int16_t v) const { return v; }
+};
+
+// The operands CMAC's kernels take, over a plane built for them in the scratch buffers.
+MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeights& w, bool biased,
+                          ConvScratch& o) {
+    const PlaneShape p = plane_shape(l, d);
+    MacProblem m;
+    m.batches = d.batches;
+    m.out_height = l.out_height;
+    m.out_width = l.out_width;
+    m.kernels = l.kernels;
+    m.plane_rows = p.rows;
+    m.row_elements = uint64_t(p.cols) * p.element_stride;
+    m.row_step = l.stride_y;
+    if (l.kind == InputKind::Feature) {
+        m.row_dilation = l.dilation_y;
+        m.x_step = uint64_t(l.stride_x) * p.element_stride;
+        m.s_step = uint64_t(l.dilation_x) * p.element_stride;
+        m.taps_s = l.kernel_width;
+    } else {
+        m.row_dilation = 1;
+        m.x_step = uint64_t(l.stride_x) * l.csc_channels;
+        m.s_step = 0;
+        m.taps_s = 1;
+    }
+    m.taps_r = l.kernel_height;
+    m.depth = p.depth;
+    m.weights = w.values.data();
+    // Slack after the last row: kernels read whole vectors past a kernel's last element.
+    const uint64_t total = uint64_t(d.batches) * p.rows * m.row_elements + kMacReadSlack;
+    if (biased) {
+        o.bytes.resize(total);
+        fill_plane(l, d, p, o.bytes.data(), m.row_elements, total, EncodeBiased{});
+        m.bytes = o.bytes.data();
+    } else {
+        o.words.resize(total);
+        fill_plane(l, d, p, o.words.data(), m.row_elements, total, EncodeWord{});
+        m.words = o.words.data();
+    }
+    return m;
+}
+
+// Calls fn(data, weights, lanes) for every MAC atomic operation of output (n, y, x) and kernel
+// k, in the order CACC accumulates them. scratch holds 2 x 64 elements for post-extension.
+template <class Fn>
+void for_each_atomic(const ConvLayer& l, const MacProblem& m, uint32_t n, uint32_t y, uint32_t x,
+                     uint32_t k, int16_t* scratch, Fn&& fn) {
+    const uint32_t a = l.atomic_c;
+    const uint64_t taps = uint64_t(m.taps_r) * m.taps_s;
+    const int16_t* kernel = m.weights + k * taps * m.depth;
+    const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
+    const uint64_t column = uint64_t(x) * m.x_step;
+    if (l.kind == InputKind::Image && l.post_extension > 1) {
+        // Post-extension: one operation takes `f` kernel rows of a/f lanes each.
+        const uint32_t f = l.post_extension, lanes = a / f;
+        for (uint32_t r0 = 0; r0 < m.taps_r; r0 += f) {
+            std::fill(scratch, scratch + 2 * a, 0);
+            for (uint32_t i = 0; i < f && r0 + i < m.taps_r; ++i) {
+                const uint32_t r = r0 + i;
+                const int16_t* row = plane + uint64_t(y * m.row_step + r) * m.row_elements + column;
+                std::copy_n(row, std::min(lanes, m.depth), scratch + i * lanes);
+                std::copy_n(kernel + uint64_t(r) * m.depth, std::min(lanes, m.depth),
+                            scratch + a + i * lanes);
+            }
+            fn(scratch, scratch + a, a);
+        }
+        return;
+    }
+    for (uint32_t c0 = 0; c0 < m.depth; c0 += a) {
+        const uint32_t lanes = std::min(a, m.depth - c0);
+        for (uint32_t r = 0; r < m.taps_r; ++r) {
+            const int16_t* row = plane +
+                                 uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                                 column + c0;
+            for (uint32_t s = 0; s < m.taps_s; ++s)
+                fn(row + s * m.s_step, kernel + (uint64_t(r) * m.taps_s + s) * m.depth + c0, lanes);
+        }
+    }
+}
+
+// Whether a 48-bit assembly could saturate: the largest possible |sum| of any output.
+bool may_saturate(const ConvLayer& l, const ConvData& d, const ConvWeights& w) {
+    if (l.precision != Precision::Int16) return false;  // int8 stays below 2^37
+    int64_t max_data = std::abs(int64_t(pad_element(l)));
+    for (int16_t v : d.values) max_data = std::max<int64_t>(max_data, std::abs(int64_t(v)));
+    int64_t max_weight = 0;
+    for (int16_t v : w.values) max_weight = std::max<int64_t>(max_weight, std::abs(int64_t(v)));
+    const __int128 bound =
+        __int128(max_data) * max_weight * l.kernel_height * l.kernel_width * l.kernel_channels;
+    return bound > kAccumulatorMax;
+}
+
+// ---- Winograd (the PRA, csc_pra_hls / NV_NVDLA_CSC_pra_cell) --------------------------------
+
+// V = C^T d C of one channel's 4x4 tile d (row-major) in the 18-bit integer datapath, each
+// result rounded by 2^truncate and saturated to the precision's width.
+void pra_int(const int32_t d[16], uint32_t truncate, unsigned bits, int32_t out[16]) {
+    int32_t m[16];
+    for (int i = 0; i < 4; ++i) {
+        m[i] = d[i] - d[8 + i];
+        m[4 + i] = d[4 + i] + d[8 + i];
+        m[8 + i] = d[8 + i] - d[4 + i];
+        m[12 + i] = d[4 + i] - d[12 + i];
+    }
+    for (int i = 0; i < 4; ++i) {
+        const int32_t t[4] = {m[4 * i] - m[4 * i + 2], m[4 * i + 1] + m[4 * i + 2],
+                              m[4 * i + 2] - m[4 * i + 1], m[4 * i + 1] - m[4 * i + 3]};
+        for (int j = 0; j < 4; ++j)
+            out[4 * i + j] =
+                static_cast<int32_t>(precision::shift_right_round_saturate(t[j], truncate, bits));
+    }
+}
+
+// The same in fp17 (FpAdd / FpSub), back to fp16.
+void pra_fp16(const uint16_t d[16], uint16_t out[16]) {
+    using precision::fp16_to_fp17;
+    using precision::fp17_add;
+    auto sub = [](uint32_t a, uint32_t b) { return fp17_add(a, b ^ fp17::kSignBit); };
+    uint32_t m[16];
+    for (int i = 0; i < 4; ++i) {
+        m[i] = sub(fp16_to_fp17(d[i]), fp16_to_fp17(d[8 + i]));
+        m[4 + i] = fp17_add(fp16_to_fp17(d[4 + i]), fp16_to_fp17(d[8 + i]));
+        m[8 + i] = sub(fp16_to_fp17(d[8 + i]), fp16_to_fp17(d[4 + i]));
+        m[12 + i] = sub(fp16_to_fp17(d[4 + i]), fp16_to_fp17(d[12 + i]));
+    }
+    for (int i = 0; i < 4; ++i) {
+        out[4 * i + 0] = precision::fp17_to_fp16(sub(m[4 * i], m[4 * i + 2]));
+        out[4 * i + 1] = precision::fp17_to_fp16(fp17_add(m[4 * i + 1], m[4 * i + 2]));
+        out[4 * i + 2] = precision::fp17_to_fp16(sub(m[4 * i + 2], m[4 * i + 1]));
+        out[4 * i + 3] = precision::fp17_to_fp16(sub(m[4 * i + 1], m[4 * i + 3]));
+    }
+}
+
+// The transformed input tile of output tile (ty, tx): [position][channel], channel fastest.
+void winograd_tile(const ConvLayer& l, const ConvData& d, uint32_t ty, uint32_t tx,
+                   std::vector<int16_t>& v) {
+    const uint32_t channels = d.channels;
+    v.assign(16ull * channels, 0);
+    for (uint32_t c = 0; c < channels; ++c) {
+        if (l.precision == Precision::Fp16) {
+            uint16_t tile[16], out[16];
+            for (uint32_t i = 0; i < 16; ++i)
+                tile[i] = static_cast<uint16_t>(
+                    d.row(0, ty * 2 + i / 4)[uint64_t(tx * 2 + i % 4) * channels + c]);
+            pra_fp16(tile, out);
+            for (uint32_t i = 0; i < 16; ++i) v[i * channels + c] = static_cast<int16_t>(out[i]);
+        } else {
+            int32_t tile[16], out[16];
+            for (uint32_t i = 0; i < 16; ++i)
+                tile[i] = d.row(0, ty * 2 + i / 4)[uint64_t(tx * 2 + i % 4) * channels + c];
+            pra_int(tile, l.pra_truncate, l.precision == Precision::Int8 ? 8 : 16, out);
+            for (uint32_t i = 0; i < 16; ++i) v[i * channels + c] = static_cast<int16_t>(out[i]);
+        }
+    }
+}
+
+// Y = A^T M A of the 16 products, A^T = [1 1 1 0; 0 1 -1 -1].
+template <class T>
+std::array<T, 4> winograd_output(const T m[16]) {
+    T p2[8];
+    for (int i = 0; i < 4; ++i) {
+        p2[i] = m[i] + m[i + 4] + m[i + 8];
+        p2[i + 4] = m[i + 4] - m[i + 8] - m[i + 12];
+    }
+    return {p2[0] + p2[1] + p2[2], p2[1] - p2[2] - p2[3], p2[4] + p2[5] + p2[6],
+            p2[5] - p2[6] - p2[7]};
+}
+
+size_t out_index(const ConvLayer& l, uint32_t n, uint32_t k, uint32_t y, uint32_t x) {
+    return ((size_t(n) * l.out_channels + k) * l.out_height + y) * l.out_width + x;
+}
+
+void winograd_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                  std::vector<int64_t>& sums) {
+    std::vector<int16_t> v;
+    const uint32_t channels = d.channels;
+    for (uint32_t ty = 0; ty < l.out_height / 2; ++ty)
+        for (uint32_t tx = 0; tx < l.out_width / 2; ++tx) {
+            winograd_tile(l, d, ty, tx, v);
+            for (uint32_t k = 0; k < l.kernels; ++k) {
+                const int16_t* u = w.kernel(k);
+                int64_t m[16];
+                for (uint32_t i = 0; i < 16; ++i)
+                    m[i] = dot_int(v.data() + i * channels, u + i * channels, channels);
+                const auto y = winograd_output(m);
+                for (uint32_t j = 0; j < 4; ++j)
+                    sums[out_index(l, 0, k, ty * 2 + j / 2, tx * 2 + j % 2)] = y[j];
+            }
+        }
+}
+
+void winograd_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                   std::vector<int32_t>& out) {
+    std::vector<int16_t> v;
+    const uint32_t channels = d.channels;
+    uint16_t data[64], weights[64];
+    for (uint32_t ty = 0; ty < l.out_height / 2; ++ty)
+        for (uint32_t tx = 0; tx < l.out_width / 2; ++tx) {
+            winograd_tile(l, d, ty, tx, v);
+            for (uint32_t k = 0; k < l.kernels; ++k) {
+                const int16_t* u = w.kernel(k);
+                uint64_t acc[4] = {0, 0, 0, 0};
+                for (uint32_t c0 = 0; c0 < channels; c0 += 4) {
+                    for (uint32_t i = 0; i < 16; ++i)
+                        for (uint32_t c = 0; c < 4; ++c) {
+                            data[i * 4 + c] = static_cast<uint16_t>(v[i * channels + c0 + c]);
+                            weights[i * 4 + c] = static_cast<uint16_t>(u[i * channels + c0 + c]);
+                        }
+                    uint64_t mac[4];
+                    cmac_fp16_winograd(data, weights, mac);
+                    for (int j = 0; j < 4; ++j) acc[j] = cacc_fp48_add(acc[j], mac[j]);
+                }
+                for (uint32_t j = 0; j < 4; ++j)
+                    out[out_index(l, 0, k, ty * 2 + j / 2, tx * 2 + j % 2)] =
+                        static_cast<int32_t>(cacc_fp48_to_fp32(acc[j]));
+            }
+        }
+}
+
+}  // namespace
+
+uint32_t convolve_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                      ConvScratch& scratch, int32_t* out) {
+    std::vector<int64_t>& sums = scratch.sums;
+    const size_t count = size_t(l.batches) * l.out_channels * l.out_height * l.out_width;
+    if (l.kind == InputKind::Winograd) {
+        sums.assign(count, 0);
+        winograd_int(l, d, w, sums);
+        return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
+    }
+    if (may_saturate(l, d, w)) {
+        // The hardware's order, one MAC operation at a time.
+        sums.assign(count, 0);
+        const MacProblem m = build_operands(l, d, w, false, scratch);
+        int16_t lanes[256];
+        for (uint32_t n = 0; n < l.batches; ++n)
+            for (uint32_t k = 0; k < l.kernels; ++k)
+                for (uint32_t y = 0; y < l.out_height; ++y)
+                    for (uint32_t x = 0; x < l.out_width; ++x) {
+                        int64_t acc = 0;
+                        for_each_atomic(l, m, n, y, x, k, lanes,
+                                        [&](const int16_t* a, const int16_t* b, uint32_t n_lanes) {
+                                            acc = cacc_accumulate_int(acc, dot_int(a, b, n_lanes));
+                                        });
+                        sums[out_index(l, n, k, y, x)] = acc;
+                    }
+        return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
+    }
+    const MacProblem m = build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
+    return mac_convolve_int(m, l.precision, l.clip_truncate, sums, out);
+}
+
+void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                   std::vector<int32_t>& out) {
+    out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
+    if (l.kind == InputKind::Winograd) {
+        winograd_fp16(l, d, w, out);
+        return;
+    }
+    ConvScratch scratch;
+    const MacProblem m = build_operands(l, d, w, false, scratch);
+    int16_t lanes[256];
+    for (uint32_t n = 0; n < l.batches; ++n)
+        for (uint32_t k = 0; k < l.kernels; ++k)
+            for (uint32_t y = 0; y < l.out_height; ++y)
+                for (uint32_t x = 0; x < l.out_width; ++x) {
+                    uint64_t acc = 0;
+                    for_each_atomic(
+                        l, m, n, y, x, k, lanes,
+                        [&](const int16_t* a, const int16_t* b, uint32_t count) {
+                            acc = cacc_fp48_add(
+                                acc, cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
+                                                   reinterpret_cast<const uint16_t*>(b), count));
+                        });
+                    out[out_index(l, n, k, y, x)] = static_cast<int32_t>(cacc_fp48_to_fp32(acc));
+                }
+}
+
+}  // namespace nvdla::emu::conv
