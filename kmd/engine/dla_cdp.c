@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * CDP: local response normalisation across channels, from memory (CDP_RDMA)
+ * to memory, through the unit's LUT.
+ */
+#include "dla_internal.h"
+
+#define CDP_WR(c, unit, reg, value) dla_wr((c)->e, NVDLA_UNIT_##unit, NVDLA_##unit##_##reg, (value))
+#define F(unit, reg, field, value) NVDLA_FIELD_SET(unit, reg, field, (uint32_t)(value))
+
+int dla_cdp_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
+{
+	const struct nvdla_dla_cdp_op_desc *op = &c->op->cdp_op;
+	const struct nvdla_dla_cdp_surface_desc *s = &c->surf->cdp_surface;
+	const struct nvdla_dla_data_cube *src = &s->src_data, *dst = &s->dst_data;
+	const struct dla_group *other = &c->e->proc[NVDLA_DLA_OP_CDP].groups[!c->group];
+	uint64_t in = dla_cube_address(c->task, src);
+	uint64_t out = dla_cube_address(c->task, dst);
+
+	(void)err;
+	CDP_WR(c, CDP_RDMA, D_DATA_CUBE_WIDTH,
+	       F(CDP_RDMA, D_DATA_CUBE_WIDTH, WIDTH, src->width - 1));
+	CDP_WR(c, CDP_RDMA, D_DATA_CUBE_HEIGHT,
+	       F(CDP_RDMA, D_DATA_CUBE_HEIGHT, HEIGHT, src->height - 1));
+	CDP_WR(c, CDP_RDMA, D_DATA_CUBE_CHANNEL,
+	       F(CDP_RDMA, D_DATA_CUBE_CHANNEL, CHANNEL, src->channel - 1));
+	CDP_WR(c, CDP_RDMA, D_SRC_BASE_ADDR_LOW, dla_lo32(in));
+	CDP_WR(c, CDP_RDMA, D_SRC_BASE_ADDR_HIGH, dla_hi32(in));
+	CDP_WR(c, CDP_RDMA, D_SRC_LINE_STRIDE, src->line_stride);
+	CDP_WR(c, CDP_RDMA, D_SRC_SURFACE_STRIDE, src->surf_stride);
+	CDP_WR(c, CDP_RDMA, D_SRC_DMA_CFG,
+	       F(CDP_RDMA, D_SRC_DMA_CFG, SRC_RAM_TYPE, dla_ram_type(src->type)));
+	CDP_WR(c, CDP_RDMA, D_DATA_FORMAT,
+	       F(CDP_RDMA, D_DATA_FORMAT, INPUT_DATA, op->in_precision));
+
+	/* The LUT is shared by both groups: write it unless the other group loaded it. */
+	if (op->lut_index >= 0 && other->lut != op->lut_index)
+		dla_lut_program(c->e, NVDLA_UNIT_CDP, &c->task->luts[op->lut_index],
+				op->in_precision);
+
+	CDP_WR(c, CDP, D_DST_BASE_ADDR_LOW, dla_lo32(out));
+	CDP_WR(c, CDP, D_DST_BASE_ADDR_HIGH, dla_hi32(out));
+	CDP_WR(c, CDP, D_DST_LINE_STRIDE, dst->line_stride);
+	CDP_WR(c, CDP, D_DST_SURFACE_STRIDE, dst->surf_stride);
+	CDP_WR(c, CDP, D_DST_DMA_CFG, F(CDP, D_DST_DMA_CFG, DST_RAM_TYPE, dla_ram_type(dst->type)));
+	CDP_WR(c, CDP, D_DATA_FORMAT, F(CDP, D_DATA_FORMAT, INPUT_DATA_TYPE, op->in_precision));
+	/* 3, 5, 7, 9 channels are LEN3..LEN9 = 0..3. */
+	CDP_WR(c, CDP, D_LRN_CFG, F(CDP, D_LRN_CFG, NORMALZ_LEN, (op->local_size - 3u) / 2));
+	CDP_WR(c, CDP, D_DATIN_OFFSET,
+	       F(CDP, D_DATIN_OFFSET, DATIN_OFFSET, (uint32_t)op->in_cvt.offset));
+	CDP_WR(c, CDP, D_DATIN_SCALE,
+	       F(CDP, D_DATIN_SCALE, DATIN_SCALE, (uint16_t)op->in_cvt.scale));
+	CDP_WR(c, CDP, D_DATIN_SHIFTER,
+	       F(CDP, D_DATIN_SHIFTER, DATIN_SHIFTER, op->in_cvt.truncate));
+	CDP_WR(c, CDP, D_DATOUT_OFFSET, (uint32_t)op->out_cvt.offset);
+	CDP_WR(c, CDP, D_DATOUT_SCALE,
+	       F(CDP, D_DATOUT_SCALE, DATOUT_SCALE, (uint16_t)op->out_cvt.scale));
+	CDP_WR(c, CDP, D_DATOUT_SHIFTER,
+	       F(CDP, D_DATOUT_SHIFTER, DATOUT_SHIFTER, op->out_cvt.truncate));
+	CDP_WR(c, CDP, D_FUNC_BYPASS,
+	       F(CDP, D_FUNC_BYPASS, SQSUM_BYPASS, op->bypass_sqsum) |
+		   F(CDP, D_FUNC_BYPASS, MUL_BYPASS, op->bypass_out_mul));
+	return 0;
+}
+
+int dla_cdp_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
+{
+	(void)err;
+	CDP_WR(c, CDP_RDMA, D_OP_ENABLE, F(CDP_RDMA, D_OP_ENABLE, OP_EN, 1));
+	CDP_WR(c, CDP, D_OP_ENABLE, F(CDP, D_OP_ENABLE, OP_EN, 1));
+	return 0;
+}
