@@ -38,7 +38,8 @@ help:
 	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
 	@echo "  make test-unit      run the test suites of the plain build only"
 	@echo "  make test-sanitize  build into $(SAN_DIR)/ with ASan+UBSan and run the suites there"
-	@echo "  make bench          run the benchmarks (format packing against memcpy)"
+	@echo "  make bench          run the benchmarks: format packing against memcpy, the emulated"
+	@echo "                      convolution against oneDNN, the runtime's overheads"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
@@ -88,7 +89,9 @@ run: build
 	@$(BUILD_DIR)/bin/nvdla_surface demo --shared $(SHARED_DIR)
 
 bench: build
-	@$(BUILD_DIR)/bin/nvdla_bench_formats $(BENCH_ARGS)
+	@for b in $(BUILD_DIR)/bin/nvdla_bench_*; do \
+	  echo "== $$(basename $$b)"; $$b $(BENCH_ARGS) || exit 1; \
+	done
 
 install: build
 	@cmake -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(BUILD_DIR) >/dev/null
