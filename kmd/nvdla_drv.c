@@ -38,7 +38,7 @@ const struct nvdla_engine_ops *nvdla_default_engine(void)
 	if (selftest_engine)
 		return &nvdla_engine_selftest;
 #endif
-	return &nvdla_engine_none;
+	return &nvdla_engine_dla;
 }
 
 /* The features of nvdla_config.h are the interface's: keep them equal. */

@@ -31,22 +31,14 @@
  *                   IRQ_WAKE_THREAD.
  *   reset()         After a job timed out (the IRQ is disabled meanwhile):
  *                   stop the hardware and forget the current task. The
- *                   driver then fails that job with -ETIMEDOUT and the next
- *                   job runs.
+ *                   driver then resets the device (nvdla_device_reset()),
+ *                   fails that job with -ETIMEDOUT, and the next job runs.
  *   task_free(task) Releases task->engine_priv.
  *
- * Until the engine exists, nvdla_engine_none rejects every job in
- * validate() with -ENODEV and says so in the kernel log ("no engine yet").
- *
- * With kmd/engine's API (include/nvdla/hw/dla_engine.h) an adapter is
- * short: validate() fills one struct nvdla_dla_buffer per address
- * (nvdla_bo_dma_address(bo) + offset, nvdla_bo_size(bo) - offset), reads
- * through nvdla_bo_vaddr() (NULL: imported, not readable), measures and
- * validates into a kvmalloc'ed engine_priv; run() is
- * nvdla_dla_engine_start(); irq() is nvdla_dla_engine_isr() returning
- * IRQ_WAKE_THREAD; irq_thread() is nvdla_dla_engine_process() followed by
- * nvdla_job_done(0) when done or nvdla_job_done(-EIO) and a reset on error;
- * reset() is nvdla_dla_engine_reset() (the driver then resets the device).
+ * The engine is nvdla_engine_dla (nvdla_engine_dla.c): kmd/engine's
+ * validator (include/nvdla/hw/dla_engine.h) on every submit and its
+ * scheduler when the job runs. Test builds (NVDLA_SELFTEST=y) can select
+ * nvdla_engine_selftest instead, which fails every job on purpose.
  */
 #ifndef NVDLA_ENGINE_H
 #define NVDLA_ENGINE_H
@@ -100,8 +92,9 @@ dma_addr_t nvdla_bo_dma_address(const struct nvdla_bo *bo);
 /* Kernel mapping of the whole buffer, NULL for imported buffers. */
 void *nvdla_bo_vaddr(const struct nvdla_bo *bo);
 
-/* The temporary engine: rejects every job with -ENODEV ("no engine yet"). */
-extern const struct nvdla_engine_ops nvdla_engine_none;
+
+/* The engine of kmd/engine/: validator, scheduler, register programming. */
+extern const struct nvdla_engine_ops nvdla_engine_dla;
 
 #ifdef NVDLA_SELFTEST_ENGINE
 /* make test-kmd only: fails every job, after passing it through the scheduler. */

@@ -11,8 +11,7 @@
  *   NVDLA_SELFTEST_HANG  run() starts nothing and nothing completes the job:
  *                        the scheduler's timeout resets the engine and fails
  *                        the job with -ETIMEDOUT.
- *   anything else        rejected by validate() with -ENODEV, as
- *                        nvdla_engine_none does.
+ *   anything else        rejected by validate() with -ENODEV.
  */
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
@@ -69,7 +68,7 @@ static int nvdla_selftest_validate(struct nvdla_device *ndev, struct nvdla_task 
 		return -ENODEV;
 	command = READ_ONCE(*(const u32 *)(vaddr + desc->offset));
 	if (command != NVDLA_SELFTEST_FAIL && command != NVDLA_SELFTEST_HANG) {
-		drm_err_ratelimited(&ndev->drm, "no engine yet: job rejected\n");
+		drm_err_ratelimited(&ndev->drm, "selftest engine: no command: job rejected\n");
 		return -ENODEV;
 	}
 	/* What was checked is kept: userspace may rewrite the buffer meanwhile. */

@@ -6,8 +6,9 @@
  * hooks as the SoC glue: register access, interrupt, buffer memory.
  *
  * Today no hardware model is attached (mailbox_size 0): register reads
- * return all ones and writes are dropped, as on a dead bus. No job reaches
- * the bus anyway while the engine is nvdla_engine_none.
+ * return all ones and writes are dropped, as on a dead bus. A valid job
+ * still reaches the engine: it fails to start (-EIO, a register group reads
+ * as busy) or, when it starts (BDMA), never completes and times out.
  */
 #include <drm/drm_print.h>
 #include <linux/dma-mapping.h>
@@ -166,7 +167,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 	}
 
 	if (!ivs->mailbox_size)
-		dev_info(dev, "no hardware model attached: no job can run\n");
+		dev_info(dev, "no hardware model attached: jobs fail or time out\n");
 	else
 		dev_warn(dev, "register mailbox not supported yet: no job can run\n");
 

@@ -5,6 +5,7 @@
  * clocks, resets and power domain, runtime PM with autosuspend, and buffer
  * memory from a reserved-memory carve-out or the DMA API.
  */
+#include <drm/drm_print.h>
 #include <linux/clk.h>
 #include <linux/delay.h>
 #include <linux/dma-direct.h>
@@ -19,6 +20,8 @@
 #include <linux/property.h>
 #include <linux/reset.h>
 
+#include <nvdla/hw/nvdla_regs.h>
+
 #include "nvdla_compat.h"
 #include "nvdla_drv.h"
 #include "nvdla_glue.h"
@@ -29,16 +32,49 @@ struct nvdla_platform {
 	struct clk_bulk_data *clks;
 	int num_clks;
 	struct reset_control *rst;
+	resource_size_t regs_size; /* bytes of the MMIO window */
 };
+
+/*
+ * Registers outside the MMIO window (a device tree whose `reg` is smaller
+ * than the register map) read as all ones and are not written.
+ */
+static bool nvdla_platform_reg_ok(struct nvdla_device *ndev, u32 reg)
+{
+	struct nvdla_platform *plat = ndev->bus_priv;
+
+	if (likely((u64)reg + sizeof(u32) <= plat->regs_size))
+		return true;
+	drm_warn_once(&ndev->drm, "register 0x%x is outside the %llu-byte MMIO window: ignored\n",
+		      reg, (u64)plat->regs_size);
+	return false;
+}
 
 static u32 nvdla_platform_read(struct nvdla_device *ndev, u32 reg)
 {
+	if (!nvdla_platform_reg_ok(ndev, reg))
+		return ~0u;
 	return readl(ndev->regs + reg);
 }
 
 static void nvdla_platform_write(struct nvdla_device *ndev, u32 reg, u32 val)
 {
-	writel(val, ndev->regs + reg);
+	if (nvdla_platform_reg_ok(ndev, reg))
+		writel(val, ndev->regs + reg);
+}
+
+/* Bytes the configuration's register map spans (every unit's 4 KiB window). */
+static u32 nvdla_platform_map_size(const struct nvdla_hw_config *config)
+{
+	u32 end = 0, base;
+	int unit;
+
+	for (unit = 0; unit < NVDLA_UNIT_COUNT; unit++) {
+		base = nvdla_unit_base(config->reg_map, (enum nvdla_unit)unit);
+		if (base != NVDLA_UNIT_ABSENT)
+			end = max(end, base + NVDLA_UNIT_WINDOW);
+	}
+	return end;
 }
 
 static int nvdla_platform_reset(struct nvdla_device *ndev)
@@ -138,6 +174,7 @@ static int nvdla_platform_probe(struct platform_device *pdev)
 	const struct nvdla_hw_config *config;
 	struct nvdla_platform *plat;
 	struct nvdla_device *ndev;
+	struct resource *regs;
 	const char *name;
 	int ret;
 
@@ -157,9 +194,13 @@ static int nvdla_platform_probe(struct platform_device *pdev)
 	ndev->bus_priv = plat;
 	platform_set_drvdata(pdev, ndev);
 
-	ndev->regs = devm_platform_ioremap_resource(pdev, 0);
+	ndev->regs = devm_platform_get_and_ioremap_resource(pdev, 0, &regs);
 	if (IS_ERR(ndev->regs))
 		return PTR_ERR(ndev->regs);
+	plat->regs_size = resource_size(regs);
+	if (plat->regs_size < nvdla_platform_map_size(config))
+		dev_warn(dev, "the MMIO window (%pR) is smaller than the %#x bytes of the %s register map: registers beyond it read as all ones\n",
+			 regs, nvdla_platform_map_size(config), config->name);
 	ndev->irq = platform_get_irq(pdev, 0);
 	if (ndev->irq < 0)
 		return ndev->irq;

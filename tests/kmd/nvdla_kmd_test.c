@@ -7,9 +7,15 @@
  *   instance A  nv_full, carve-out in the ivshmem BAR
  *   instance B  nv_small, buffers from guest DMA memory
  *
- * Usage: nvdla_kmd_test stub|selftest
- *   stub      the production engine (nvdla_engine_none): every valid job is
- *             rejected with ENODEV; all argument checks are exercised
+ *   instance C  nv_large on the platform bus (a 4 KiB MMIO window)
+ *
+ * Usage: nvdla_kmd_test dla|selftest
+ *   dla       the production engine (nvdla_engine_dla): every argument check,
+ *             then the validator on descriptors built here (dla_interface.h):
+ *             broken ones are rejected with EINVAL; valid ones are queued and
+ *             meet no hardware (the ivshmem devices have no model behind them,
+ *             registers read as all ones): they fail to start with EIO, or
+ *             (BDMA) start, hang, time out with ETIMEDOUT and reset the engine
  *   selftest  the test engine: jobs go through the scheduler and fail with
  *             ENODEV (FAIL) or hang until the job timeout (HANG)
  *
@@ -35,6 +41,11 @@
 #include <unistd.h>
 
 #include "nvdla_drm.h"
+#include <nvdla/hw/dla_interface.h>
+
+#ifndef NVDLA_ENGINE_DLA
+#define NVDLA_ENGINE_DLA 1 /* kmd/nvdla_engine.h */
+#endif
 
 #define SELFTEST_ENGINE_ID 0x7e57	/* nvdla_engine_selftest.c */
 #define SELFTEST_FAIL 0x4c494146	/* "FAIL" */
@@ -59,12 +70,6 @@ static void result(bool ok, const char *fmt, ...)
 		passed++;
 	else
 		failed++;
-}
-
-static void todo(const char *what)
-{
-	printf("TODO %s: %s (needs the engine's validator; skipped)\n", group, what);
-	skipped++;
 }
 
 /* ioctl returning 0 or -errno. */
@@ -95,6 +100,7 @@ static const char *errname(int e)
 	case -ETIMEDOUT: return "ETIMEDOUT";
 	case -EOPNOTSUPP: return "EOPNOTSUPP";
 	case -EPERM: return "EPERM";
+	case -EIO: return "EIO";
 	}
 	snprintf(buf, sizeof(buf), "%d", e);
 	return buf;
@@ -312,9 +318,12 @@ static int wait_job(int fd, uint32_t id, int64_t timeout_ns_from_now, int32_t *s
 	return r;
 }
 
-/* The original interface: one task, entries (dma-buf fd, offset). */
+/*
+ * The original interface: @num_tasks copies of one task of @n entries
+ * (dma-buf fd, offset); entries past the @given ones repeat entry 0.
+ */
 static int legacy_submit(int fd, const int *fds, const uint64_t *offsets, uint32_t n,
-			 uint16_t num_tasks)
+			 uint32_t given, uint16_t num_tasks)
 {
 	static struct nvdla_mem_handle list[NVDLA_MAX_BUFFERS_PER_TASK + 1];
 	struct nvdla_ioctl_submit_task tasks[NVDLA_MAX_TASKS_PER_SUBMIT + 1];
@@ -325,8 +334,8 @@ static int legacy_submit(int fd, const int *fds, const uint64_t *offsets, uint32
 	memset(list, 0xa5, sizeof(list));
 	memset(tasks, 0x5a, sizeof(tasks));
 	for (i = 0; i < n && i < NVDLA_MAX_BUFFERS_PER_TASK + 1; i++) {
-		list[i].handle = (uint32_t)fds[i % 2];
-		list[i].offset = offsets ? offsets[i] : 0;
+		list[i].handle = (uint32_t)fds[i < given ? i : 0];
+		list[i].offset = offsets && i < given ? offsets[i] : 0;
 	}
 	for (i = 0; i < NVDLA_MAX_TASKS_PER_SUBMIT + 1; i++) {
 		tasks[i].num_addresses = n;
@@ -335,6 +344,7 @@ static int legacy_submit(int fd, const int *fds, const uint64_t *offsets, uint32
 	memset(&args, 0, sizeof(args));
 	args.tasks = (uintptr_t)tasks;
 	args.num_tasks = num_tasks;
+	args.version = 0xa5a5a5a5; /* the original runtime's is 0; never read */
 	return xioctl(fd, DRM_IOCTL_NVDLA_SUBMIT, &args);
 }
 
@@ -343,7 +353,7 @@ static int legacy_submit(int fd, const int *fds, const uint64_t *offsets, uint32
 static void test_params(struct dev *a, struct dev *b, struct dev *c)
 {
 	struct drm_nvdla_get_param gp = { 0 };
-	uint64_t want_engine = selftest ? SELFTEST_ENGINE_ID : NVDLA_ENGINE_NONE;
+	uint64_t want_engine = selftest ? SELFTEST_ENGINE_ID : NVDLA_ENGINE_DLA;
 
 	group = "get_param";
 	result(param(a->fd, NVDLA_PARAM_API_VERSION) == NVDLA_API_VERSION, "API version 1");
@@ -709,8 +719,9 @@ static void test_vgem_import(struct dev *a)
 	close(vfd);
 }
 
-/* ---- submit argument checks ------------------------------------------------ */
+/* ---- fixtures ---------------------------------------------------------------- */
 
+/* Two buffers for the selftest engine: its command in the first word of entry 0. */
 struct fixture {
 	struct bo desc, data;
 	int desc_fd, data_fd;
@@ -735,51 +746,310 @@ static void fixture_fini(struct dev *d, struct fixture *f)
 	bo_free(d->fd, &f->data);
 }
 
+/*
+ * A task of the DLA interface (include/nvdla/hw/dla_interface.h) in two
+ * buffers of two pages. desc holds the network descriptor (entry 0) and the
+ * dependency graph, operation list and surface list (entries 1-3, each list
+ * at the start of its entry); data holds the input and output (entries 4, 5).
+ */
+enum { T_NET, T_GRAPH, T_OPS, T_SURFS, T_SRC, T_DST, T_ENTRIES };
+static const uint64_t task_offsets[T_ENTRIES] = { 0, 256, 512, 1024, 0, PAGE };
+
+struct task {
+	struct bo desc, data;
+	int desc_fd, data_fd;
+	uint64_t offsets[T_ENTRIES]; /* as submitted */
+};
+
+/* One operation's descriptors, before they are written to the buffers. */
+struct descs {
+	struct nvdla_dla_network_desc net;
+	struct nvdla_dla_common_op_desc graph;
+	union nvdla_dla_operation_container op;
+	union nvdla_dla_surface_container surf;
+};
+
+static bool task_init(struct dev *d, struct task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->desc_fd = -1;
+	t->data_fd = -1;
+	memcpy(t->offsets, task_offsets, sizeof(task_offsets));
+	if (bo_create(d->fd, 2 * PAGE, 0, &t->desc) || !bo_map(d->fd, &t->desc) ||
+	    bo_create(d->fd, 2 * PAGE, 0, &t->data))
+		return false;
+	t->desc_fd = prime_export(d->fd, t->desc.handle);
+	t->data_fd = prime_export(d->fd, t->data.handle);
+	return t->desc_fd >= 0 && t->data_fd >= 0;
+}
+
+static void task_fini(struct dev *d, struct task *t)
+{
+	if (t->desc_fd >= 0)
+		close(t->desc_fd);
+	if (t->data_fd >= 0)
+		close(t->data_fd);
+	if (t->desc.handle)
+		bo_free(d->fd, &t->desc);
+	if (t->data.handle)
+		bo_free(d->fd, &t->data);
+}
+
+static uint32_t task_handle(const struct task *t, unsigned int entry)
+{
+	return entry < T_SRC ? t->desc.handle : t->data.handle;
+}
+
+static int task_fd(const struct task *t, unsigned int entry)
+{
+	return entry < T_SRC ? t->desc_fd : t->data_fd;
+}
+
+/* An int8 feature cube of w x h x c, one surface per atom of channels, packed. */
+static struct nvdla_dla_data_cube cube(const struct dev *d, int16_t entry, uint16_t w, uint16_t h,
+				       uint16_t c)
+{
+	struct nvdla_dla_data_cube k;
+
+	memset(&k, 0, sizeof(k));
+	k.type = NVDLA_DLA_MEM_MC;
+	k.address = entry;
+	k.width = w;
+	k.height = h;
+	k.channel = c;
+	k.line_stride = w * d->atom;
+	k.surf_stride = w * h * d->atom;
+	k.size = k.surf_stride * ((c + d->atom - 1) / d->atom);
+	return k;
+}
+
+/* A one-operation network of @type: lists in entries 1-3, no LUT. */
+static void descs_init(struct descs *x, unsigned int type)
+{
+	int i;
+
+	memset(x, 0, sizeof(*x));
+	x->net.operation_desc_index = T_OPS;
+	x->net.surface_desc_index = T_SURFS;
+	x->net.dependency_graph_index = T_GRAPH;
+	x->net.lut_data_index = -1;
+	x->net.roi_array_index = -1;
+	x->net.surface_index = -1;
+	x->net.stat_list_index = -1;
+	for (i = 0; i < NVDLA_DLA_OP_COUNT; i++)
+		x->net.op_head[i] = i == (int)type ? 0 : -1;
+	x->net.num_rois = 1;
+	x->net.num_operations = 1;
+	x->net.num_addresses = T_ENTRIES;
+	x->graph.op_type = (uint8_t)type;
+	for (i = 0; i < NVDLA_DLA_OP_COUNT; i++)
+		x->graph.consumers[i].index = -1;
+	x->graph.fused_parent.index = -1;
+}
+
+/* SDP copying a 4x4xatom int8 cube from entry 4 to entry 5 (no stage enabled). */
+static void descs_sdp(const struct dev *d, struct descs *x)
+{
+	struct nvdla_dla_sdp_op_desc *op = &x->op.sdp_op;
+	struct nvdla_dla_sdp_surface_desc *s = &x->surf.sdp_surface;
+
+	descs_init(x, NVDLA_DLA_OP_SDP);
+	op->src_precision = NVDLA_DLA_PRECISION_INT8;
+	op->dst_precision = NVDLA_DLA_PRECISION_INT8;
+	op->lut_index = -1;
+	op->out_cvt.scale = 1;
+	op->batch_num = 1;
+	s->src_data = cube(d, T_SRC, 4, 4, (uint16_t)d->atom);
+	s->dst_data = cube(d, T_DST, 4, 4, (uint16_t)d->atom);
+	s->x1_data.address = -1;
+	s->x2_data.address = -1;
+	s->y_data.address = -1;
+}
+
+/* BDMA copying @lines lines of 256 bytes from entry 4 to entry 5 (nv_full only). */
+static void descs_bdma(struct descs *x, uint32_t lines)
+{
+	struct nvdla_dla_bdma_surface_desc *s = &x->surf.bdma_surface;
+	struct nvdla_dla_bdma_transfer *tr = &s->transfers[0];
+
+	descs_init(x, NVDLA_DLA_OP_BDMA);
+	x->op.bdma_op.num_transfers = 1;
+	s->source_type = NVDLA_DLA_MEM_MC;
+	s->destination_type = NVDLA_DLA_MEM_MC;
+	s->num_transfers = 1;
+	tr->source_address = T_SRC;
+	tr->destination_address = T_DST;
+	tr->line_size = 256;
+	tr->line_repeat = lines;
+	tr->source_line = 256;
+	tr->destination_line = 256;
+	tr->surface_repeat = 1;
+	tr->source_surface = 256 * lines;
+	tr->destination_surface = 256 * lines;
+}
+
+/*
+ * Writes @x into the task's buffer, the surface in the 0.12 layout or, with
+ * @v10, in the 0.10/0.11 one (28-byte cubes without offset; the slot keeps
+ * its 644 bytes). Resets the entries' offsets.
+ */
+static void task_write(struct task *t, const struct descs *x, bool v10)
+{
+	uint8_t *m = t->desc.map;
+	const uint8_t *wide = (const uint8_t *)&x->surf;
+	uint8_t *surf = m + task_offsets[T_SURFS];
+	unsigned int type = x->graph.op_type < NVDLA_DLA_OP_COUNT ? x->graph.op_type : 0;
+	unsigned int cubes = nvdla_dla_surface_cubes(type), k;
+
+	memset(m, 0, t->desc.size);
+	memcpy(m + task_offsets[T_NET], &x->net, sizeof(x->net));
+	memcpy(m + task_offsets[T_GRAPH], &x->graph, sizeof(x->graph));
+	memcpy(m + task_offsets[T_OPS], &x->op, sizeof(x->op));
+	if (!v10) {
+		memcpy(surf, wide, sizeof(x->surf));
+	} else {
+		for (k = 0; k < cubes; k++) {
+			memcpy(surf + k * NVDLA_DLA_DATA_CUBE_V10_SIZE, wide + k * 32, 4);
+			memcpy(surf + k * NVDLA_DLA_DATA_CUBE_V10_SIZE + 4, wide + k * 32 + 8, 24);
+		}
+		memcpy(surf + cubes * NVDLA_DLA_DATA_CUBE_V10_SIZE, wide + cubes * 32,
+		       nvdla_dla_surface_size(type, NVDLA_DLA_VERSION(0, 12, 0)) - cubes * 32);
+	}
+	memcpy(t->offsets, task_offsets, sizeof(task_offsets));
+}
+
+/* JOB_SUBMIT of @t with descriptor version @version; *id is the job's when queued. */
+static int submit_task(int fd, const struct task *t, uint32_t version, uint32_t *id)
+{
+	struct drm_nvdla_address addr[T_ENTRIES];
+	struct drm_nvdla_job job;
+	struct drm_nvdla_submit s;
+	unsigned int i;
+	int r;
+
+	memset(addr, 0, sizeof(addr));
+	memset(&job, 0, sizeof(job));
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < T_ENTRIES; i++) {
+		addr[i].handle = task_handle(t, i);
+		addr[i].offset = t->offsets[i];
+	}
+	job.addresses = (uintptr_t)addr;
+	job.address_count = T_ENTRIES;
+	job.address_struct_size = sizeof(addr[0]);
+	job.dla_version = version;
+	s.jobs = (uintptr_t)&job;
+	s.job_count = 1;
+	s.job_struct_size = sizeof(job);
+	r = xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &s);
+	*id = job.job_id;
+	return r;
+}
+
+/* The validator rejects @t: JOB_SUBMIT fails with @want and queues nothing. */
+static void expect_reject(struct dev *d, const struct task *t, uint32_t version, int want,
+			  const char *what)
+{
+	uint32_t id = 0;
+	int r = submit_task(d->fd, t, version, &id);
+
+	result(r == want && !id, "%s -> %s (want %s)", what, errname(r), errname(want));
+}
+
+/* The validator accepts @t: the job is queued and finishes with @want; *ms it took. */
+static void expect_job(struct dev *d, const struct task *t, uint32_t version, int want,
+		       const char *what, int64_t *ms)
+{
+	int64_t t0 = now_ns();
+	int32_t status = 1;
+	uint32_t id = 0;
+	int r = submit_task(d->fd, t, version, &id);
+
+	if (!r)
+		r = wait_job(d->fd, id, 10000000000ll, &status);
+	if (ms)
+		*ms = (now_ns() - t0) / 1000000;
+	if (r)
+		result(false, "%s -> rejected: %s (want accepted, job %s)", what, errname(r),
+		       errname(want));
+	else
+		result(status == want, "%s -> accepted, job %s (want %s)", what, errname(status),
+		       errname(want));
+}
+
+/* ---- the original SUBMIT ----------------------------------------------------- */
+
 static void test_legacy_submit(struct dev *d)
 {
-	struct fixture f;
-	int fds[2], pipefd[2];
-	uint64_t offsets[2] = { 0, 0 };
+	struct task t;
+	struct descs x;
+	int fds[T_ENTRIES], pipefd[2];
+	uint64_t offsets[T_ENTRIES];
 	struct nvdla_submit_args args = { 0 };
+	unsigned int i;
 
 	group = "legacy submit";
-	if (!fixture_init(d, &f)) {
+	if (!task_init(d, &t)) {
 		result(false, "setup");
+		task_fini(d, &t);
 		return;
 	}
-	fds[0] = f.desc_fd;
-	fds[1] = f.data_fd;
+	descs_sdp(d, &x);
+	task_write(&t, &x, false);
+	for (i = 0; i < T_ENTRIES; i++) {
+		fds[i] = task_fd(&t, i);
+		offsets[i] = t.offsets[i];
+	}
 
-	/* Valid arguments (garbage in timeout and reserved): the engine decides. */
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -ENODEV,
-		   "valid task, uninitialised timeout/reserved: no engine");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 0), -EINVAL, "num_tasks 0");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, NVDLA_MAX_TASKS_PER_SUBMIT + 1), -EINVAL,
-		   "too many tasks (25)");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 0, 1), -EINVAL, "no addresses");
-	EXPECT_ERR(legacy_submit(d->fd, fds, NULL, NVDLA_MAX_BUFFERS_PER_TASK + 1, 1), -EINVAL,
-		   "too many addresses (6145)");
+	/* Valid arguments (garbage in version, timeout and reserved): the engine decides. */
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+		   "valid task, garbage version/timeout/reserved: validated, no hardware");
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 3), -EIO,
+		   "3 tasks, each validated and run");
+	task_write(&t, &x, true);
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+		   "0.10 layout: detected, validated, no hardware");
+	x.net.num_operations = 0;
+	task_write(&t, &x, false);
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+		   "no operations: the validator rejects it");
+	descs_sdp(d, &x);
+	task_write(&t, &x, false);
 
-	fds[1] = 1000; /* not an open file */
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -EBADF, "bad handle (closed fd)");
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 0), -EINVAL,
+		   "num_tasks 0");
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES,
+				 NVDLA_MAX_TASKS_PER_SUBMIT + 1),
+		   -EINVAL, "too many tasks (25)");
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 0, 0, 1), -EINVAL, "no addresses");
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, NVDLA_MAX_BUFFERS_PER_TASK + 1, T_ENTRIES, 1),
+		   -EINVAL, "too many addresses (6145)");
+
+	fds[T_SRC] = 1000; /* not an open file */
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EBADF,
+		   "bad handle (closed fd)");
 	if (!pipe(pipefd)) {
-		fds[1] = pipefd[0];
-		EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -EINVAL,
+		fds[T_SRC] = pipefd[0];
+		EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
 			   "bad handle (fd not a dma-buf)");
 		close(pipefd[0]);
 		close(pipefd[1]);
 	}
-	fds[1] = f.data_fd;
+	fds[T_SRC] = t.data_fd;
 
-	offsets[1] = f.data.size;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -EINVAL, "offset at the end");
-	offsets[1] = 1ull << 40;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -EINVAL, "offset far past the end");
-	offsets[1] = d->atom / 2;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -EINVAL, "misaligned address");
-	offsets[1] = d->atom;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 2, 1), -ENODEV, "atom-aligned offset: no engine");
-	offsets[1] = 0;
+	offsets[T_SRC] = t.data.size;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+		   "offset at the end");
+	offsets[T_SRC] = 1ull << 40;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+		   "offset far past the end");
+	offsets[T_SRC] = d->atom / 2;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+		   "misaligned address");
+	offsets[T_SRC] = d->atom;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+		   "atom-aligned entry offset: validated, no hardware");
+	offsets[T_SRC] = 0;
 
 	args.tasks = 8; /* unmapped */
 	args.num_tasks = 1;
@@ -788,128 +1058,63 @@ static void test_legacy_submit(struct dev *d)
 	args.flags = 2;
 	EXPECT_ERR(xioctl(d->fd, DRM_IOCTL_NVDLA_SUBMIT, &args), -EINVAL, "unknown flag");
 
-	fixture_fini(d, &f);
+	task_fini(d, &t);
 }
 
-/*
- * Descriptor-level checks: the engine's validator. They run once the device
- * reports an engine (NVDLA_PARAM_ENGINE other than none and selftest);
- * until then each prints a TODO line.
- *
- * The network descriptor (entry 0) of the firmware interface, 40 bytes:
- * list indices, the first operation of each of the 6 processors, counts.
- */
-struct net_desc {
-	int16_t operation_desc_index, surface_desc_index, dependency_graph_index, lut_data_index;
-	int16_t roi_array_index, surface_index, stat_list_index, reserved1;
-	int16_t op_head[6];
-	uint16_t num_rois, num_operations, num_luts, num_addresses;
-	int16_t input_layer;
-	uint8_t dynamic_roi, reserved0;
-} __attribute__((packed, aligned(4)));
-
-_Static_assert(sizeof(struct net_desc) == 40, "dla_network_desc is 40 bytes");
-
-/* A one-operation network whose lists all live in entry 1. */
-static void net_valid(struct net_desc *n)
-{
-	memset(n, 0, sizeof(*n));
-	n->operation_desc_index = 1;
-	n->surface_desc_index = 1;
-	n->dependency_graph_index = 1;
-	n->lut_data_index = -1;
-	n->roi_array_index = 1;
-	n->surface_index = -1;
-	n->stat_list_index = -1;
-	n->reserved1 = -1;
-	memset(n->op_head, 0xff, sizeof(n->op_head));
-	n->op_head[0] = 0; /* BDMA */
-	n->num_rois = 1;
-	n->num_operations = 1;
-	n->num_addresses = 2;
-	n->input_layer = 0;
-}
-
-static void descriptor_case(struct dev *d, struct fixture *f, const char *what,
-			    const struct net_desc *n, uint64_t desc_offset)
-{
-	uint32_t handles[2] = { f->desc.handle, f->data.handle };
-	uint64_t offsets[2] = { desc_offset, 0 };
-
-	if (d->engine == NVDLA_ENGINE_NONE || d->engine == SELFTEST_ENGINE_ID) {
-		todo(what);
-		return;
-	}
-	memset(f->desc.map, 0, f->desc.size);
-	memcpy((char *)f->desc.map + desc_offset, n,
-	       desc_offset + sizeof(*n) <= f->desc.size ? sizeof(*n) : f->desc.size - desc_offset);
-	EXPECT_ERR(submit_job(d->fd, handles, offsets, 2, 0, 0, NULL), -EINVAL, what);
-}
-
-static void test_descriptors(struct dev *d, struct fixture *f)
-{
-	struct net_desc n;
-
-	net_valid(&n);
-	n.num_operations = 0;
-	descriptor_case(d, f, "zero operations in the network descriptor -> EINVAL", &n, 0);
-
-	net_valid(&n);
-	n.operation_desc_index = 5; /* the list has 2 entries */
-	descriptor_case(d, f, "address-list index out of range -> EINVAL", &n, 0);
-
-	net_valid(&n);
-	n.surface_desc_index = -7;
-	descriptor_case(d, f, "negative address-list index -> EINVAL", &n, 0);
-
-	net_valid(&n);
-	descriptor_case(d, f, "network descriptor running past its buffer's end -> EINVAL", &n,
-			f->desc.size - 2 * d->atom);
-
-	/*
-	 * TODO(validator): a BDMA operation (entry 1: operation, surface and
-	 * dependency descriptors) whose transfer's destination extent,
-	 * line_size * line_repeat, ends past the end of entry 1's buffer; and
-	 * the same for a convolution's weight and feature cubes. Needs the
-	 * engine's descriptor structures.
-	 */
-	if (d->engine == NVDLA_ENGINE_NONE || d->engine == SELFTEST_ENGINE_ID)
-		todo("descriptor extents past a buffer (BDMA transfer, conv cubes) -> EINVAL");
-	else
-		todo("descriptor extents past a buffer: write the case for the engine's structures");
-}
+/* ---- JOB_SUBMIT argument checks ---------------------------------------------- */
 
 static int submit_raw(int fd, struct drm_nvdla_submit *s)
 {
 	return xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, s);
 }
 
+/* Submits @s and, when it was queued, waits for its first job: its status, else the error. */
+static int submit_wait(int fd, struct drm_nvdla_submit *s)
+{
+	struct drm_nvdla_job *job = (struct drm_nvdla_job *)(uintptr_t)s->jobs;
+	int32_t status = 1;
+	int r = submit_raw(fd, s);
+
+	if (r)
+		return r;
+	r = wait_job(fd, job->job_id, 10000000000ll, &status);
+	return r ? r : status;
+}
+
 static void test_submit_args(struct dev *d)
 {
-	struct fixture f;
-	struct drm_nvdla_address addr[2];
+	struct task t;
+	struct descs x;
+	struct drm_nvdla_address addr[T_ENTRIES];
 	struct {
 		struct drm_nvdla_job job;
 		uint64_t extra;
 	} big[2];
 	struct drm_nvdla_submit s;
 	uint32_t sync, bad = 0xbad;
+	unsigned int i;
 
 	group = "submit";
-	if (!fixture_init(d, &f)) {
+	if (!task_init(d, &t)) {
 		result(false, "setup");
+		task_fini(d, &t);
 		return;
 	}
+	descs_sdp(d, &x);
+	task_write(&t, &x, false);
 
+	/* A valid task: accepted jobs meet no hardware and fail to start with EIO. */
 #define RESET()                                                                 \
 	do {                                                                    \
 		memset(addr, 0, sizeof(addr));                                  \
 		memset(big, 0, sizeof(big));                                    \
 		memset(&s, 0, sizeof(s));                                       \
-		addr[0].handle = f.desc.handle;                                 \
-		addr[1].handle = f.data.handle;                                 \
+		for (i = 0; i < T_ENTRIES; i++) {                               \
+			addr[i].handle = task_handle(&t, i);                    \
+			addr[i].offset = t.offsets[i];                          \
+		}                                                               \
 		big[0].job.addresses = (uintptr_t)addr;                         \
-		big[0].job.address_count = 2;                                   \
+		big[0].job.address_count = T_ENTRIES;                           \
 		big[0].job.address_struct_size = sizeof(addr[0]);               \
 		big[1].job = big[0].job;                                        \
 		s.jobs = (uintptr_t)&big[0].job;                                \
@@ -918,7 +1123,7 @@ static void test_submit_args(struct dev *d)
 	} while (0)
 
 	RESET();
-	EXPECT_ERR(submit_raw(d->fd, &s), -ENODEV, "valid job: no engine");
+	EXPECT_ERR(submit_wait(d->fd, &s), -EIO, "valid job: queued, no hardware");
 	RESET();
 	s.flags = 1;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "submit flags");
@@ -940,7 +1145,7 @@ static void test_submit_args(struct dev *d)
 	EXPECT_ERR(submit_raw(d->fd, &s), -E2BIG, "larger job struct with unknown non-zero field");
 	RESET();
 	s.job_struct_size = sizeof(big[0]);
-	EXPECT_ERR(submit_raw(d->fd, &s), -ENODEV, "larger job struct, zero tail: no engine");
+	EXPECT_ERR(submit_wait(d->fd, &s), -EIO, "larger job struct, zero tail: queued");
 	RESET();
 	big[0].job.flags = 1;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "job flags");
@@ -949,7 +1154,7 @@ static void test_submit_args(struct dev *d)
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "job pad");
 	RESET();
 	big[0].job.dla_version = 0x000c05;
-	EXPECT_ERR(submit_raw(d->fd, &s), -ENODEV, "job with a descriptor version: no engine");
+	EXPECT_ERR(submit_wait(d->fd, &s), -EIO, "job with descriptor version 0.12.5: queued");
 	RESET();
 	big[0].job.address_count = 0;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "zero addresses");
@@ -963,13 +1168,13 @@ static void test_submit_args(struct dev *d)
 	addr[1].flags = 1;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "address flags (reserved)");
 	RESET();
-	addr[1].handle = 0xbad;
+	addr[T_SRC].handle = 0xbad;
 	EXPECT_ERR(submit_raw(d->fd, &s), -ENOENT, "bad handle");
 	RESET();
-	addr[1].offset = f.data.size;
+	addr[T_SRC].offset = t.data.size;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "offset past the end");
 	RESET();
-	addr[1].offset = d->atom / 2;
+	addr[T_SRC].offset = d->atom / 2;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "misaligned address");
 	RESET();
 	big[0].job.addresses = 8;
@@ -989,9 +1194,23 @@ static void test_submit_args(struct dev *d)
 	big[0].job.out_syncobj = sync;
 	big[0].job.in_syncobjs = (uintptr_t)&sync;
 	big[0].job.in_syncobj_count = 1;
-	EXPECT_ERR(submit_raw(d->fd, &s), -ENODEV, "with syncobjs: no engine");
-
-	test_descriptors(d, &f);
+	EXPECT_ERR(submit_wait(d->fd, &s), -EIO, "with syncobjs: queued");
+	RESET();
+	s.job_count = 2;
+	s.job_struct_size = sizeof(big[0]);
+	big[1].job.address_count = 0;
+	big[0].job.job_id = 77;
+	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "two jobs, the second bad");
+	result(big[0].job.job_id == 0, "... and the first was not queued (job_id %u)",
+	       big[0].job.job_id);
+	x.net.num_operations = 0;
+	task_write(&t, &x, false);
+	RESET();
+	s.job_count = 2;
+	s.job_struct_size = sizeof(big[0]);
+	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "two jobs the validator rejects");
+	result(big[0].job.job_id == 0 && big[1].job.job_id == 0, "... none queued");
+#undef RESET
 
 	{
 		struct drm_nvdla_wait w = { .job_id = 12345 };
@@ -1006,7 +1225,240 @@ static void test_submit_args(struct dev *d)
 		w.pad = 1;
 		EXPECT_ERR(xioctl(d->fd, DRM_IOCTL_NVDLA_WAIT, &w), -EINVAL, "pad");
 	}
-	fixture_fini(d, &f);
+	task_fini(d, &t);
+}
+
+/* ---- the validator (kmd/engine) on every submit ------------------------------ */
+
+static void test_validator(struct dev *d, const char *name)
+{
+	const uint32_t v10 = NVDLA_DLA_VERSION(0, 10, 0), v12 = NVDLA_DLA_VERSION(0, 12, 0);
+	struct nvdla_dla_sdp_surface_desc *s;
+	bool small = d->config == NVDLA_HW_CONFIG_NV_SMALL;
+	struct descs x;
+	struct task t;
+
+	group = name;
+	if (!task_init(d, &t)) {
+		result(false, "setup");
+		task_fini(d, &t);
+		return;
+	}
+	s = &x.surf.sdp_surface;
+
+	/* Valid tasks pass and run; the layout follows the version, or is detected. */
+	descs_sdp(d, &x);
+	task_write(&t, &x, false);
+	expect_job(d, &t, v12, -EIO, "valid SDP task, 0.12: runs, fails to start (no hardware)",
+		   NULL);
+	expect_job(d, &t, 0, -EIO, "the same, version 0 (unknown): read as 0.12", NULL);
+	expect_reject(d, &t, v10, -EINVAL, "the same declared 0.10: 32-byte cubes misread");
+	task_write(&t, &x, true);
+	expect_job(d, &t, v10, -EIO, "valid SDP task, 0.10 layout (28-byte cubes)", NULL);
+	expect_job(d, &t, NVDLA_DLA_VERSION(0, 11, 0), -EIO, "the same declared 0.11", NULL);
+	expect_job(d, &t, 0, -EIO, "the same, version 0: the 0.10/0.11 layout is detected", NULL);
+	expect_reject(d, &t, v12, -EINVAL, "the same declared 0.12: 28-byte cubes misread");
+	task_write(&t, &x, false);
+	expect_reject(d, &t, NVDLA_DLA_VERSION(0, 9, 0), -EINVAL, "interface 0.9.0");
+	expect_reject(d, &t, NVDLA_DLA_VERSION(0, 13, 0), -EINVAL, "interface 0.13.0");
+
+	/* The network descriptor and the lists. */
+	descs_sdp(d, &x);
+	x.net.num_operations = 0;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "zero operations");
+	descs_sdp(d, &x);
+	x.net.operation_desc_index = 9;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "list index out of range (9, 6 entries)");
+	descs_sdp(d, &x);
+	x.net.dependency_graph_index = T_ENTRIES;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "list index = number of entries");
+	descs_sdp(d, &x);
+	x.net.surface_desc_index = -7;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "negative list index (-7)");
+	descs_sdp(d, &x);
+	x.net.operation_desc_index = -1;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "list index -1");
+	descs_sdp(d, &x);
+	x.net.op_head[NVDLA_DLA_OP_SDP] = 1;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "op_head out of range");
+	descs_sdp(d, &x);
+	x.net.num_operations = 12; /* 12 x 644 bytes: more than the surface list's entry */
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "lists longer than their entries (12 operations)");
+	descs_sdp(d, &x);
+	task_write(&t, &x, false);
+	t.offsets[T_NET] = t.desc.size - 32; /* 32 of the descriptor's 40 bytes in the buffer */
+	memcpy((char *)t.desc.map + t.offsets[T_NET], &x.net, 32);
+	expect_reject(d, &t, v12, -EINVAL, "network descriptor past its buffer's end");
+	task_write(&t, &x, false);
+	t.offsets[T_SURFS] = t.desc.size - 512;
+	expect_reject(d, &t, v12, -EINVAL, "surface list past its buffer's end");
+
+	/* Operations: enumerations, graph, memory. */
+	descs_sdp(d, &x);
+	x.graph.op_type = 9;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "bad enum: op_type 9");
+	descs_sdp(d, &x);
+	s->src_data.type = 7;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "bad enum: memory type 7");
+	descs_sdp(d, &x);
+	x.op.sdp_op.x1_op.act = 9;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "bad enum: SDP activation 9");
+	descs_sdp(d, &x);
+	x.graph.dependency_count = 1;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "waits for an event nobody sends");
+	descs_sdp(d, &x);
+	s->dst_data.offset = (uint32_t)(t.data.size - task_offsets[T_DST] - d->atom);
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "output cube extends past its buffer");
+	descs_sdp(d, &x);
+	s->src_data.height = 1024;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "input cube of 1024 lines extends past its entry");
+	descs_sdp(d, &x);
+	s->src_data.address = T_ENTRIES;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "cube in entry 6 of 6");
+	descs_sdp(d, &x);
+	s->dst_data.address = -1;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "output cube in entry -1");
+	descs_sdp(d, &x);
+	s->dst_data.offset = d->atom / 2;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "misaligned surface address");
+	descs_sdp(d, &x);
+	s->src_data.line_stride += d->atom / 2;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "misaligned line stride");
+	descs_sdp(d, &x);
+	s->src_data.line_stride = d->atom;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, -EINVAL, "line stride smaller than a line");
+	descs_sdp(d, &x);
+	s->src_data.type = NVDLA_DLA_MEM_CV;
+	task_write(&t, &x, false);
+	expect_reject(d, &t, v12, small ? -EOPNOTSUPP : -EINVAL,
+		      small ? "CV-SRAM cube on nv_small (no CV-SRAM)"
+			    : "CV-SRAM cube in a buffer of system memory");
+	if (small) {
+		descs_sdp(d, &x);
+		x.op.sdp_op.src_precision = NVDLA_DLA_PRECISION_FP16;
+		x.op.sdp_op.dst_precision = NVDLA_DLA_PRECISION_FP16;
+		task_write(&t, &x, false);
+		expect_reject(d, &t, v12, -EOPNOTSUPP, "fp16 on nv_small");
+	}
+	descs_bdma(&x, 1);
+	task_write(&t, &x, false);
+	if (d->config == NVDLA_HW_CONFIG_NV_FULL) {
+		descs_bdma(&x, (uint32_t)(t.data.size - task_offsets[T_DST]) / 256 + 1);
+		task_write(&t, &x, false);
+		expect_reject(d, &t, v12, -EINVAL, "BDMA transfer past its destination's end");
+		descs_bdma(&x, 1);
+		x.surf.bdma_surface.transfers[0].line_size = 48;
+		task_write(&t, &x, false);
+		expect_reject(d, &t, v12, -EINVAL, "BDMA line size not a multiple of 32");
+	} else {
+		expect_reject(d, &t, v12, -EOPNOTSUPP, "BDMA on a configuration without BDMA");
+	}
+
+	task_fini(d, &t);
+}
+
+/* Descriptors must be readable by the kernel: an imported buffer cannot hold them. */
+static void test_validator_import(struct dev *a, struct dev *b)
+{
+	struct bo other = { 0 };
+	struct descs x;
+	struct task t;
+	uint32_t h = 0, id = 0, own;
+	int dmabuf = -1, r;
+
+	group = "validator import";
+	if (!task_init(a, &t) || bo_create(b->fd, 2 * PAGE, 0, &other) || !bo_map(b->fd, &other) ||
+	    (dmabuf = prime_export(b->fd, other.handle)) < 0 || prime_import(a->fd, dmabuf, &h)) {
+		result(false, "setup");
+	} else {
+		descs_sdp(a, &x);
+		task_write(&t, &x, false);
+		memcpy(other.map, t.desc.map, 2 * PAGE);
+		own = t.desc.handle;
+		t.desc.handle = h; /* entries 0-3 in B's buffer, imported into A */
+		r = submit_task(a->fd, &t, NVDLA_DLA_VERSION(0, 12, 0), &id);
+		t.desc.handle = own;
+		result(r == -EINVAL && !id, "descriptors in an imported buffer -> %s (want EINVAL)",
+		       errname(r));
+		gem_close(a->fd, h);
+	}
+	if (dmabuf >= 0)
+		close(dmabuf);
+	if (other.handle)
+		bo_free(b->fd, &other);
+	task_fini(a, &t);
+}
+
+/*
+ * nv_full on ivshmem without a hardware model: a BDMA task starts (its
+ * registers read as ready), nothing ever completes it, the job times out,
+ * the engine and the device are reset, and the next job runs.
+ */
+static void test_no_hardware(struct dev *a)
+{
+	struct descs x;
+	struct task t;
+	int fds[T_ENTRIES];
+	unsigned int i;
+	int64_t ms, t0;
+
+	group = "no hardware";
+	if (!task_init(a, &t)) {
+		result(false, "setup");
+		task_fini(a, &t);
+		return;
+	}
+	descs_bdma(&x, 16);
+	task_write(&t, &x, false);
+	expect_job(a, &t, NVDLA_DLA_VERSION(0, 12, 0), -ETIMEDOUT, "valid BDMA task: starts, hangs",
+		   &ms);
+	result(ms >= (int64_t)a->timeout_ms * 9 / 10 && ms < (int64_t)a->timeout_ms * 10,
+	       "... it failed after the job timeout: %" PRId64 " ms (timeout %" PRIu64 ")", ms,
+	       a->timeout_ms);
+	descs_sdp(a, &x);
+	task_write(&t, &x, false);
+	expect_job(a, &t, 0, -EIO, "the next job runs after the reset (and fails to start)", NULL);
+	descs_bdma(&x, 16);
+	task_write(&t, &x, false);
+	expect_job(a, &t, 0, -ETIMEDOUT, "another BDMA task starts: the engine was reset", NULL);
+	for (i = 0; i < T_ENTRIES; i++)
+		fds[i] = task_fd(&t, i);
+	t0 = now_ns();
+	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, T_ENTRIES, T_ENTRIES, 1), -ETIMEDOUT,
+		   "original SUBMIT of the BDMA task");
+	ms = (now_ns() - t0) / 1000000;
+	result(ms >= (int64_t)a->timeout_ms * 9 / 10, "... returned after %" PRId64 " ms", ms);
+	descs_sdp(a, &x);
+	task_write(&t, &x, false);
+	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+		   "original SUBMIT of the SDP task after it");
+	/* Nothing to do: the task completes while it starts, without an interrupt. */
+	descs_bdma(&x, 1);
+	x.op.bdma_op.num_transfers = 0;
+	x.surf.bdma_surface.num_transfers = 0;
+	task_write(&t, &x, false);
+	expect_job(a, &t, 0, 0, "a BDMA task without transfers completes as it starts", NULL);
+	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, T_ENTRIES, T_ENTRIES, 1), 0,
+		   "... through the original SUBMIT too");
+	task_fini(a, &t);
 }
 
 /* ---- jobs through the scheduler (selftest engine) ------------------------- */
@@ -1079,8 +1531,8 @@ static void test_jobs(struct dev *a, struct dev *b)
 
 	/* Original SUBMIT: returns when the task is done, with its error. */
 	group = "jobs legacy";
-	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 1), -ENODEV, "FAIL task: ENODEV after running");
-	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 3), -ENODEV, "3 tasks");
+	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ENODEV, "FAIL task: ENODEV after running");
+	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 3), -ENODEV, "3 tasks");
 
 	/* A hung job: timeout, engine reset, the job fails, the next one runs. */
 	group = "timeout";
@@ -1100,7 +1552,7 @@ static void test_jobs(struct dev *a, struct dev *b)
 	result(!r && status == -ENODEV, "the next job ran after the reset: %s", errname(status));
 	set_command(&f.desc, SELFTEST_HANG);
 	t0 = now_ns();
-	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 1), -ETIMEDOUT, "original SUBMIT of a hung task");
+	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ETIMEDOUT, "original SUBMIT of a hung task");
 	set_command(&f.desc, SELFTEST_FAIL);
 
 	/* Implicit sync across instances: B's job waits for A's on a shared buffer. */
@@ -1161,6 +1613,45 @@ static void test_jobs(struct dev *a, struct dev *b)
 
 /* ---- concurrency ------------------------------------------------------------ */
 
+/* dla: valid and broken tasks, with buffers created, shared and freed around them. */
+static int child_dla(struct dev *d, int fd)
+{
+	struct dev mine = *d;
+	struct descs x;
+	struct task t;
+	uint32_t id, h;
+	int32_t status;
+	int errors = 0, i, dmabuf;
+
+	mine.fd = fd;
+	for (i = 0; i < 30; i++) {
+		if (!task_init(&mine, &t)) {
+			task_fini(&mine, &t);
+			return 1;
+		}
+		descs_sdp(&mine, &x);
+		task_write(&t, &x, i % 2);
+		if (submit_task(fd, &t, 0, &id) ||
+		    wait_job(fd, id, 5000000000ll, &status) || status != -EIO)
+			errors++;
+		x.net.num_operations = 0;
+		task_write(&t, &x, false);
+		errors += submit_task(fd, &t, 0, &id) != -EINVAL;
+		if (i % 3 == 0) {
+			dmabuf = prime_export(fd, t.data.handle);
+			errors += dmabuf < 0 || prime_import(fd, dmabuf, &h) || h != t.data.handle;
+			close(dmabuf);
+		}
+		if (i % 2) {
+			task_fini(&mine, &t);
+		} else { /* the buffers are left for close() to free */
+			close(t.desc_fd);
+			close(t.data_fd);
+		}
+	}
+	return errors;
+}
+
 static int child(struct dev *d, int seed)
 {
 	char name[32];
@@ -1171,6 +1662,11 @@ static int child(struct dev *d, int seed)
 
 	if (fd < 0)
 		return 1;
+	if (!selftest) {
+		errors = child_dla(d, fd);
+		close(fd);
+		return errors ? 1 : 0;
+	}
 	for (i = 0; i < 60; i++) {
 		int r;
 
@@ -1183,13 +1679,9 @@ static int child(struct dev *d, int seed)
 		handles[0] = desc.handle;
 		handles[1] = data.handle;
 		r = submit_job(fd, handles, NULL, 2, 0, 0, &id);
-		if (selftest) {
-			errors += r != 0;
-			if (!r && (wait_job(fd, id, 5000000000ll, &status) || status != -ENODEV))
-				errors++;
-		} else {
-			errors += r != -ENODEV;
-		}
+		errors += r != 0;
+		if (!r && (wait_job(fd, id, 5000000000ll, &status) || status != -ENODEV))
+			errors++;
 		if (i % 3 == 0) {
 			int dmabuf = prime_export(fd, data.handle);
 			uint32_t h;
@@ -1374,8 +1866,8 @@ int main(int argc, char **argv)
 {
 	struct dev a, b, c;
 
-	if (argc != 2 || (strcmp(argv[1], "stub") && strcmp(argv[1], "selftest"))) {
-		fprintf(stderr, "usage: %s stub|selftest\n", argv[0]);
+	if (argc != 2 || (strcmp(argv[1], "dla") && strcmp(argv[1], "selftest"))) {
+		fprintf(stderr, "usage: %s dla|selftest\n", argv[0]);
 		return 2;
 	}
 	selftest = !strcmp(argv[1], "selftest");
@@ -1401,6 +1893,11 @@ int main(int argc, char **argv)
 		test_legacy_submit(&b);
 		test_submit_args(&a);
 		test_submit_args(&b);
+		test_validator(&a, "validator nv_full");
+		test_validator(&b, "validator nv_small");
+		test_validator(&c, "validator nv_large");
+		test_validator_import(&a, &b);
+		test_no_hardware(&a);
 	} else {
 		test_jobs(&a, &b);
 		test_runtime_pm(&c);

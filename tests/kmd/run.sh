@@ -12,11 +12,13 @@
 #  3. nvdla.ko built against that kernel's headers twice, as shipped and
 #     with the test engine (NVDLA_SELFTEST=y), warnings are errors; the
 #     static test program.
-#  4. An initramfs whose /init loads the modules and runs the test program
-#     twice: with the production module (every job rejected: "no engine
-#     yet") and with the test build's selftest engine (jobs through the
-#     scheduler, timeouts), unloading the module after each; then checks
-#     the kernel log for leaks and warnings.
+#  4. An initramfs whose /init loads the modules (drm with debug=0x2, so that
+#     the validator's reasons reach the log) and runs the test program
+#     twice: with the production module (the DLA engine: the validator on
+#     every submit; valid jobs meet no hardware and fail or time out) and
+#     with the test build's selftest engine (jobs through the scheduler,
+#     timeouts), unloading the module after each and checking the kernel log
+#     for leaks and warnings.
 #  5. QEMU with two ivshmem devices (two NVDLA instances: nv_full with a
 #     carve-out, nv_small with DMA memory) and a third instance on the
 #     platform bus (nv_large, tests/kmd/platdev), panic_on_warn=1
@@ -119,7 +121,7 @@ fi
 [ -d "$KDIR" ] || die "no headers at $KDIR (install linux-headers-$KVER)"
 
 # ---- 3. modules and test program --------------------------------------------------
-# The production module (the stub phase runs it as shipped) and the test build
+# The production module (the dla phase runs it as shipped) and the test build
 # with the selftest engine; both must build without a warning.
 build_module() { # out-dir selftest
 	local log=$1.log
@@ -153,7 +155,7 @@ for f in "$KDIR/include/uapi/drm/drm.h" "/usr/src/linux-headers-${KVER%-*}-commo
 	[ -f "$f" ] && drmh=$f && break
 done
 [ -n "$drmh" ] || die "no drm.h in the headers of $KVER"
-gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" \
+gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" -I "$root/include" \
 	-idirafter "$(dirname "$drmh")" -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
 	die "test program build failed"
 
@@ -201,13 +203,26 @@ step() { # name command...
 	if "$@"; then echo "ok   guest: $name"; else echo "FAIL guest: $name"; fail=$((fail + 1)); fi
 }
 for m in $(cat /mod/order); do
-	insmod /mod/$m.ko || echo "FAIL guest: insmod $m"
+	args=""
+	[ "$m" = drm ] && args="debug=0x2" # drm_dbg of the driver: the validator's reasons
+	insmod /mod/$m.ko $args || echo "FAIL guest: insmod $m"
 done
-step "insmod nvdla (production build)" insmod /mod/nvdla.ko job_timeout_ms=300
+logged() { dmesg | grep -q "$1"; }
+clean_log() { ! dmesg | grep -E "$1"; }
+step "insmod nvdla (production build, DLA engine)" insmod /mod/nvdla.ko job_timeout_ms=300
 step "insmod nvdla_test_platdev (a platform-bus instance)" insmod /mod/nvdla_test_platdev.ko
-/bin/nvdla_kmd_test stub || fail=$((fail + 1))
-step "dmesg says: no engine yet" sh -c 'dmesg | grep -q "no engine yet"'
+/bin/nvdla_kmd_test dla || fail=$((fail + 1))
+step "dmesg: the engine is dla" logged "engine: dla"
+step "dmesg: the validator's reason for a rejected job" logged "E_COUNT: the network has no operations"
+step "dmesg: a 0.10 task detected by its layout" logged "job accepted in the 0.10/0.11 layout"
+step "dmesg: why a valid job failed to start" logged "job failed to start: operation 0: SDP register group"
+step "dmesg: the hung BDMA job timed out" logged "ran longer than 300 ms"
+step "dmesg: nv_large's registers beyond its MMIO window" logged "outside the 4096-byte MMIO window"
+dmesg | grep -m 3 -E "job rejected .*E_(EXTENT|VERSION|LIST)" | sed 's/^/log  guest: /'
 step "rmmod nvdla" rmmod nvdla
+step "no leaked buffers or jobs (dla)" clean_log "leaked|still alive"
+step "no kernel warning (dla)" clean_log "WARNING:|BUG:|Oops|general protection"
+dmesg -c >/dev/null
 step "insmod nvdla (test build, selftest engine)" insmod /mod/nvdla-selftest.ko job_timeout_ms=300 selftest_engine=1
 /bin/nvdla_kmd_test selftest || fail=$((fail + 1))
 step "dmesg says: the hung job timed out" sh -c 'dmesg | grep -q "ran longer than 300 ms"'
@@ -253,7 +268,7 @@ set +e
 timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M \
 	-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1" \
+	-append "console=ttyS0 quiet log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1" \
 	-object "memory-backend-file,id=shma,size=16M,mem-path=$WORK/shm-a,share=on" \
 	-device ivshmem-plain,memdev=shma \
 	-object "memory-backend-file,id=shmb,size=1M,mem-path=$WORK/shm-b,share=on" \

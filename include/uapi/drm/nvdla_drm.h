@@ -34,7 +34,8 @@ extern "C" {
  *
  * SUBMIT runs each task as one job, in order, and returns when the last has
  * finished: 0 when all succeeded, else the error of the first failed task
- * (-ENODEV: no engine; -ETIMEDOUT: the task hung and the engine was reset;
+ * (-EINVAL: the validator rejected a descriptor; -ETIMEDOUT: the task hung
+ * and the engine was reset;
  * -EIO: the hardware reported an error). Checked: 1 <= num_tasks <= 24,
  * flags (only NVDLA_SUBMIT_FLAGS_ATOMIC, which has no effect), 1 <=
  * num_addresses <= 6144, each entry's handle is a dma-buf file descriptor
@@ -137,7 +138,8 @@ enum drm_nvdla_hw_config {
 #define NVDLA_HW_FEATURE_CDP (1u << 14)
 
 /* Engines, NVDLA_PARAM_ENGINE (test builds of the module report 0x7e57: jobs all fail). */
-#define NVDLA_ENGINE_NONE 0 /* no engine yet: every job fails with -ENODEV */
+#define NVDLA_ENGINE_NONE 0 /* no engine: every job fails with -ENODEV */
+#define NVDLA_ENGINE_DLA 1  /* kmd/engine: validator, scheduler, register programming */
 
 enum drm_nvdla_param {
 	NVDLA_PARAM_API_VERSION = 0,	  /* NVDLA_API_VERSION */
@@ -226,8 +228,8 @@ struct drm_nvdla_job {
 /*
  * DRM_IOCTL_NVDLA_JOB_SUBMIT: queue job_count jobs. The arguments of all
  * jobs are checked before any is queued (-EINVAL, -ENOENT for an unknown
- * GEM or syncobj handle, -E2BIG for too many entries, -ENODEV when the
- * device has no engine); -EBUSY when 1024 jobs of this DRM file are
+ * GEM or syncobj handle, -E2BIG for too many entries, -EINVAL or
+ * -EOPNOTSUPP when the validator rejects a descriptor); -EBUSY when 1024 jobs of this DRM file are
  * unfinished. An allocation failure or a signal while queueing can leave
  * the earlier jobs queued (their job_id is set). Element sizes
  * smaller than the current structures are rejected; larger ones must have

@@ -4,8 +4,10 @@
  * Registers a platform device "nvdla-nv-large" so that the NVDLA platform
  * glue (nvdla_platform.c: MMIO, IRQ, runtime PM, DMA memory) is exercised:
  *
- *   MMIO  BAR0 of QEMU's pci-testdev (1b36:0005), a range no driver uses;
- *         the driver maps it and, with no engine, never touches it
+ *   MMIO  4 KiB of BAR0 of QEMU's pci-testdev (1b36:0005), a range no
+ *         driver uses; nv_large's register map needs 0x12000 bytes, so the
+ *         driver warns, and every register the engine uses lies beyond the
+ *         window: reads return all ones, writes are dropped (a dead device)
  *   IRQ   5, an ISA interrupt nothing raises on QEMU's pc machine
  */
 #include <linux/dma-mapping.h>
