@@ -30,7 +30,8 @@ CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 help:
 	@echo "NVDLA software stack"
 	@echo ""
-	@echo "  make run            build, then run the main job (today: the format demonstration)"
+	@echo "  make run            build, then run the main job (today: the regression loadables of"
+	@echo "                      ../shared on the emulated NVDLA, outputs checked against goldens)"
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, and"
 	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd)"
 	@echo ""
@@ -85,8 +86,19 @@ test-sanitize: deps
 	@cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
+# The main job until the real one arrives: every regression loadable of ../shared run on the
+# emulated NVDLA, each output compared with its golden md5. (The format walk-through that was
+# here is `$(BUILD_DIR)/bin/nvdla_surface demo`.)
+REGRESSION_DIR = $(SHARED_DIR)/vectors/sw-regression
+
 run: build
-	@$(BUILD_DIR)/bin/nvdla_surface demo --shared $(SHARED_DIR)
+	@if [ -d "$(REGRESSION_DIR)/flatbufs" ]; then \
+	  echo "== regression loadables of $(REGRESSION_DIR) on the emulated NVDLA"; \
+	  $(BUILD_DIR)/bin/nvdla_runtime --backend emu --regression $(REGRESSION_DIR); \
+	else \
+	  echo "run: $(REGRESSION_DIR)/flatbufs is missing, so there is nothing to run: the"; \
+	  echo "regression loadables and their goldens come with ../shared (SHARED_DIR=...)."; \
+	fi
 
 bench: build
 	@for b in $(BUILD_DIR)/bin/nvdla_bench_*; do \
@@ -124,3 +136,23 @@ kmd-install:
 # Boots Debian 12's kernel under QEMU with the module; about 20 s once the kernel is cached.
 test-kmd:
 	@WORK=$(abspath $(BUILD_DIR))/kmd-test tests/kmd/run.sh
+
+# ---- Fuzzing (tests/fuzz/README.md) -------------------------------------------------------
+# libFuzzer targets built with clang, ASan and UBSan in their own tree, each run for
+# FUZZ_SECONDS over its seed corpus; fails on any crash, leak, timeout or sanitizer report.
+FUZZ_DIR     ?= $(BUILD_DIR)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_TARGETS := nvdla_fuzz_image nvdla_fuzz_dla_validate nvdla_fuzz_loadable nvdla_fuzz_seeds
+
+.PHONY: fuzz
+
+fuzz: deps
+	@[ -f $(FUZZ_DIR)/build.ninja ] || \
+	  CC=clang CXX=clang++ $(CONFIGURE) -B $(FUZZ_DIR) -DNVDLA_FUZZ=ON \
+	    -DNVDLA_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=None \
+	    -DCMAKE_C_FLAGS="$(FUZZ_FLAGS)" -DCMAKE_CXX_FLAGS="$(FUZZ_FLAGS)" \
+	    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_TARGETS)
+	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(SHARED_DIR)

@@ -1,0 +1,813 @@
+#include "backend_emu.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "nvdla/hw/dla_engine.h"
+#include "nvdla/hw/register_map.hpp"
+
+namespace nvdla::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Device addresses of the emulated memories. nv_small-family configurations address 32 bits,
+// so both fit below 4 GiB; the secondary (SRAM) port has its own window.
+constexpr uint64_t kPrimaryBase = 0x40000000ull;
+constexpr uint64_t kPrimaryLimit = 0xe0000000ull;  // at most 2.5 GiB of emulated DRAM
+constexpr uint64_t kSecondaryBase = 0xf0000000ull;
+constexpr uint64_t kSecondaryLimit = 0x100000000ull;
+constexpr uint64_t kPageBytes = 4096;
+
+uint64_t round_up(uint64_t v, uint64_t a) {
+    return (v + a - 1) / a * a;
+}
+
+std::string hex(uint64_t v) {
+    std::ostringstream out;
+    out << "0x" << std::hex << v;
+    return out.str();
+}
+
+std::string errno_text(int err) {
+    return std::strerror(err);
+}
+
+emu::MemoryPort port_of(MemoryDomain d) {
+    return d == MemoryDomain::Sram ? emu::MemoryPort::Secondary : emu::MemoryPort::Primary;
+}
+
+std::string_view port_name(emu::MemoryPort p) {
+    return p == emu::MemoryPort::Primary ? "system memory" : "SRAM";
+}
+
+// The emulated device address space: address ranges of each port handed out first-fit with
+// alignment, each mapped to the host memory behind it.
+class AddressSpace final : public emu::Memory {
+  public:
+    struct Window {
+        uint64_t base = 0, size = 0;
+    };
+
+    AddressSpace(Window primary, Window secondary) {
+        ports_[0].window = primary;
+        ports_[1].window = secondary;
+        for (Port& p : ports_)
+            if (p.window.size) p.free.emplace(p.window.base, p.window.size);
+    }
+
+    Result<uint64_t> allocate(emu::MemoryPort port, uint64_t size, uint64_t alignment,
+                              std::byte* host) {
+        std::lock_guard lock(mutex_);
+        Port& p = ports_[index(port)];
+        if (p.window.size == 0)
+            return Status::failure("the configuration has no " + std::string(port_name(port)));
+        const uint64_t span = round_up(std::max<uint64_t>(size, 1), 64);
+        for (auto it = p.free.begin(); it != p.free.end(); ++it) {
+            const uint64_t start = round_up(it->first, alignment);
+            const uint64_t end = it->first + it->second;
+            if (start > end || end - start < span) continue;
+            const uint64_t hole_start = it->first;
+            p.free.erase(it);
+            if (start > hole_start) p.free.emplace(hole_start, start - hole_start);
+            if (end > start + span) p.free.emplace(start + span, end - start - span);
+            p.used.emplace(start, Mapping{span, size, host});
+            p.in_use += span;
+            return start;
+        }
+        return Status::failure("out of emulated " + std::string(port_name(port)) + ": no " +
+                               std::to_string(size) + "-byte range aligned to " +
+                               std::to_string(alignment) + " is free (" + std::to_string(p.in_use) +
+                               " of " + std::to_string(p.window.size) + " bytes in use)");
+    }
+
+    void release(emu::MemoryPort port, uint64_t address) {
+        std::lock_guard lock(mutex_);
+        Port& p = ports_[index(port)];
+        auto it = p.used.find(address);
+        if (it == p.used.end()) return;
+        uint64_t start = address, span = it->second.span;
+        p.in_use -= span;
+        p.used.erase(it);
+        // Merge with the free neighbours.
+        auto next = p.free.lower_bound(start);
+        if (next != p.free.end() && start + span == next->first) {
+            span += next->second;
+            next = p.free.erase(next);
+        }
+        if (next != p.free.begin()) {
+            auto prev = std::prev(next);
+            if (prev->first + prev->second == start) {
+                start = prev->first;
+                span += prev->second;
+                p.free.erase(prev);
+            }
+        }
+        p.free.emplace(start, span);
+    }
+
+    std::byte* translate(emu::MemoryPort port, uint64_t address, uint64_t size) override {
+        std::lock_guard lock(mutex_);
+        Port& p = ports_[index(port)];
+        auto it = p.used.upper_bound(address);
+        if (it == p.used.begin()) return nullptr;
+        --it;
+        const uint64_t offset = address - it->first;
+        if (offset > it->second.size || size > it->second.size - offset) return nullptr;
+        return it->second.host + offset;
+    }
+
+    uint64_t in_use(emu::MemoryPort port) const {
+        std::lock_guard lock(mutex_);
+        return ports_[index(port)].in_use;
+    }
+
+  private:
+    struct Mapping {
+        uint64_t span;  // bytes of address space taken
+        uint64_t size;  // bytes backed by host memory
+        std::byte* host;
+    };
+    struct Port {
+        Window window;
+        std::map<uint64_t, uint64_t> free;  // start -> bytes
+        std::map<uint64_t, Mapping> used;   // start -> mapping
+        uint64_t in_use = 0;
+    };
+    static size_t index(emu::MemoryPort p) { return p == emu::MemoryPort::Primary ? 0 : 1; }
+
+    mutable std::mutex mutex_;
+    Port ports_[2];
+};
+
+// Host memory behind a buffer, and how to give it back.
+struct Backing {
+    enum class Kind { Memfd, Heap, Caller, Mapped } kind = Kind::Heap;
+    std::byte* host = nullptr;
+    uint64_t mapped_bytes = 0;  // Memfd and Mapped
+    int fd = -1;                // Memfd and Mapped (our own descriptor)
+
+    void release() {
+        switch (kind) {
+            case Kind::Memfd:
+            case Kind::Mapped:
+                if (host) munmap(host, mapped_bytes);
+                break;
+            case Kind::Heap: std::free(host); break;
+            case Kind::Caller: break;
+        }
+        if (fd >= 0) close(fd);
+        host = nullptr;
+        fd = -1;
+    }
+};
+
+class EmuBuffer final : public Buffer {
+  public:
+    EmuBuffer(std::shared_ptr<AddressSpace> space, MemoryDomain domain, uint64_t address,
+              uint64_t size, Backing backing)
+        : space_(std::move(space)),
+          domain_(domain),
+          address_(address),
+          size_(size),
+          backing_(backing) {}
+    ~EmuBuffer() override {
+        space_->release(port_of(domain_), address_);
+        backing_.release();
+    }
+    EmuBuffer(const EmuBuffer&) = delete;
+    EmuBuffer& operator=(const EmuBuffer&) = delete;
+
+    uint64_t size() const override { return size_; }
+    uint64_t device_address() const override { return address_; }
+    MemoryDomain domain() const override { return domain_; }
+    std::byte* data() override { return backing_.host; }
+    Result<int> export_dmabuf() override {
+        if (backing_.fd < 0)
+            return Status::failure(
+                "emu backend: this buffer has no file descriptor to export (it wraps host "
+                "memory)");
+        const int fd = fcntl(backing_.fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) return Status::failure("emu backend: dup failed: " + errno_text(errno));
+        return fd;
+    }
+    const AddressSpace* space() const { return space_.get(); }
+
+  private:
+    std::shared_ptr<AddressSpace> space_;
+    MemoryDomain domain_;
+    uint64_t address_, size_;
+    Backing backing_;
+};
+
+std::string_view operation_unit(nvdla_unit unit) {
+    switch (unit) {
+        case NVDLA_UNIT_CDMA:
+        case NVDLA_UNIT_CSC:
+        case NVDLA_UNIT_CMAC_A:
+        case NVDLA_UNIT_CMAC_B:
+        case NVDLA_UNIT_CACC: return "CONV";
+        case NVDLA_UNIT_SDP:
+        case NVDLA_UNIT_SDP_RDMA: return "SDP";
+        case NVDLA_UNIT_PDP:
+        case NVDLA_UNIT_PDP_RDMA: return "PDP";
+        case NVDLA_UNIT_CDP:
+        case NVDLA_UNIT_CDP_RDMA: return "CDP";
+        case NVDLA_UNIT_RBK: return "RUBIK";
+        case NVDLA_UNIT_BDMA: return "BDMA";
+        default: return "?";
+    }
+}
+
+}  // namespace
+
+void DmaWindow::add(emu::MemoryPort port, uint64_t start, uint64_t end) {
+    if (end > start) ranges_.push_back({port, start, end});
+}
+
+void DmaWindow::seal() {
+    std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
+        return a.port != b.port ? a.port < b.port : a.start < b.start;
+    });
+    std::vector<Range> merged;
+    for (const Range& r : ranges_) {
+        if (!merged.empty() && merged.back().port == r.port && r.start <= merged.back().end)
+            merged.back().end = std::max(merged.back().end, r.end);
+        else
+            merged.push_back(r);
+    }
+    ranges_ = std::move(merged);
+}
+
+bool DmaWindow::allows(emu::MemoryPort port, uint64_t address, uint64_t size) const {
+    // The last range starting at or before address, on this port.
+    auto it =
+        std::upper_bound(ranges_.begin(), ranges_.end(), std::make_pair(port, address),
+                         [](const std::pair<emu::MemoryPort, uint64_t>& key, const Range& r) {
+                             return key.first != r.port ? key.first < r.port : key.second < r.start;
+                         });
+    if (it == ranges_.begin()) return false;
+    --it;
+    return it->port == port && address >= it->start && address < it->end &&
+           size <= it->end - address;
+}
+
+// A validated task, ready to start.
+struct ValidatedTask {
+    std::vector<uint64_t> storage;
+    nvdla_dla_task* task = nullptr;
+    DmaWindow window;
+};
+
+struct EmuJob {
+    JobId id = 0;
+    ValidatedTask validated;
+    enum class Phase { Queued, Running, Stalled, Done } phase = Phase::Queued;
+    Status result;
+    JobProfile profile;
+    Clock::time_point deadline{};
+    uint64_t faults = 0;
+    std::optional<emu::DmaAccess> first_fault;
+    uint64_t programming_errors_before = 0;
+};
+
+struct EmuBackend::State {
+    BackendInfo info;
+    BackendOptions options;
+    const HwConfig* cfg = nullptr;
+    std::shared_ptr<AddressSpace> space;
+    std::unique_ptr<emu::Device> device;
+    const hw::RegisterMap* registers = nullptr;
+    std::vector<uint64_t> engine_storage;
+    nvdla_dla_engine* engine = nullptr;
+
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<std::shared_ptr<EmuJob>> queue;
+    std::shared_ptr<EmuJob> running;
+    std::unordered_map<JobId, std::shared_ptr<EmuJob>> jobs;
+    JobId next_id = 1;
+    bool executing = false;  // someone holds the executor role (device and engine)
+    int waiters = 0;         // threads in wait(): they run queued jobs themselves
+    bool stopping = false;
+    std::thread worker;
+    std::atomic<uint64_t> total_faults{0};
+
+    // Executor-only: the job the device is working for.
+    EmuJob* current = nullptr;
+
+    // ---- validation ----
+
+    Result<ValidatedTask> check(const Task& task) {
+        if (task.addresses.empty()) return Status::failure("rejected: its address list is empty");
+        if (task.addresses.size() > NVDLA_DLA_MAX_ADDRESSES)
+            return Status::failure("rejected: " + std::to_string(task.addresses.size()) +
+                                   " address-list entries, more than the " +
+                                   std::to_string(NVDLA_DLA_MAX_ADDRESSES) + " allowed");
+        std::vector<nvdla_dla_buffer> list(task.addresses.size());
+        ValidatedTask out;
+        for (size_t i = 0; i < task.addresses.size(); ++i) {
+            const Address& a = task.addresses[i];
+            const auto* buffer = dynamic_cast<const EmuBuffer*>(a.buffer);
+            if (!buffer || buffer->space() != space.get())
+                return Status::failure(
+                    "rejected: address-list entry " + std::to_string(i) +
+                    (a.buffer ? " names a buffer of another backend" : " has no buffer"));
+            if (a.offset > buffer->size())
+                return Status::failure("rejected: address-list entry " + std::to_string(i) +
+                                       ": offset " + std::to_string(a.offset) +
+                                       " is past the end of its " + std::to_string(buffer->size()) +
+                                       "-byte buffer");
+            list[i].address = buffer->device_address() + a.offset;
+            list[i].size = buffer->size() - a.offset;
+            list[i].flags = buffer->domain() == MemoryDomain::Sram ? NVDLA_DLA_BUFFER_SECONDARY : 0;
+            out.window.add(port_of(buffer->domain()), list[i].address,
+                           list[i].address + list[i].size);
+        }
+        nvdla_dla_task_source source{};
+        source.version = task.dla_version;
+        source.num_addresses = static_cast<uint32_t>(list.size());
+        source.addresses = list.data();
+        source.priv = const_cast<Task*>(&task);
+        source.read = [](void* priv, uint32_t index, uint64_t offset, void* dst,
+                         uint32_t size) -> int {
+            const Task& t = *static_cast<const Task*>(priv);
+            const Address& a = t.addresses[index];
+            const std::byte* host = a.buffer->data();
+            if (!host) return -EFAULT;
+            std::memcpy(dst, host + a.offset + offset, size);
+            return 0;
+        };
+        nvdla_dla_error err{};
+        size_t bytes = 0;
+        int ret = nvdla_dla_task_measure(&source, &bytes, &err);
+        if (ret == 0) {
+            out.storage.assign((bytes + 7) / 8, 0);
+            ret = nvdla_dla_task_validate(cfg, &source, out.storage.data(), out.storage.size() * 8,
+                                          &out.task, &err);
+        }
+        if (ret != 0)
+            return Status::failure("rejected by the validator (" +
+                                   std::string(nvdla_dla_code_name(err.code)) +
+                                   "): " + err.message);
+        out.window.seal();
+        return out;
+    }
+
+    // ---- the device's view ----
+
+    bool allowed(const emu::DmaAccess& a) {
+        EmuJob* job = current;
+        if (job) {
+            if (job->validated.window.allows(a.port, a.address, a.size)) return true;
+            if (job->faults++ == 0) job->first_fault = a;
+        }
+        total_faults.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+
+    static uint32_t reg_read(void* priv, uint32_t offset) {
+        return static_cast<State*>(priv)->device->read_register(offset);
+    }
+
+    static void reg_write(void* priv, uint32_t offset, uint32_t value) {
+        auto* self = static_cast<State*>(priv);
+        if (!self->options.profiling || !self->current) {
+            self->device->write_register(offset, value);
+            return;
+        }
+        const uint64_t before = self->device->stats().operations;
+        const Clock::time_point start = Clock::now();
+        self->device->write_register(offset, value);
+        const uint64_t after = self->device->stats().operations;
+        if (after == before) return;
+        const auto unit = self->registers->unit_at(offset);
+        self->current->profile.operations.push_back(
+            {std::string(unit ? operation_unit(*unit) : "?"), static_cast<uint32_t>(after - before),
+             Clock::now() - start});
+    }
+
+    // ---- execution (executor role held, mutex not held) ----
+
+    std::string fault_sentence(const EmuJob& job) const {
+        std::ostringstream out;
+        out << "the device made " << job.faults << " DMA access" << (job.faults == 1 ? "" : "es")
+            << " outside the task's buffers";
+        if (job.first_fault) {
+            const emu::DmaAccess& a = *job.first_fault;
+            out << "; the first: " << hw::RegisterMap::unit_name(a.unit) << " "
+                << (a.write ? "wrote " : "read ") << a.size << " bytes at " << hex(a.address)
+                << " in " << port_name(a.port);
+        }
+        return out.str();
+    }
+
+    void finish(const std::shared_ptr<EmuJob>& job, Status result) {
+        const emu::DeviceStats& stats = device->stats();
+        if (result && job->faults) result = Status::failure(fault_sentence(*job));
+        if (result && stats.programming_errors > job->programming_errors_before)
+            result = Status::failure("the emulated device could not execute an operation: " +
+                                     stats.last_error);
+        job->profile.finished = Clock::now();
+        current = nullptr;
+        std::lock_guard lock(mutex);
+        job->result = std::move(result);
+        job->phase = EmuJob::Phase::Done;
+        if (running == job) running.reset();
+        changed.notify_all();
+    }
+
+    // Runs the engine's interrupt loop. True when the job finished (well or not), false when
+    // the device has nothing more to report for now (stalled).
+    bool drive(const std::shared_ptr<EmuJob>& job) {
+        current = job.get();
+        for (;;) {
+            if (!nvdla_dla_engine_isr(engine)) {
+                current = nullptr;
+                return false;
+            }
+            bool done = false;
+            nvdla_dla_error err{};
+            if (nvdla_dla_engine_process(engine, &done, &err) != 0) {
+                reset_device();
+                finish(job, Status::failure("the engine stopped the task (" +
+                                            std::string(nvdla_dla_code_name(err.code)) +
+                                            "): " + err.message));
+                return true;
+            }
+            if (done) {
+                finish(job, Status());
+                return true;
+            }
+        }
+    }
+
+    bool start(const std::shared_ptr<EmuJob>& job) {
+        job->profile.started = Clock::now();
+        job->programming_errors_before = device->stats().programming_errors;
+        current = job.get();
+        nvdla_dla_error err{};
+        if (nvdla_dla_engine_start(engine, job->validated.task, &err) != 0) {
+            reset_device();
+            finish(job, Status::failure("the engine could not start the task (" +
+                                        std::string(nvdla_dla_code_name(err.code)) +
+                                        "): " + err.message));
+            return true;
+        }
+        return drive(job);
+    }
+
+    void reset_device() {
+        nvdla_dla_engine_reset(engine);
+        device->reset();
+        current = nullptr;
+    }
+
+    // Starts queued jobs until the queue is empty or one stalls.
+    void run_queue() {
+        for (;;) {
+            std::shared_ptr<EmuJob> job;
+            {
+                std::lock_guard lock(mutex);
+                if (running || queue.empty()) return;
+                job = queue.front();
+                queue.pop_front();
+                running = job;
+                job->phase = EmuJob::Phase::Running;
+            }
+            if (!start(job)) {
+                std::lock_guard lock(mutex);
+                job->phase = EmuJob::Phase::Stalled;
+                job->deadline = Clock::now() + options.job_timeout;
+                return;
+            }
+        }
+    }
+
+    void fail_stalled_job() {
+        std::shared_ptr<EmuJob> job;
+        {
+            std::lock_guard lock(mutex);
+            job = running;
+        }
+        if (!job) return;
+        reset_device();
+        finish(job,
+               Status::failure("job " + std::to_string(job->id) + " did not complete within " +
+                               std::to_string(options.job_timeout.count()) +
+                               " ms: the device stopped raising interrupts (the engine and the "
+                               "device were reset)"));
+    }
+
+    // Takes the executor role (waiting for it), runs `work`, gives the role back.
+    template <class Work>
+    void as_executor(std::unique_lock<std::mutex>& lock, Work&& work) {
+        changed.wait(lock, [this] { return !executing; });
+        executing = true;
+        lock.unlock();
+        work();
+        lock.lock();
+        executing = false;
+        changed.notify_all();
+    }
+
+    bool stalled_past_deadline() const {
+        return running && running->phase == EmuJob::Phase::Stalled &&
+               Clock::now() >= running->deadline;
+    }
+
+    void worker_loop() {
+        std::unique_lock lock(mutex);
+        while (!stopping) {
+            // Queued jobs are left to a waiting thread, which runs them without a hand-over.
+            if (!executing && !running && !queue.empty() && waiters == 0) {
+                as_executor(lock, [this] { run_queue(); });
+                continue;
+            }
+            if (!executing && stalled_past_deadline()) {
+                as_executor(lock, [this] {
+                    fail_stalled_job();
+                    run_queue();
+                });
+                continue;
+            }
+            if (running && running->phase == EmuJob::Phase::Stalled) {
+                const Clock::time_point deadline = running->deadline;  // the job may go away
+                changed.wait_until(lock, deadline);
+            } else
+                changed.wait(lock);
+        }
+    }
+};
+
+EmuBackend::EmuBackend(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+EmuBackend::~EmuBackend() {
+    {
+        std::lock_guard lock(state_->mutex);
+        state_->stopping = true;
+        state_->changed.notify_all();
+    }
+    if (state_->worker.joinable()) state_->worker.join();
+    // A job still in the device is abandoned with the device.
+    if (state_->engine) nvdla_dla_engine_reset(state_->engine);
+}
+
+Result<std::unique_ptr<EmuBackend>> EmuBackend::create(const BackendOptions& options) {
+    Result<const HwConfig*> cfg = find_hw_config(options.config);
+    if (!cfg) return Status::failure("emu backend: " + cfg.message());
+    const HwConfig& config = **cfg;
+    if (options.emu_memory_bytes < (1u << 20) ||
+        options.emu_memory_bytes > kPrimaryLimit - kPrimaryBase)
+        return Status::failure("emu backend: device memory of " +
+                               std::to_string(options.emu_memory_bytes) +
+                               " bytes is outside 1 MiB .. 2.5 GiB");
+    const bool has_sram = nvdla_hw_has(&config, NVDLA_FEATURE_SECONDARY_MEMIF);
+    if (has_sram && options.emu_sram_bytes > kSecondaryLimit - kSecondaryBase)
+        return Status::failure("emu backend: SRAM of " + std::to_string(options.emu_sram_bytes) +
+                               " bytes is larger than 256 MiB");
+
+    auto state = std::make_unique<State>();
+    state->options = options;
+    state->cfg = &config;
+    state->space = std::make_shared<AddressSpace>(
+        AddressSpace::Window{kPrimaryBase, options.emu_memory_bytes},
+        AddressSpace::Window{kSecondaryBase, has_sram ? options.emu_sram_bytes : 0});
+    state->device = std::make_unique<emu::Device>(config, *state->space);
+    state->registers = &hw::RegisterMap::get(config.reg_map);
+    State* raw = state.get();
+    state->device->set_access_check([raw](const emu::DmaAccess& a) { return raw->allowed(a); });
+
+    state->engine_storage.assign((nvdla_dla_engine_size() + 7) / 8, 0);
+    nvdla_dla_engine_ops ops{};
+    ops.reg_read = &State::reg_read;
+    ops.reg_write = &State::reg_write;
+    nvdla_dla_error err{};
+    state->engine = nvdla_dla_engine_init(
+        state->engine_storage.data(), state->engine_storage.size() * 8, &config, &ops, raw, &err);
+    if (!state->engine) return Status::failure(std::string("emu backend: ") + err.message);
+
+    state->info.name = "emu";
+    state->info.device = "in-process emulated " + std::string(config.name);
+    state->info.config = &config;
+    state->info.memory_bytes = options.emu_memory_bytes;
+    state->worker = std::thread([raw] { raw->worker_loop(); });
+    return std::unique_ptr<EmuBackend>(new EmuBackend(std::move(state)));
+}
+
+const BackendInfo& EmuBackend::info() const {
+    return state_->info;
+}
+
+Result<std::unique_ptr<Buffer>> EmuBackend::create_buffer(const BufferRequest& request) {
+    if (request.size == 0) return Status::failure("emu backend: a buffer of 0 bytes was requested");
+    const uint64_t alignment = std::max<uint64_t>(request.alignment, 1);
+    if ((alignment & (alignment - 1)) != 0 || alignment > (1u << 20))
+        return Status::failure("emu backend: alignment " + std::to_string(request.alignment) +
+                               " is not a power of two up to 1 MiB");
+    if (request.size > state_->options.emu_memory_bytes)
+        return Status::failure(
+            "emu backend: " + std::to_string(request.size) + " bytes is more than the " +
+            std::to_string(state_->options.emu_memory_bytes) + " bytes of emulated device memory");
+    const emu::MemoryPort port = port_of(request.domain);
+    if (request.domain == MemoryDomain::Sram &&
+        !nvdla_hw_has(state_->cfg, NVDLA_FEATURE_SECONDARY_MEMIF))
+        return Status::failure("emu backend: " + std::string(state_->cfg->name) +
+                               " has no SRAM (no secondary memory interface)");
+
+    Backing backing;
+    const uint64_t mapped = round_up(request.size, kPageBytes);
+    const int fd = memfd_create("nvdla-emu-buffer", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, static_cast<off_t>(mapped)) == 0) {
+        void* host = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (host != MAP_FAILED) {
+            backing = {Backing::Kind::Memfd, static_cast<std::byte*>(host), mapped, fd};
+        }
+    }
+    if (!backing.host) {
+        if (fd >= 0) close(fd);
+        void* host = std::aligned_alloc(kPageBytes, mapped);
+        if (!host)
+            return Status::failure("emu backend: no host memory for a " +
+                                   std::to_string(request.size) + "-byte buffer");
+        std::memset(host, 0, mapped);
+        backing = {Backing::Kind::Heap, static_cast<std::byte*>(host), mapped, -1};
+    }
+    Result<uint64_t> address = state_->space->allocate(port, request.size, alignment, backing.host);
+    if (!address) {
+        backing.release();
+        return Status::failure("emu backend: " + address.message());
+    }
+    return std::unique_ptr<Buffer>(
+        new EmuBuffer(state_->space, request.domain, *address, request.size, backing));
+}
+
+Result<std::unique_ptr<Buffer>> EmuBackend::import_dmabuf(int fd) {
+    if (fd < 0)
+        return Status::failure("emu backend: file descriptor " + std::to_string(fd) +
+                               " is not valid");
+    const off_t end = lseek(fd, 0, SEEK_END);
+    if (end <= 0)
+        return Status::failure(
+            "emu backend: file descriptor " + std::to_string(fd) +
+            (end < 0 ? " cannot be sized: " + errno_text(errno) : " refers to 0 bytes"));
+    const auto size = static_cast<uint64_t>(end);
+    void* host = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (host == MAP_FAILED)
+        return Status::failure("emu backend: file descriptor " + std::to_string(fd) +
+                               " cannot be mapped: " + errno_text(errno));
+    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    Backing backing{Backing::Kind::Mapped, static_cast<std::byte*>(host), size, own};
+    Result<uint64_t> address =
+        state_->space->allocate(emu::MemoryPort::Primary, size, kPageBytes, backing.host);
+    if (!address) {
+        backing.release();
+        return Status::failure("emu backend: " + address.message());
+    }
+    return std::unique_ptr<Buffer>(
+        new EmuBuffer(state_->space, MemoryDomain::System, *address, size, backing));
+}
+
+Result<std::unique_ptr<Buffer>> EmuBackend::import_host_memory(void* data, uint64_t size) {
+    if (!data || size == 0) return Status::failure("emu backend: host memory to import is empty");
+    Backing backing{Backing::Kind::Caller, static_cast<std::byte*>(data), 0, -1};
+    Result<uint64_t> address =
+        state_->space->allocate(emu::MemoryPort::Primary, size, kPageBytes, backing.host);
+    if (!address) return Status::failure("emu backend: " + address.message());
+    return std::unique_ptr<Buffer>(
+        new EmuBuffer(state_->space, MemoryDomain::System, *address, size, backing));
+}
+
+Status EmuBackend::validate(const Task& task) {
+    Result<ValidatedTask> checked = state_->check(task);
+    return checked ? Status() : checked.status();
+}
+
+Result<JobId> EmuBackend::submit(const Task& task) {
+    Result<ValidatedTask> checked = state_->check(task);
+    if (!checked) return checked.status();
+    auto job = std::make_shared<EmuJob>();
+    job->validated = std::move(checked).value();
+    job->profile.queued = Clock::now();
+    std::lock_guard lock(state_->mutex);
+    job->id = state_->next_id++;
+    state_->jobs.emplace(job->id, job);
+    state_->queue.push_back(job);
+    state_->changed.notify_all();
+    return job->id;
+}
+
+Status EmuBackend::wait(JobId job, std::chrono::nanoseconds timeout) {
+    return wait_with_profile(job, timeout, nullptr);
+}
+
+Status EmuBackend::wait_with_profile(JobId id, std::chrono::nanoseconds timeout,
+                                     JobProfile* profile) {
+    State& s = *state_;
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point deadline =
+        timeout >= Clock::time_point::max() - now ? Clock::time_point::max() : now + timeout;
+    std::unique_lock lock(s.mutex);
+    ++s.waiters;
+    struct Leave {
+        State& s;
+        ~Leave() {
+            --s.waiters;
+            s.changed.notify_all();  // the worker takes over what is still queued
+        }
+    } leave{s};
+    for (;;) {
+        auto it = s.jobs.find(id);
+        if (it == s.jobs.end())
+            return Status::failure("emu backend: job " + std::to_string(id) +
+                                   " is unknown (never submitted, or already waited for)");
+        const std::shared_ptr<EmuJob> job = it->second;
+        if (job->phase == EmuJob::Phase::Done) {
+            s.jobs.erase(it);
+            if (profile) *profile = std::move(job->profile);
+            return job->result;
+        }
+        // Run the queue on this thread rather than wait for the worker to wake up.
+        if (!s.executing && !s.running && !s.queue.empty()) {
+            s.as_executor(lock, [&s] { s.run_queue(); });
+            continue;
+        }
+        if (!s.executing && s.stalled_past_deadline()) {
+            s.as_executor(lock, [&s] {
+                s.fail_stalled_job();
+                s.run_queue();
+            });
+            continue;
+        }
+        Clock::time_point wake = deadline;
+        if (s.running && s.running->phase == EmuJob::Phase::Stalled)
+            wake = std::min(wake, s.running->deadline);
+        if (Clock::now() >= deadline)
+            return Status::failure(
+                std::string(kTimedOut) + " after " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::microseconds>(timeout).count()) +
+                " us: job " + std::to_string(id) + " has not completed yet");
+        s.changed.wait_until(lock, wake);
+    }
+}
+
+void EmuBackend::set_stalled(bool stalled) {
+    State& s = *state_;
+    std::unique_lock lock(s.mutex);
+    s.as_executor(lock, [&s, stalled] {
+        std::shared_ptr<EmuJob> job;
+        {
+            std::lock_guard inner(s.mutex);
+            if (s.running && s.running->phase == EmuJob::Phase::Stalled) job = s.running;
+        }
+        // Releasing runs what was held back: the DMA is the pending job's.
+        s.current = job.get();
+        s.device->set_stalled(stalled);
+        s.current = nullptr;
+        if (!stalled && job) {
+            {
+                std::lock_guard inner(s.mutex);
+                job->phase = EmuJob::Phase::Running;
+            }
+            if (!s.drive(job)) {
+                std::lock_guard inner(s.mutex);
+                job->phase = EmuJob::Phase::Stalled;
+                return;
+            }
+        }
+        if (!stalled) s.run_queue();
+    });
+}
+
+uint64_t EmuBackend::dma_faults() const {
+    return state_->total_faults.load();
+}
+
+uint64_t EmuBackend::bytes_in_use(MemoryDomain domain) const {
+    return state_->space->in_use(port_of(domain));
+}
+
+Result<std::unique_ptr<Backend>> open_emu_backend(const BackendOptions& options) {
+    Result<std::unique_ptr<EmuBackend>> backend = EmuBackend::create(options);
+    if (!backend) return backend.status();
+    return std::unique_ptr<Backend>(std::move(backend).value());
+}
+
+}  // namespace nvdla::runtime

@@ -1,0 +1,65 @@
+// EMU1 tasks: the operations the original compiler leaves to the CPU (softmax and power), run
+// by the runtime between DLA tasks.
+//
+// An EMU task's address list holds, at entry 0, its network descriptor (operation list index,
+// buffer-descriptor list index, operation count); the operation list holds one slot per
+// operation and the buffer list one {source, destination} pair of 256-byte descriptors. Two
+// layouts exist, both with blob version 0.0.1:
+//   - Original (as the shipped NN_L0_0 network has it): a 1-byte common descriptor, no
+//     addressIndexOffset in buffer descriptors, formats INT8 0 / INT16 1 / FF16 2; 16-byte
+//     operation slots.
+//   - Current (nvdla/sw from April 2019): a 12-byte common descriptor with input and output
+//     scale factors, addressIndexOffset, formats INT8 0 / INT8_8 1 / INT16 2 / FF16 3 /
+//     UINT8 4 / UINT16 5; 24-byte operation slots.
+// The layout is told apart by the operation list's size per operation (16 or 24 bytes).
+//
+// Every address, offset and element is checked against the memory behind it before anything is
+// read or written; a malformed descriptor is an error naming the operation and field.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nvdla/status.hpp"
+
+namespace nvdla::runtime {
+
+enum class EmuLayout : uint8_t { Original, Current };
+
+// One address-list entry of an EMU task as the CPU sees it.
+struct EmuAddress {
+    std::byte* data = nullptr;  // nullptr: not reachable by the CPU (SRAM)
+    uint64_t size = 0;          // bytes from data to the end of the buffer
+    uint64_t declared = 0;      // the loadable's size for the entry (0 if none)
+};
+
+struct EmuOperationTime {
+    std::string name;  // "power", "softmax"
+    std::chrono::nanoseconds duration{0};
+};
+
+// What the task's descriptors say before anything runs: the layout, each operation's type and
+// the scale factors of the buffers it reads and writes (for tensor quantization queries).
+struct EmuOperationInfo {
+    uint8_t type = 0;  // 0 power, 1 softmax
+    int16_t source_address = -1, destination_address = -1;
+    float input_scale = 1.0f, output_scale = 1.0f;
+    bool int8 = false;
+};
+struct EmuTaskInfo {
+    EmuLayout layout = EmuLayout::Current;
+    std::vector<EmuOperationInfo> operations;
+};
+
+// Decodes an EMU task's descriptors (no execution).
+Result<EmuTaskInfo> inspect_emu_task(std::span<const EmuAddress> addresses);
+
+// Runs every operation of an EMU task in order; `times` (optional) gets one entry per operation.
+Status run_emu_task(std::span<const EmuAddress> addresses,
+                    std::vector<EmuOperationTime>* times = nullptr);
+
+}  // namespace nvdla::runtime
