@@ -41,6 +41,7 @@ help:
 	@echo "  make test-sanitize  build into $(SAN_DIR)/ with ASan+UBSan and run the suites there"
 	@echo "  make bench          run the benchmarks: format packing against memcpy, the emulated"
 	@echo "                      convolution against oneDNN, the runtime's overheads"
+	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
@@ -51,7 +52,7 @@ help:
 	@echo "  make clean          remove $(BUILD_DIR)/"
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
-	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, PREFIX, KDIR (kernel build tree)."
+	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, FUZZ_SECONDS, PREFIX, KDIR (kernel build tree)."
 
 
 deps:
