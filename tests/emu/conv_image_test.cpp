@@ -144,11 +144,11 @@ struct ImageCase {
             test::random_vector<int32_t>(rng, size_t(kernels) * kernel_h * depth(), -128, 127);
         const AccumulatorCube out = run(rig);
         ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
-        ASSERT_EQ(out.values.size(), size_t(kernels) * out_w() * out_h());
+        ASSERT_EQ(out.planar().size(), size_t(kernels) * out_w() * out_h());
         for (uint32_t k = 0; k < kernels; ++k)
             for (uint32_t y = 0; y < out_h(); ++y)
                 for (uint32_t x = 0; x < out_w(); ++x)
-                    ASSERT_EQ(out.values[out.index(0, k, y, x)], sum(k, y, x))
+                    ASSERT_EQ(out.at(0, k, y, x), sum(k, y, x))
                         << "k " << k << " y " << y << " x " << x;
     }
 };
@@ -187,7 +187,7 @@ TEST(ConvImage, UnknownPixelFormatIsAnError) {
     c.weights.assign(size_t(c.kernels) * c.kernel_h * c.depth(), 1);
     c.run(rig);
     rig.set("CDMA", "D_DATAIN_FORMAT", 1 | 40u << 8);
-    EXPECT_TRUE(rig.execute().values.empty());
+    EXPECT_TRUE(rig.execute().empty());
     EXPECT_NE(rig.stats().last_error.find("PIXEL_FORMAT"), std::string::npos)
         << rig.stats().last_error;
 }

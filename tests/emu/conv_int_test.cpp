@@ -45,8 +45,8 @@ TEST(ConvInt, Int8HandWorkedPadding) {
     c.weights.assign(9, 1);
     c.load(rig);
     const AccumulatorCube out = rig.execute();
-    ASSERT_EQ(out.values.size(), 1u);
-    EXPECT_EQ(out.values[0], 17);
+    ASSERT_EQ(out.planar().size(), 1u);
+    EXPECT_EQ(out.at(0, 0, 0, 0), 17);
 }
 
 TEST(ConvInt, StridesDilationAndOutputsPastTheInput) {
@@ -117,8 +117,8 @@ TEST(ConvInt, CaccRoundsHalfAwayFromZero) {
     c.weights = {3, -3, 5, -5, 6, -6};
     c.load(rig);
     const AccumulatorCube out = rig.execute();
-    ASSERT_EQ(out.values.size(), 6u);
-    EXPECT_EQ(out.values, (std::vector<int32_t>{2, -2, 3, -3, 3, -3}));
+    ASSERT_EQ(out.planar().size(), 6u);
+    EXPECT_EQ(out.planar(), (std::vector<int32_t>{2, -2, 3, -3, 3, -3}));
     EXPECT_EQ(rig.group_value(NVDLA_UNIT_CACC, NVDLA_CACC_D_OUT_SATURATION), 0u);
 }
 
@@ -139,8 +139,8 @@ TEST(ConvInt, FortyEightBitAssemblySaturates) {
     EXPECT_EQ(conv::cacc_accumulate_int(conv::kAccumulatorMin + 5, -10), conv::kAccumulatorMin);
     c.load(rig);
     const AccumulatorCube out = rig.execute();
-    ASSERT_EQ(out.values.size(), 1u);
-    EXPECT_EQ(out.values[0], 1 << 30);
+    ASSERT_EQ(out.planar().size(), 1u);
+    EXPECT_EQ(out.at(0, 0, 0, 0), 1 << 30);
     EXPECT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
 }
 
@@ -154,8 +154,9 @@ TEST(ConvInt, EveryMacKernelGivesTheSameBits) {
     s16.precision = Precision::Int16;
     s16.pad_value = 0x9c42;
     s16.clip = 14;
-    for (conv::MacKernel k : {conv::MacKernel::Scalar, conv::MacKernel::Avx2,
-                              conv::MacKernel::Avx512, conv::MacKernel::Avx512Vnni}) {
+    for (conv::MacKernel k :
+         {conv::MacKernel::Scalar, conv::MacKernel::Avx2, conv::MacKernel::Avx512,
+          conv::MacKernel::Avx512Vnni, conv::MacKernel::OneDnn}) {
         conv::force_mac_kernel(k);
         EXPECT_EQ(run_random("nv_full", s8), 0u) << "int8, kernel " << int(k);
         EXPECT_EQ(run_random("nv_full", s16), 0u) << "int16, kernel " << int(k);
@@ -185,7 +186,7 @@ TEST(ConvInt, ConvertorOnFeatureData) {
     rig.set("CDMA", "D_CVT_SCALE", 6);
     const AccumulatorCube out = rig.execute();
     // (10-3)*6/4 = 10.5 -> 11; (-7-3)*6/4 = -15; (127-3)*6/4 = 186 -> 127; (-131)*6/4 -> -128.
-    EXPECT_EQ(out.values, (std::vector<int32_t>{11, -15, 127, -128}));
+    EXPECT_EQ(out.planar(), (std::vector<int32_t>{11, -15, 127, -128}));
 }
 
 }  // namespace

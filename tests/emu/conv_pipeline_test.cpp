@@ -54,7 +54,7 @@ TEST(ConvWeights, CompressedWeightsGiveTheDenseResult) {
     rig.set("CDMA", "D_WGS_ADDR_LOW", static_cast<uint32_t>(kWgsBase));
     const AccumulatorCube compressed = rig.execute();
     ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
-    EXPECT_EQ(compressed.values, dense.values);
+    EXPECT_EQ(compressed.planar(), dense.planar());
 }
 
 TEST(ConvWeights, CompressionNeedsTheFeature) {
@@ -66,7 +66,7 @@ TEST(ConvWeights, CompressionNeedsTheFeature) {
     c.load(rig);
     rig.set("CDMA", "D_WEIGHT_FORMAT", 1);
     rig.set("CSC", "D_WEIGHT_FORMAT", 1);
-    EXPECT_TRUE(rig.execute().values.empty());
+    EXPECT_TRUE(rig.execute().empty());
     EXPECT_NE(rig.stats().last_error.find("compressed"), std::string::npos)
         << rig.stats().last_error;
 }
@@ -84,18 +84,18 @@ TEST(ConvBuffer, DataAndWeightReuseKeepThePreviousLayersBuffer) {
     c.spec.misc_extra = keep;
     c.load(rig);
     const AccumulatorCube first = rig.execute();
-    EXPECT_EQ(first.values, expected_values(c));
+    EXPECT_EQ(first.planar(), expected_values(c));
 
     // Memory changes, but layer 2 reuses what layer 1 kept (and keeps it again)...
     other.spec.misc_extra = keep | reuse;
     other.load(rig);
-    EXPECT_EQ(rig.execute().values, first.values);
+    EXPECT_EQ(rig.execute().planar(), first.planar());
     // ...layer 3 still reuses it, and releases it...
     other.spec.misc_extra = reuse;
     other.load(rig);
-    EXPECT_EQ(rig.execute().values, first.values);
+    EXPECT_EQ(rig.execute().planar(), first.planar());
     // ...so layer 4 fetches the new data and weights despite asking for reuse.
-    EXPECT_EQ(rig.execute().values, expected_values(other));
+    EXPECT_EQ(rig.execute().planar(), expected_values(other));
     EXPECT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
 }
 
@@ -206,7 +206,7 @@ TEST(ConvRegisters, DisagreementsAreNamedAndNothingRuns) {
         Rig rig("nv_full");
         c.load(rig);
         rig.set(b.unit, b.reg, b.value);
-        EXPECT_TRUE(rig.execute().values.empty()) << b.reg;
+        EXPECT_TRUE(rig.execute().empty()) << b.reg;
         EXPECT_EQ(rig.stats().programming_errors, 1u) << b.reg;
         EXPECT_NE(rig.stats().last_error.find(b.named), std::string::npos)
             << b.reg << ": " << rig.stats().last_error;
@@ -219,7 +219,7 @@ TEST(ConvRegisters, HugeSizesAreRefusedNotAllocated) {
     Rig rig("nv_full");
     c.load(rig);
     rig.set("CDMA", "D_WEIGHT_BYTES", 0xffffff80u);  // 4 GiB of weights: only the kernels are read
-    EXPECT_EQ(rig.execute().values, expected_values(c));
+    EXPECT_EQ(rig.execute().planar(), expected_values(c));
     for (const char* unit : {"CDMA", "CSC"}) {  // an 8192 x 8192 x 8192 cube
         rig.set(unit, unit[1] == 'D' ? "D_DATAIN_SIZE_0" : "D_DATAIN_SIZE_EXT_0", 0x1fff1fff);
         rig.set(unit, unit[1] == 'D' ? "D_DATAIN_SIZE_1" : "D_DATAIN_SIZE_EXT_1", 0x1fff);
@@ -227,7 +227,7 @@ TEST(ConvRegisters, HugeSizesAreRefusedNotAllocated) {
     rig.set("CDMA", "D_DATAIN_SIZE_EXT_0", 0x1fff1fff);
     rig.set("CSC", "D_WEIGHT_SIZE_EXT_1", (c.spec.kernels - 1) << 16 | 0x1fff);
     rig.set("CDMA", "D_WEIGHT_SIZE_0", 9 * 8192 - 1);
-    EXPECT_TRUE(rig.execute().values.empty());
+    EXPECT_TRUE(rig.execute().empty());
     EXPECT_NE(rig.stats().last_error.find("more than"), std::string::npos)
         << rig.stats().last_error;
 }
@@ -253,7 +253,7 @@ TEST(ConvRegisters, RandomRegisterValuesNeverCrash) {
             rig.set(std::string(r.unit_name).c_str(), std::string(r.name).c_str(), v);
         }
         const AccumulatorCube out = rig.execute();
-        EXPECT_TRUE(!out.values.empty() || rig.stats().programming_errors == 1u);
+        EXPECT_TRUE(!out.empty() || rig.stats().programming_errors == 1u);
     }
 }
 

@@ -84,6 +84,13 @@ TEST(Convertor, ShifterSaturates) {
     EXPECT_EQ(shifter(1, 31, 32), (Clamped{k2Pow31 - 1, true}));
     EXPECT_EQ(shifter(0x8000, 16, 32), (Clamped{k2Pow31 - 1, true}));  // the bias shifter
     EXPECT_EQ(shifter(1, 63, 32), (Clamped{k2Pow31 - 1, true}));
+    // Shifts of the output width and beyond overflow for every nonzero value, -1 included.
+    for (unsigned shift = 32; shift <= 63; ++shift) {
+        EXPECT_EQ(shifter(-1, shift, 32), (Clamped{-k2Pow31, true})) << shift;
+        EXPECT_EQ(shifter(1, shift, 32), (Clamped{k2Pow31 - 1, true})) << shift;
+    }
+    EXPECT_EQ(shifter(-1, 7, 8), (Clamped{-128, false}));
+    EXPECT_EQ(shifter(-1, 8, 8), (Clamped{-128, true}));
     EXPECT_EQ(shifter(0, 63, 8), (Clamped{0, false}));
     EXPECT_EQ(shifter(-1, 0, 8), (Clamped{-1, false}));
     EXPECT_EQ(shifter(127, 0, 8), (Clamped{127, false}));

@@ -6,6 +6,7 @@
 // 4x4 tiles (WinoConvDataResponseSequencerCommon). Weights are read whole, decompressed
 // (WMB/WGS) and decoded with the formats library.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -61,6 +62,28 @@ bool check_feature_precisions(Context& ctx, const ConvLayer& l, bool convertor) 
     return false;
 }
 
+// dst[w * dst_stride + e] = src[w * atom + e] for e < lane_bytes, w < count: the first
+// lane_bytes of each atom of a line. Fixed sizes become plain moves.
+void gather_atoms(uint8_t* dst, uint64_t dst_stride, const uint8_t* src, uint32_t atom,
+                  uint32_t count, uint32_t lane_bytes) {
+    if (lane_bytes == atom && dst_stride == atom) {
+        std::memcpy(dst, src, uint64_t(count) * atom);
+        return;
+    }
+    const auto copy = [&]<uint32_t N>() {
+        for (uint32_t w = 0; w < count; ++w)
+            std::memcpy(dst + w * dst_stride, src + uint64_t(w) * atom, N);
+    };
+    switch (lane_bytes) {
+        case 32: copy.template operator()<32>(); return;
+        case 16: copy.template operator()<16>(); return;
+        case 8: copy.template operator()<8>(); return;
+        default:
+            for (uint32_t w = 0; w < count; ++w)
+                std::memcpy(dst + w * dst_stride, src + uint64_t(w) * atom, lane_bytes);
+    }
+}
+
 bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& counters) {
     if (!check_feature_precisions(ctx, l, l.convertor)) return false;
     const uint32_t atom = ctx.cfg.atom_bytes;
@@ -77,7 +100,16 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
     d.width = width;
     d.channels = channels;
     d.row_elements = uint64_t(width) * channels;
-    d.values.resize(d.row_elements * height * l.batches);  // every element is written below
+    // int8 data stays one byte per element (the convertor keeps int8 as int8); every element
+    // is written below.
+    const bool narrow = l.precision == Precision::Int8;
+    if (narrow) {
+        d.values.clear();
+        d.bytes.resize(d.row_elements * height * l.batches);
+    } else {
+        d.bytes.clear();
+        d.values.resize(d.row_elements * height * l.batches);
+    }
 
     const precision::ConvertorParams cvt{l.cvt_offset, l.cvt_scale, l.cvt_truncate};
     const Fp16Screen screen{l.nan_to_zero, &counters.data_nan, &counters.data_inf};
@@ -87,51 +119,51 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
     const bool one_by_one = l.line_packed && l.surface_packed && width == 1 && height == 1;
     const bool contiguous =
         one_by_one || (l.line_packed && (l.line_stride == line_bytes || height <= l.fetch_grain));
-    const uint64_t surface_bytes = contiguous ? line_bytes * height : line_bytes;
-    std::vector<uint8_t> buffer(surface_bytes);
+    const uint64_t surface_bytes = line_bytes * height;
+    // Every surface of a batch is read first (in the hardware's order: surface by surface,
+    // line by line), then the lines are converted row by row of the cube, so that each row is
+    // written whole while it is in the cache.
+    std::vector<uint8_t>& staging = d.staging;
+    if (staging.size() < surface_bytes * surfaces) staging.resize(surface_bytes * surfaces);
 
     for (uint32_t n = 0; n < l.batches; ++n) {
         const uint64_t batch_base = l.data_address + uint64_t(n) * l.batch_stride;
         for (uint32_t s = 0; s < surfaces; ++s) {
             const uint64_t surface_base =
                 batch_base + (one_by_one ? uint64_t(s) * atom : uint64_t(s) * l.surface_stride);
-            for (uint32_t h = 0; h < height; ++h) {
-                const uint8_t* line;
-                if (contiguous) {
-                    if (h == 0)
-                        ctx.dma.read(NVDLA_UNIT_CDMA, l.data_port, surface_base, buffer.data(),
-                                     surface_bytes);
-                    line = buffer.data() + h * line_bytes;
-                } else {
+            uint8_t* surface = staging.data() + s * surface_bytes;
+            if (contiguous) {
+                ctx.dma.read(NVDLA_UNIT_CDMA, l.data_port, surface_base, surface, surface_bytes);
+            } else {
+                for (uint32_t h = 0; h < height; ++h) {
                     const uint64_t offset =
                         l.line_packed
                             ? uint64_t(h / l.fetch_grain) * l.fetch_grain * l.line_stride +
                                   uint64_t(h % l.fetch_grain) * line_bytes
                             : uint64_t(h) * l.line_stride;
-                    ctx.dma.read(NVDLA_UNIT_CDMA, l.data_port, surface_base + offset, buffer.data(),
-                                 line_bytes);
-                    line = buffer.data();
+                    ctx.dma.read(NVDLA_UNIT_CDMA, l.data_port, surface_base + offset,
+                                 surface + h * line_bytes, line_bytes);
                 }
-                if (fp16) screen.count(line, line_bytes / 2);
+            }
+            if (fp16) screen.count(surface, surface_bytes / 2);
+        }
+        for (uint32_t h = 0; h < height; ++h) {
+            for (uint32_t s = 0; s < surfaces; ++s) {
+                const uint8_t* line = staging.data() + s * surface_bytes + h * line_bytes;
                 const uint32_t first = s * per_atom;
                 const uint32_t lanes = std::min(per_atom, channels - first);
-                int16_t* row = d.values.data() + (uint64_t(n) * height + h) * d.row_elements;
+                const uint64_t row_offset = (uint64_t(n) * height + h) * d.row_elements + first;
                 if (!fp16 && !l.convertor) {
-                    // The common case, one tight loop per line.
-                    for (uint32_t w = 0; w < width; ++w) {
-                        const uint8_t* src = line + uint64_t(w) * atom;
-                        int16_t* dst = row + uint64_t(w) * channels + first;
-                        if (bpe == 1)
-                            for (uint32_t e = 0; e < lanes; ++e)
-                                dst[e] = static_cast<int8_t>(src[e]);
-                        else
-                            std::memcpy(dst, src, size_t(lanes) * 2);
-                    }
+                    // The common case: the atoms' lanes copied as they are.
+                    uint8_t* dst = narrow
+                                       ? reinterpret_cast<uint8_t*>(d.bytes.data() + row_offset)
+                                       : reinterpret_cast<uint8_t*>(d.values.data() + row_offset);
+                    gather_atoms(dst, uint64_t(channels) * bpe, line, atom, width, lanes * bpe);
                     continue;
                 }
                 for (uint32_t w = 0; w < width; ++w) {
                     const uint8_t* src = line + uint64_t(w) * atom;
-                    int16_t* dst = row + uint64_t(w) * channels + first;
+                    const uint64_t at = row_offset + uint64_t(w) * channels;
                     for (uint32_t e = 0; e < lanes; ++e) {
                         int16_t v = element_at(src + e * bpe, l.in_precision);
                         if (fp16) v = screen.apply(v);
@@ -140,7 +172,10 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
                                 precision::convert_to(l.precision, v, cvt,
                                                       precision::kCdmaInputConvertor)
                                     .bits);
-                        dst[e] = v;
+                        if (narrow)
+                            d.bytes[at + e] = static_cast<int8_t>(v);
+                        else
+                            d.values[at + e] = v;
                     }
                 }
             }
@@ -212,6 +247,7 @@ bool load_image(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& cou
                             ? static_cast<int8_t>(l.cdma_pad_value & 0xffu)
                             : static_cast<int16_t>(l.cdma_pad_value);
     d.kind = InputKind::Image;
+    d.bytes.clear();
     d.precision = l.precision;
     d.batches = 1;
     d.height = s.height;
@@ -243,6 +279,7 @@ bool load_winograd(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& 
         return false;
     }
     d.kind = InputKind::Winograd;
+    d.bytes.clear();
     d.precision = l.precision;
     d.batches = 1;
     d.width = total_width / sx;
@@ -361,14 +398,16 @@ bool load_weights(Context& ctx, const ConvLayer& l, ConvWeights& w, CdmaCounters
 
     // CDMA streams WEIGHT_BYTES; what the kernels can use is at most the dense surface, so the
     // model reads no more than that (a huge WEIGHT_BYTES costs no memory).
-    std::vector<std::byte> fetched(std::min<uint64_t>(l.weight_bytes, shape.size_bytes()));
+    std::vector<std::byte>& fetched = w.fetched;
+    fetched.resize(std::min<uint64_t>(l.weight_bytes, shape.size_bytes()));
     ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetched.data(), fetched.size());
     if (l.precision == Precision::Fp16) {
         const auto* bytes = reinterpret_cast<const uint8_t*>(fetched.data());
         Fp16Screen{false, &counters.weight_nan, &counters.weight_inf}.count(bytes,
                                                                             fetched.size() / 2);
     }
-    std::vector<std::byte> dense;
+    std::vector<std::byte> decompressed;
+    const std::vector<std::byte>* dense_bytes = &fetched;
     if (l.compressed) {
         const uint64_t mask_needed = (shape.elements() + 7) / 8 + kWeightSurfaceAlignment;
         std::vector<std::byte> mask(std::min<uint64_t>(l.wmb_bytes, mask_needed));
@@ -376,8 +415,10 @@ bool load_weights(Context& ctx, const ConvLayer& l, ConvWeights& w, CdmaCounters
         ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wmb_address, mask.data(), mask.size());
         ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wgs_address, group_sizes.data(),
                      group_sizes.size());
-        dense.resize(shape.size_bytes());
-        if (Status st = decompress_weights(cfg, shape, fetched, mask, group_sizes, dense); !st) {
+        decompressed.resize(shape.size_bytes());
+        dense_bytes = &decompressed;
+        if (Status st = decompress_weights(cfg, shape, fetched, mask, group_sizes, decompressed);
+            !st) {
             ctx.error("CDMA compressed weights (D_WEIGHT_BYTES, D_WMB_BYTES, WGS): " +
                       st.message());
             return false;
@@ -390,8 +431,8 @@ bool load_weights(Context& ctx, const ConvLayer& l, ConvWeights& w, CdmaCounters
                       std::to_string(shape.data_bytes()));
             return false;
         }
-        dense = std::move(fetched);
     }
+    const std::vector<std::byte>& dense = *dense_bytes;
 
     // Everything the decoding depends on besides the bytes.
     const uint64_t key = (uint64_t(l.kind) << 60) ^ (uint64_t(l.precision) << 56) ^
@@ -399,10 +440,14 @@ bool load_weights(Context& ctx, const ConvLayer& l, ConvWeights& w, CdmaCounters
                          (uint64_t(l.kernels) << 31) ^ (uint64_t(l.kernel_height) << 26) ^
                          (uint64_t(l.kernel_width) << 21) ^ (uint64_t(l.kernel_channels) << 1) ^
                          (l.compressed ? 1 : 0);
-    if (!w.values.empty() && w.source_key == key && w.source == dense) return true;
+    const bool same = w.source.size() == dense.size() &&
+                      std::memcmp(w.source.data(), dense.data(), dense.size()) == 0;
+    if (!w.values.empty() && w.source_key == key && same) return true;
     w.source_key = key;
     w.source = dense;
     w.values.clear();  // until decoded
+    static std::atomic<uint64_t> next_generation{1};
+    w.generation = next_generation++;
     w.precision = l.precision;
     w.kernels = l.kernels;
     switch (l.kind) {

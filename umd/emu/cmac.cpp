@@ -189,8 +189,9 @@ bool cpu_has_vnni() {
            __builtin_cpu_supports("avx512vnni");
 }
 
+// Sums and outputs are channels last: (n, y, x, k), k fastest.
 size_t sum_index(const MacProblem& m, uint32_t n, uint32_t k, uint32_t y, uint32_t x) {
-    return ((size_t(n) * m.kernels + k) * m.out_height + y) * m.out_width + x;
+    return ((size_t(n) * m.out_height + y) * m.out_width + x) * m.kernels + k;
 }
 
 void scalar_convolve(const MacProblem& m, std::vector<int64_t>& sums) {
@@ -323,9 +324,10 @@ uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>&
         static_cast<uint32_t>(std::max<uint64_t>(1, ((1u << 17) - 1) / products_per_tap));
     std::vector<int32_t> row(uint64_t(m.out_width) * stride);
     std::vector<int32_t> bias(stride);
-    // One run of taps (the usual case) goes straight through CACC's delivery; several add up
-    // in `sums` first.
+    // One run of taps (the usual case) goes straight through CACC's delivery, into the output
+    // itself when its rows hold whole blocks; several runs add up in `sums` first.
     const bool single_run = taps_per_run >= p.taps;
+    const bool in_place = single_run && m.kernels == stride;
     if (!single_run) sums.resize(size_t(m.batches) * m.kernels * m.out_height * m.out_width);
     uint32_t saturations = 0;
     for (uint32_t t0 = 0; t0 < p.taps; t0 += taps_per_run) {
@@ -339,6 +341,8 @@ uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>&
         for (uint32_t n = 0; n < m.batches; ++n) {
             const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
             for (uint32_t y = 0; y < m.out_height; ++y) {
+                const size_t at = sum_index(m, n, 0, y, 0);
+                int32_t* target = in_place ? delivered + at : row.data();
                 for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
                     const uint32_t kb = std::min(4u, p.blocks - b0);
                     for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
@@ -346,21 +350,20 @@ uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>&
                         kVnniBlocks[xb - 1][kb - 1](
                             m, p, plane, y, x0, b0, t0, t1, bias.data() + b0 * 16,
                             single_run ? static_cast<int>(clip) : -1,
-                            row.data() + uint64_t(x0) * stride + b0 * 16, stride);
+                            target + uint64_t(x0) * stride + b0 * 16, stride);
                     }
                 }
-                for (uint32_t k = 0; k < m.kernels; ++k) {
-                    const int32_t* in = row.data() + k;
-                    const size_t at = sum_index(m, n, k, y, 0);
+                if (in_place) continue;
+                for (uint32_t x = 0; x < m.out_width; ++x) {
+                    const int32_t* in = row.data() + uint64_t(x) * stride;
+                    const size_t to = at + size_t(x) * m.kernels;
                     if (single_run) {  // already delivered
-                        int32_t* out = delivered + at;
-                        for (uint32_t x = 0; x < m.out_width; ++x)
-                            out[x] = in[uint64_t(x) * stride];
+                        std::memcpy(delivered + to, in, size_t(m.kernels) * sizeof(int32_t));
                         continue;
                     }
-                    int64_t* out = sums.data() + at;
-                    for (uint32_t x = 0; x < m.out_width; ++x)
-                        out[x] = (t0 == 0 ? 0 : out[x]) + in[uint64_t(x) * stride];
+                    int64_t* out = sums.data() + to;
+                    for (uint32_t k = 0; k < m.kernels; ++k)
+                        out[k] = (t0 == 0 ? 0 : out[k]) + in[k];
                 }
             }
         }
@@ -469,11 +472,11 @@ uint32_t double_convolve(const MacProblem& m, bool avx512, uint32_t clip, int32_
                         kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
                 }
             }
-            for (uint32_t k = 0; k < m.kernels; ++k) {
-                int32_t* out = delivered + sum_index(m, n, k, y, 0);
-                for (uint32_t x = 0; x < m.out_width; ++x)
-                    out[x] = cacc_deliver_one(static_cast<int64_t>(row[uint64_t(x) * stride + k]),
-                                              clip, saturations);
+            for (uint32_t x = 0; x < m.out_width; ++x) {
+                int32_t* out = delivered + sum_index(m, n, 0, y, x);
+                const double* in = row.data() + uint64_t(x) * stride;
+                for (uint32_t k = 0; k < m.kernels; ++k)
+                    out[k] = cacc_deliver_one(static_cast<int64_t>(in[k]), clip, saturations);
             }
         }
     }
@@ -493,10 +496,14 @@ void force_mac_kernel(MacKernel kernel) {
     g_forced = kernel;
 }
 
+MacKernel forced_mac_kernel() {
+    return g_forced;
+}
+
 MacKernel active_mac_kernel(Precision precision) {
     const MacKernel forced = g_forced;
     if (forced == MacKernel::Scalar) return MacKernel::Scalar;
-    const bool any = forced == MacKernel::Auto;
+    const bool any = forced == MacKernel::Auto || forced == MacKernel::OneDnn;
     if (precision == Precision::Int8 && (any || forced == MacKernel::Avx512Vnni) && cpu_has_vnni())
         return MacKernel::Avx512Vnni;
     if ((any || forced == MacKernel::Avx512) && cpu_has_avx512f()) return MacKernel::Avx512;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,8 +74,9 @@ struct ConvLayer {
 bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b, Group cacc,
                   ConvLayer& layer);
 
-// The data CSC reads from the convolution buffer, one int16 per element (int8 sign-extended,
-// int16, fp16 bit patterns), rows of `row_elements` elements:
+// The data CSC reads from the convolution buffer, one int16 per element (int16, fp16 bit
+// patterns; int8 feature data one int8 per element in `bytes` instead), rows of `row_elements`
+// elements:
 //   Feature:  rows = batches * height (row n * height + h), element w * channels + c;
 //   Image:    one row per line, the converted pixels with the CDMA's left/right padding,
 //             channels = the pixel format's components;
@@ -85,11 +87,18 @@ struct ConvData {
     Precision precision = Precision::Int8;
     uint32_t batches = 1, height = 0, width = 0, channels = 0;
     uint64_t row_elements = 0;
-    std::vector<int16_t> values;
+    std::vector<int16_t> values;  // empty for int8 feature data
+    std::vector<int8_t> bytes;    // int8 feature data, (n, h, w, c)
 
+    bool narrow() const { return !bytes.empty(); }
     const int16_t* row(uint32_t n, uint32_t h) const {
         return values.data() + (uint64_t(n) * height + h) * row_elements;
     }
+    const int8_t* row8(uint32_t n, uint32_t h) const {
+        return bytes.data() + (uint64_t(n) * height + h) * row_elements;
+    }
+    // Where CDMA stages what it reads from memory (kept to save the allocation).
+    std::vector<uint8_t> staging;
 };
 
 // The kernels CSC hands to CMAC, one int16 per element, [k][r][s][c] with c fastest:
@@ -103,6 +112,10 @@ struct ConvWeights {
     // decoding them again.
     std::vector<std::byte> source;
     uint64_t source_key = 0;
+    // Changes whenever `values` are decoded anew: what the model derives from the kernels (the
+    // oneDNN layout) is kept while it stays the same.
+    uint64_t generation = 0;
+    std::vector<std::byte> fetched;  // the bytes read this layer (kept to save the allocation)
 
     const int16_t* kernel(uint32_t k) const {
         return values.data() + uint64_t(k) * height * width * channels;
@@ -123,14 +136,25 @@ bool load_weights(Context& ctx, const ConvLayer& layer, ConvWeights& weights,
 struct ConvScratch {
     std::vector<uint8_t> bytes;  // the CSC plane, biased int8
     std::vector<int16_t> words;  // the CSC plane, int16
-    std::vector<int64_t> sums;   // CACC's assembly buffer, (n, k, y, x)
+    std::vector<int8_t> plane8;  // the CSC plane, int8 (oneDNN)
+    std::vector<int64_t> sums;   // CACC's assembly buffer
+    // The storage of channels-last cubes, handed to SDP with the cube (AccumulatorCube::sums)
+    // and used again once no cube holds it.
+    std::shared_ptr<int32_t[]> cube;
+    size_t cube_capacity = 0;
 };
 
+// Room for `count` values of a channels-last cube in scratch.cube (64-byte aligned; the values
+// are not initialised).
+int32_t* channels_last_storage(ConvScratch& scratch, size_t count);
+
 // csc.cpp + cmac.cpp + cacc.cpp: the layer's output as CACC delivers it.
-// Integer pipelines: int32 values as CACC delivers them, (n, k, y, x); returns how many
+// Integer pipelines: int32 values as CACC delivers them into `out` (its shape already set):
+// channels last from CMAC's kernels (clip 0: delivered), planar when CSC follows the
+// hardware's order (Winograd, a 48-bit buffer that could saturate); returns how many
 // saturated (D_OUT_SATURATION).
 uint32_t convolve_int(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
-                      ConvScratch& scratch, int32_t* out);
+                      ConvScratch& scratch, AccumulatorCube& out);
 // fp16 pipeline: fp32 bit patterns as CACC sends them.
 void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
                    std::vector<int32_t>& out);
@@ -172,17 +196,54 @@ struct MacProblem {
     const int16_t* weights = nullptr;  // [k][r][s][depth]
 };
 bool mac_wants_biased_bytes(Precision precision);
-// The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, (n, k, y, x)
-// with x fastest; `sums` is scratch. Returns the saturation count.
+// The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, channels last
+// (n, y, x, k) with k fastest; `sums` is scratch. Returns the saturation count.
 uint32_t mac_convolve_int(const MacProblem& problem, Precision precision, uint32_t clip,
                           std::vector<int64_t>& sums, int32_t* out);
 
 // Which implementation mac_convolve_int uses (tests force each one; Auto picks the fastest the
 // CPU runs).
 // Avx512Vnni runs int8 only; the double-precision Avx512/Avx2 kernels run both precisions.
-enum class MacKernel : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vnni };
+// OneDnn sends every int8 feature layer oneDNN computes exactly to OnednnConvolution, whatever
+// its size (Auto: the large ones), and picks the others' kernel as Auto does.
+enum class MacKernel : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vnni, OneDnn };
 void force_mac_kernel(MacKernel kernel);
+MacKernel forced_mac_kernel();
 MacKernel active_mac_kernel(Precision precision);
+
+// ---- CMAC through oneDNN (cmac_onednn.cpp) -------------------------------------------------
+
+// The int8 feature-plane CSC walks (pad value outside the input on its channels) as oneDNN
+// takes it: (n, row, column, channel), the layer's channels per column, rows x cols per batch.
+void build_feature_plane8(const ConvLayer& l, const ConvData& d, std::vector<int8_t>& plane,
+                          uint32_t& rows, uint32_t& cols);
+
+// Whether this build has oneDNN and the CPU runs its int8 convolution with exact integer
+// products (VNNI or AMX: without them oneDNN halves the weights or saturates pairs).
+bool onednn_available();
+// How many layers oneDNN has computed in this process (tests).
+uint64_t onednn_layers();
+
+// CMAC's int8 products of a feature layer through oneDNN (s8 x s8 -> s32), when they are
+// provably exact: every partial and final sum, biased by 128 or not, stays within 2^24 in
+// magnitude, which int32 holds and oneDNN's fp32 output conversion keeps exactly. Primitives
+// are kept per shape and the weights, reordered once, while the kernels stay the same.
+class OnednnConvolution {
+  public:
+    OnednnConvolution();
+    ~OnednnConvolution();
+    OnednnConvolution(OnednnConvolution&&) noexcept;
+    OnednnConvolution& operator=(OnednnConvolution&&) noexcept;
+
+    // The layer's sums into `out` (channels-last form, CACC's clip to apply); false when oneDNN
+    // does not take the layer (nothing computed: the caller's kernels do).
+    bool run(const ConvLayer& l, const ConvData& d, const ConvWeights& w, ConvScratch& scratch,
+             AccumulatorCube& out);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // ---- CACC (cacc.cpp) ----------------------------------------------------------------------
 

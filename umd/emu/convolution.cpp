@@ -4,6 +4,7 @@
 #include "emu/convolution.hpp"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
 #include "emu/conv_layer.hpp"
@@ -319,6 +320,18 @@ bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_
     return true;
 }
 
+int32_t* channels_last_storage(ConvScratch& scratch, size_t count) {
+    if (!scratch.cube || scratch.cube.use_count() > 1 || scratch.cube_capacity < count) {
+        // 64-byte aligned, like oneDNN's own buffers (whole cache lines per store).
+        constexpr std::align_val_t kAlign{64};
+        scratch.cube = std::shared_ptr<int32_t[]>(
+            static_cast<int32_t*>(::operator new[](count * sizeof(int32_t), kAlign)),
+            [](int32_t* p) { ::operator delete[](p, kAlign); });
+        scratch.cube_capacity = count;
+    }
+    return scratch.cube.get();
+}
+
 }  // namespace conv
 
 // The convolution buffer between layers: what the previous layer loaded and whether it kept
@@ -337,6 +350,7 @@ struct Convolution::State {
     conv::ConvData data;
     conv::ConvWeights weights;
     conv::ConvScratch scratch;
+    conv::OnednnConvolution onednn;
 
     // The hardware keeps the previous layer's buffer content when the previous layer skipped
     // the release, this one asks for reuse and the mode and bank split are unchanged (C model
@@ -417,9 +431,9 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     uint32_t saturations = 0;
     if (layer.precision == Precision::Fp16) {
         conv::convolve_fp16(layer, s.data, s.weights, out.values);
-    } else {
-        out.values.resize(size_t(out.batches) * out.channels * out.height * out.width);
-        saturations = conv::convolve_int(layer, s.data, s.weights, s.scratch, out.values.data());
+    } else if (!s.onednn.run(layer, s.data, s.weights, s.scratch, out)) {
+        // (oneDNN's int32 sums cannot saturate in CACC's delivery.)
+        saturations = conv::convolve_int(layer, s.data, s.weights, s.scratch, out);
     }
 
     // Status the units write back to the group they ran.

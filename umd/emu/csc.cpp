@@ -8,9 +8,12 @@
 // Integer sums are exact whatever the order unless the 48-bit assembly buffer could saturate
 // (only possible with int16), so the fast path is a plain convolution over a padded copy of
 // the data (the "plane") computed by CMAC's kernels; fp16 always follows the order.
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "emu/conv_layer.hpp"
 #include "nvdla/precision/integer.hpp"
@@ -54,46 +57,114 @@ PlaneShape plane_shape(const ConvLayer& l, const ConvData& d) {
     return p;
 }
 
-// Fills `plane` (int16 elements, or int8 elements + 128 when `biased_bytes`) from the buffer.
-template <class T, class Encode>
-void fill_plane(const ConvLayer& l, const ConvData& d, const PlaneShape& p, T* plane,
-                uint64_t row_elements, uint64_t rows_total, Encode encode) {
-    const T pad = encode(pad_element(l));
+struct EncodeBiased {  // int8 elements + 128, for the VNNI kernel
+    uint8_t operator()(int16_t v) const { return static_cast<uint8_t>(v + 128); }
+};
+struct EncodeWord {
+    int16_t operator()(int16_t v) const { return v; }
+};
+struct EncodeByte {  // int8 elements as they are, for oneDNN
+    int8_t operator()(int16_t v) const { return static_cast<int8_t>(v); }
+};
+
+// dst[i] = encode(src[i]), i < n: a run of elements of one input line.
+template <class T, class S, class Encode>
+void encode_run(T* dst, const S* src, uint64_t n, Encode encode) {
+    if constexpr (std::is_same_v<S, int8_t> && std::is_same_v<Encode, EncodeBiased>) {
+        // v + 128 of an int8 is its bit pattern with the top bit flipped.
+        const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+        uint64_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_xor_si128(v, flip));
+        }
+        for (; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i] ^ 0x80);
+    } else if constexpr (sizeof(T) == sizeof(S) && (std::is_same_v<Encode, EncodeByte> ||
+                                                    std::is_same_v<Encode, EncodeWord>)) {
+        std::memcpy(dst, src, n * sizeof(T));
+    } else {
+        for (uint64_t i = 0; i < n; ++i) dst[i] = encode(src[i]);
+    }
+}
+
+// The rows of the input a feature plane row reads from: the int8 or the int16 form.
+template <class S>
+const S* source_row(const ConvData& d, uint32_t n, uint32_t y) {
+    if constexpr (std::is_same_v<S, int8_t>)
+        return d.row8(n, y);
+    else
+        return d.row(n, y);
+}
+
+// Fills a feature plane from the buffer: pad value on the input's channels outside the input,
+// zeros on the lanes past them, then zeros up to rows_total.
+template <class S, class T, class Encode>
+void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape& p, T* plane,
+                        uint64_t row_elements, uint64_t rows_total, Encode encode) {
     const T zero = encode(0);
+    const uint32_t stride = p.element_stride, channels = d.channels;
+    std::vector<T> pad_column(stride, zero);
+    std::fill_n(pad_column.begin(), channels, encode(pad_element(l)));
+    const auto pad_columns = [&](T* dst, uint64_t count) {
+        for (uint64_t c = 0; c < count; ++c)
+            std::copy_n(pad_column.data(), stride, dst + c * stride);
+    };
+    // The plane's columns that lie inside the input: [first, last).
+    const int64_t first = std::clamp<int64_t>(-p.first_col, 0, p.cols);
+    const int64_t last = std::clamp<int64_t>(int64_t(d.width) - p.first_col, first, p.cols);
     const uint64_t plane_elements = uint64_t(p.rows) * row_elements;
     for (uint32_t n = 0; n < d.batches; ++n) {
         T* base = plane + n * plane_elements;
         for (uint32_t r = 0; r < p.rows; ++r) {
             T* row = base + r * row_elements;
             const int64_t y = p.first_row + r;
-            const bool row_inside = y >= 0 && y < int64_t(d.height);
-            if (l.kind == InputKind::Image) {
-                // Lines outside the image read the pad value; past a line's end zeros.
-                const int16_t* src = row_inside ? d.row(0, static_cast<uint32_t>(y)) : nullptr;
-                for (uint64_t e = 0; e < row_elements; ++e)
-                    row[e] = !row_inside ? pad : (e < d.row_elements ? encode(src[e]) : zero);
+            if (y < 0 || y >= int64_t(d.height)) {
+                pad_columns(row, p.cols);
                 continue;
             }
-            const int16_t* src = row_inside ? d.row(n, static_cast<uint32_t>(y)) : nullptr;
-            for (uint32_t c = 0; c < p.cols; ++c) {
-                T* dst = row + uint64_t(c) * p.element_stride;
-                const int64_t x = p.first_col + c;
-                const bool inside = row_inside && x >= 0 && x < int64_t(d.width);
-                const int16_t* s = inside ? src + x * d.channels : nullptr;
-                for (uint32_t e = 0; e < d.channels; ++e) dst[e] = inside ? encode(s[e]) : pad;
-                for (uint32_t e = d.channels; e < p.element_stride; ++e) dst[e] = zero;
+            pad_columns(row, uint64_t(first));
+            pad_columns(row + uint64_t(last) * stride, uint64_t(p.cols - last));
+            if (last == first) continue;
+            const S* src =
+                source_row<S>(d, n, static_cast<uint32_t>(y)) + (p.first_col + first) * channels;
+            T* dst = row + uint64_t(first) * stride;
+            if (stride == channels) {
+                encode_run(dst, src, uint64_t(last - first) * channels, encode);
+                continue;
+            }
+            for (int64_t c = first; c < last; ++c, dst += stride, src += channels) {
+                encode_run(dst, src, channels, encode);
+                std::fill(dst + channels, dst + stride, zero);
             }
         }
     }
     std::fill(plane + d.batches * plane_elements, plane + rows_total, zero);
 }
 
-struct EncodeBiased {
-    uint8_t operator()(int16_t v) const { return static_cast<uint8_t>(v + 128); }
-};
-struct EncodeWord {
-    int16_t operator()(int16_t v) const { return v; }
-};
+// Fills `plane` (int16 elements, or int8 elements + 128 when `biased_bytes`) from the buffer.
+template <class T, class Encode>
+void fill_plane(const ConvLayer& l, const ConvData& d, const PlaneShape& p, T* plane,
+                uint64_t row_elements, uint64_t rows_total, Encode encode) {
+    if (l.kind == InputKind::Feature) {
+        if (d.narrow())
+            fill_feature_plane<int8_t>(l, d, p, plane, row_elements, rows_total, encode);
+        else
+            fill_feature_plane<int16_t>(l, d, p, plane, row_elements, rows_total, encode);
+        return;
+    }
+    const T pad = encode(pad_element(l));
+    const T zero = encode(0);
+    for (uint32_t r = 0; r < p.rows; ++r) {
+        T* row = plane + r * row_elements;
+        const int64_t y = p.first_row + r;
+        const bool row_inside = y >= 0 && y < int64_t(d.height);
+        // Image lines outside the image read the pad value; past a line's end zeros.
+        const int16_t* src = row_inside ? d.row(0, static_cast<uint32_t>(y)) : nullptr;
+        for (uint64_t e = 0; e < row_elements; ++e)
+            row[e] = !row_inside ? pad : (e < d.row_elements ? encode(src[e]) : zero);
+    }
+    std::fill(plane + uint64_t(p.rows) * row_elements, plane + rows_total, zero);
+}
 
 // The operands CMAC's kernels take, over a plane built for them in the scratch buffers.
 MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeights& w, bool biased,
@@ -314,35 +385,55 @@ void winograd_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
 
 }  // namespace
 
+void build_feature_plane8(const ConvLayer& l, const ConvData& d, std::vector<int8_t>& plane,
+                          uint32_t& rows, uint32_t& cols) {
+    PlaneShape p = plane_shape(l, d);
+    p.element_stride = d.channels;
+    rows = p.rows;
+    cols = p.cols;
+    const uint64_t row_elements = uint64_t(p.cols) * d.channels;
+    const uint64_t total = uint64_t(d.batches) * p.rows * row_elements;
+    plane.resize(total);
+    fill_plane(l, d, p, plane.data(), row_elements, total, EncodeByte{});
+}
+
 uint32_t convolve_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
-                      ConvScratch& scratch, int32_t* out) {
+                      ConvScratch& scratch, AccumulatorCube& cube) {
     std::vector<int64_t>& sums = scratch.sums;
     const size_t count = size_t(l.batches) * l.out_channels * l.out_height * l.out_width;
+    if (l.kind != InputKind::Winograd && !may_saturate(l, d, w)) {
+        // CMAC's kernels, delivering channels last.
+        const MacProblem m = build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
+        int32_t* out = channels_last_storage(scratch, count);
+        cube.values.clear();
+        cube.sums = scratch.cube;
+        cube.channel_stride = l.out_channels;
+        cube.clip = 0;
+        return mac_convolve_int(m, l.precision, l.clip_truncate, sums, out);
+    }
+    cube.values.resize(count);
+    int32_t* out = cube.values.data();
     if (l.kind == InputKind::Winograd) {
         sums.assign(count, 0);
         winograd_int(l, d, w, sums);
         return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
     }
-    if (may_saturate(l, d, w)) {
-        // The hardware's order, one MAC operation at a time.
-        sums.assign(count, 0);
-        const MacProblem m = build_operands(l, d, w, false, scratch);
-        int16_t lanes[256];
-        for (uint32_t n = 0; n < l.batches; ++n)
-            for (uint32_t k = 0; k < l.kernels; ++k)
-                for (uint32_t y = 0; y < l.out_height; ++y)
-                    for (uint32_t x = 0; x < l.out_width; ++x) {
-                        int64_t acc = 0;
-                        for_each_atomic(l, m, n, y, x, k, lanes,
-                                        [&](const int16_t* a, const int16_t* b, uint32_t n_lanes) {
-                                            acc = cacc_accumulate_int(acc, dot_int(a, b, n_lanes));
-                                        });
-                        sums[out_index(l, n, k, y, x)] = acc;
-                    }
-        return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
-    }
-    const MacProblem m = build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
-    return mac_convolve_int(m, l.precision, l.clip_truncate, sums, out);
+    // The hardware's order, one MAC operation at a time.
+    sums.assign(count, 0);
+    const MacProblem m = build_operands(l, d, w, false, scratch);
+    int16_t lanes[256];
+    for (uint32_t n = 0; n < l.batches; ++n)
+        for (uint32_t k = 0; k < l.kernels; ++k)
+            for (uint32_t y = 0; y < l.out_height; ++y)
+                for (uint32_t x = 0; x < l.out_width; ++x) {
+                    int64_t acc = 0;
+                    for_each_atomic(l, m, n, y, x, k, lanes,
+                                    [&](const int16_t* a, const int16_t* b, uint32_t n_lanes) {
+                                        acc = cacc_accumulate_int(acc, dot_int(a, b, n_lanes));
+                                    });
+                    sums[out_index(l, n, k, y, x)] = acc;
+                }
+    return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
 }
 
 void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,

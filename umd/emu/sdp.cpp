@@ -74,6 +74,23 @@ void flush_nan(std::span<int32_t> line) {
 // CACC's values for channel group g, line h of batch b; padding lanes are 0.
 void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
                  std::span<int32_t> line) {
+    if (cube.channels_last()) {
+        // CACC's delivery as it goes: rounded half away by 2^clip.
+        const uint32_t first = g * s.group, valid = std::min(s.group, s.channels - first);
+        const int32_t* base = cube.sums.get() + cube.sum_index(b, first, h, 0);
+        const int64_t half = cube.clip ? int64_t(1) << (cube.clip - 1) : 0;
+        for (uint32_t w = 0; w < s.width; ++w) {
+            const int32_t* src = base + size_t(w) * cube.channel_stride;
+            int32_t* dst = line.data() + size_t(w) * s.group;
+            for (uint32_t lane = 0; lane < valid; ++lane) {
+                const int64_t v = src[lane];
+                dst[lane] = static_cast<int32_t>(v < 0 ? -((half - v) >> cube.clip)
+                                                       : (v + half) >> cube.clip);
+            }
+            std::fill(dst + valid, dst + s.group, 0);
+        }
+        return;
+    }
     for (uint32_t w = 0; w < s.width; ++w) {
         int32_t* dst = line.data() + size_t(w) * s.group;
         for (uint32_t lane = 0; lane < s.group; ++lane) {
@@ -154,7 +171,19 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
         to_pdp->values.assign(size_t(s.channels) * s.height * s.width, 0);
     }
 
+    // The AVX-512 forms of the stages that have one for this programming (int pipelines).
+    const bool simd = !s.fp() && sdp::simd_enabled();
+    const bool flying_simd = simd && s.flying && flying->channels_last();
+    const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
+    const bool bn_simd = simd && s.bn.enabled && sdp::x_simd_supported(s.bn);
+    const bool c_simd = simd && sdp::c_simd_supported(s);
+
     Counters counters;
+    if (simd && writer && sdp::fused_supported(s, flying)) {
+        sdp::run_fused(s, *flying, bs ? &*bs : nullptr, bn ? &*bn : nullptr, *writer, counters);
+        write_status(s, counters, sdp_group, rdma);
+        return;
+    }
     const size_t n = s.line_elements();
     std::vector<int32_t> line(n);
     std::vector<uint16_t> out(n);
@@ -168,13 +197,24 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
             for (uint32_t b = 0; b < s.batches; ++b) {
                 if (input)
                     input->read(g, h, line, counters);
+                else if (flying_simd)
+                    sdp::flying_line_simd(s, *flying, b, g, h, line);
                 else
                     flying_line(s, *flying, b, g, h, line);
                 if (s.nan_to_zero) flush_nan(line);
-                if (s.bs.enabled) sdp::run_x(s.bs, s.fp(), s.nan_to_zero, line, bs_ops);
-                if (s.bn.enabled) sdp::run_x(s.bn, s.fp(), s.nan_to_zero, line, bn_ops);
+                if (bs_simd)
+                    sdp::run_x_simd(s.bs, line, bs_ops);
+                else if (s.bs.enabled)
+                    sdp::run_x(s.bs, s.fp(), s.nan_to_zero, line, bs_ops);
+                if (bn_simd)
+                    sdp::run_x_simd(s.bn, line, bn_ops);
+                else if (s.bn.enabled)
+                    sdp::run_x(s.bn, s.fp(), s.nan_to_zero, line, bn_ops);
                 if (s.ew.enabled) sdp::run_y(s, line, ew_ops, counters);
-                sdp::run_c(s, line, out, counters);
+                if (c_simd)
+                    sdp::run_c_simd(s, line, out, counters);
+                else
+                    sdp::run_c(s, line, out, counters);
                 if (writer)
                     writer->write(b, g, h, out);
                 else if (s.to_pdp)

@@ -221,7 +221,9 @@ std::string decode(const HwConfig& cfg, Group single, Group sdp, Group rdma,
                 << " batches)";
             return msg.str();
         }
-        if (flying->values.size() != size_t(s.batches) * s.channels * s.height * s.width)
+        if (flying->channels_last()
+                ? flying->channel_stride < s.channels
+                : flying->values.size() != size_t(s.batches) * s.channels * s.height * s.width)
             return "the convolution delivered " + std::to_string(flying->values.size()) +
                    " values for SDP's cube of " +
                    std::to_string(size_t(s.batches) * s.channels * s.height * s.width);

@@ -1,6 +1,8 @@
 // SDP_RDMA (input cube and BS/BN/EW operands) and SDP's write DMA, a line of atoms per
 // transfer (cmod/sdp/NV_NVDLA_sdp.cpp SdpRdmaCore, ExtractRdmaResponsePayloadCore,
 // WdmaSequenceDC/Batch).
+#include <emmintrin.h>
+
 #include <cstring>
 
 #include "emu/sdp_internal.hpp"
@@ -13,9 +15,18 @@ int16_t load16(const std::byte* p) {
     return static_cast<int16_t>(static_cast<uint16_t>(std::to_integer<uint16_t>(p[0]) |
                                                       std::to_integer<uint16_t>(p[1]) << 8));
 }
-void store16(std::byte* p, uint16_t v) {
-    p[0] = static_cast<std::byte>(v & 0xffu);
-    p[1] = static_cast<std::byte>(v >> 8);
+
+// dst[i] = the low byte of src[i], i < n (int8 outputs, kept sign-extended in 16 bits).
+void pack_low_bytes(std::byte* dst, const uint16_t* src, uint32_t n) {
+    const __m128i low = _mm_set1_epi16(0xff);
+    uint32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 8));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
+    }
+    for (; i < n; ++i) dst[i] = static_cast<std::byte>(src[i] & 0xffu);
 }
 
 // Address of line h of a surface (packed 1 x 1 cubes are transferred whole instead).
@@ -152,18 +163,23 @@ void OutputWriter::write(uint32_t b, uint32_t g, uint32_t h, std::span<const uin
         for (uint32_t w = 0; w < s_.width; ++w) {
             std::byte* atom = dst + size_t(w) * s_.atom;
             const uint16_t* src = out.data() + size_t(w) * s_.group + size_t(j) * s_.out_lanes;
-            if (bytes1) {
-                for (uint32_t lane = 0; lane < s_.out_lanes; ++lane)
-                    atom[lane] = static_cast<std::byte>(src[lane] & 0xffu);
-            } else {
-                for (uint32_t lane = 0; lane < s_.out_lanes; ++lane)
-                    store16(atom + size_t(lane) * 2, src[lane]);
-            }
+            if (bytes1)
+                pack_low_bytes(atom, src, s_.out_lanes);
+            else  // little-endian, like the bus (the model runs on x86)
+                std::memcpy(atom, src, size_t(s_.out_lanes) * 2);
         }
         if (!s_.dst.packed)
             ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, line_address(s_.dst, b, surface, h),
                            line_.data(), line_.size());
     }
+}
+
+void OutputWriter::write_lines(uint32_t b, uint32_t g, uint32_t h, const std::byte* lines) {
+    const uint32_t per_group = s_.group / s_.out_lanes;
+    const size_t line_bytes = size_t(s_.width) * s_.atom;
+    for (uint32_t j = 0; j < per_group; ++j)
+        ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, line_address(s_.dst, b, g * per_group + j, h),
+                       lines + j * line_bytes, line_bytes);
 }
 
 void OutputWriter::finish() {

@@ -10,6 +10,7 @@
 
 #include "emu/unit.hpp"
 #include "nvdla/precision/convertor.hpp"
+#include "nvdla/precision/integer.hpp"
 #include "nvdla/precision/lut.hpp"
 
 namespace nvdla::emu::sdp {
@@ -50,6 +51,11 @@ struct XStage {
     int16_t mul_operand = 0;
     bool relu_bypass = true;
 };
+
+// An X ALU operand shifted left into 32 bits, saturating (IntShiftLeft).
+inline int32_t x_alu_operand(int16_t operand, uint32_t shift) {
+    return static_cast<int32_t>(precision::shift_left_saturate(operand, shift, 32));
+}
 
 // The Y operand convertor of a memory operand (int pipelines).
 struct OperandConvertor {
@@ -150,6 +156,30 @@ void run_y(const Settings& s, std::span<int32_t> line, OperandLine ops, Counters
 void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
            Counters& counters);
 
+// The AVX-512 forms of the integer stages (sdp_simd.cpp), bit for bit what the scalar ones
+// compute. simd_enabled(): the CPU has AVX-512 F/BW/DQ/VL and the tests have not asked for the
+// scalar forms (force_scalar); the *_supported checks say which programming they take.
+bool simd_enabled();
+void force_scalar(bool scalar);
+// CACC's values for channel group g, line h of batch b from a channels-last cube (padding
+// lanes 0).
+void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g,
+                      uint32_t h, std::span<int32_t> line);
+bool x_simd_supported(const XStage& x);
+void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
+bool c_simd_supported(const Settings& s);
+void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
+                Counters& counters);
+// The common flying layer in one pass: CACC's channels-last values, X1/X2, the convertor and
+// the output atoms, line by line straight into the write DMA (the order of Sdp::execute).
+// Takes the programming fused_supported() accepts: int output to memory, no Y, whole
+// 16-channel pieces of a channel group.
+bool fused_supported(const Settings& s, const AccumulatorCube* flying);
+class OperandReader;
+class OutputWriter;
+void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+               OutputWriter& writer, Counters& counters);
+
 // SDP_RDMA's input read (offline mode): decodes whole channel groups, line by line.
 class InputReader {
   public:
@@ -190,6 +220,10 @@ class OutputWriter {
     OutputWriter(Context& ctx, const Settings& s);
     // The 16-bit outputs of channel group g, line h of batch b.
     void write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out);
+    // The output lines of channel group g, line h of batch b as the write DMA sends them:
+    // the group's surfaces, W x atom bytes each, one after the other (not for 1 x 1 cubes).
+    void write_lines(uint32_t b, uint32_t g, uint32_t h, const std::byte* lines);
+    size_t group_bytes() const { return size_t(s_.group / s_.out_lanes) * s_.width * s_.atom; }
     // Writes what a packed 1 x 1 cube gathered.
     void finish();
 

@@ -15,7 +15,7 @@ int32_t x_int(const XStage& x, int32_t in, int16_t alu_operand, int16_t mul_oper
     int64_t alu = in;  // 33 bits: no saturation after the ALU
     if (!x.alu_bypass) {
         // The 16-bit operand is shifted left into 32 bits, saturating (IntShiftLeft).
-        const int64_t operand = shift_left_saturate(alu_operand, x.alu_shift, 32);
+        const int64_t operand = x_alu_operand(alu_operand, x.alu_shift);
         if (x.alu_algo == 0)
             alu = std::max<int64_t>(in, operand);
         else if (x.alu_algo == 1)

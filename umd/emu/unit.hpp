@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,14 +29,50 @@ struct Context {
 };
 
 // What CACC hands to SDP in flying mode, one value per output element: int32 for the
-// int8/int16 pipelines, fp32 bit patterns for fp16.
+// int8/int16 pipelines, fp32 bit patterns for fp16. It comes in one of two forms:
+//   - planar: `values`, (n, c, h, w) with w fastest, as CACC delivers them;
+//   - channels last (CMAC's kernels; `values` is then empty): `sums`, (n, h, w, c) with c
+//     fastest over `channel_stride` entries per element, which CACC delivers as SDP reads
+//     them: rounded half away from zero by 2^clip (cacc_deliver_one). With a clip, the sums
+//     are below 2^30 in magnitude (oneDNN's are exact sums below 2^24; the model's own
+//     kernels deliver already, clip 0), so that delivery cannot saturate.
 struct AccumulatorCube {
     uint32_t batches = 1, channels = 0, height = 0, width = 0;
     Precision precision = Precision::Int8;  // precision of the convolution
-    std::vector<int32_t> values;            // (n, c, h, w), w fastest
+    std::vector<int32_t> values;            // planar form
 
+    std::shared_ptr<const int32_t[]> sums;  // channels-last form
+    uint32_t channel_stride = 0;
+    uint32_t clip = 0;
+
+    bool channels_last() const { return sums != nullptr; }
+    bool empty() const { return values.empty() && !sums; }
+    // Index into `values` (planar form).
     size_t index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         return ((size_t(n) * channels + c) * height + h) * width + w;
+    }
+    // Index into `sums` (channels-last form).
+    size_t sum_index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+        return ((size_t(n) * height + h) * width + w) * channel_stride + c;
+    }
+    // The value CACC delivers for element (n, c, h, w), whatever the form.
+    int32_t at(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+        if (!channels_last()) return values[index(n, c, h, w)];
+        const int64_t sum = sums[sum_index(n, c, h, w)];
+        if (clip == 0) return static_cast<int32_t>(sum);
+        const int64_t half = int64_t(1) << (clip - 1);
+        return static_cast<int32_t>(sum < 0 ? -((-sum + half) >> clip) : (sum + half) >> clip);
+    }
+    // Every delivered value in planar order (tests).
+    std::vector<int32_t> planar() const {
+        if (!channels_last()) return values;
+        std::vector<int32_t> out;
+        out.reserve(size_t(batches) * channels * height * width);
+        for (uint32_t n = 0; n < batches; ++n)
+            for (uint32_t c = 0; c < channels; ++c)
+                for (uint32_t h = 0; h < height; ++h)
+                    for (uint32_t w = 0; w < width; ++w) out.push_back(at(n, c, h, w));
+        return out;
     }
 };
 

@@ -1,0 +1,401 @@
+// SDP's AVX-512 forms (sdp_simd.cpp) against the scalar stages they stand in for: random X
+// stages, output convertors and CACC deliveries on lines of awkward values (every width's
+// limits), and random flying operations run through Sdp::execute both ways (force_scalar),
+// which must write the same bytes and the same counters. Skipped on CPUs without AVX-512.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "emu/sdp.hpp"
+#include "emu/sdp_internal.hpp"
+#include "test_support.hpp"
+
+namespace nvdla::emu::sdp {
+namespace {
+
+#define SKIP_WITHOUT_SIMD()                                                          \
+    do {                                                                             \
+        if (!simd_enabled()) GTEST_SKIP() << "this CPU has no AVX-512 (F/BW/DQ/VL)"; \
+    } while (0)
+
+uint64_t pick(std::mt19937_64& rng, uint64_t n) {
+    return rng() % n;
+}
+
+// Values that probe every limit: small ones, powers of two and their neighbours up to 2^31,
+// the extremes, and anything at all.
+int32_t awkward(std::mt19937_64& rng, int64_t limit = INT64_MAX) {
+    int64_t v;
+    switch (pick(rng, 5)) {
+        case 0: v = int64_t(pick(rng, 601)) - 300; break;
+        case 1: {
+            static constexpr int kBits[] = {7, 8, 15, 16, 17, 23, 24, 29, 30, 31};
+            const int64_t p = int64_t(1) << kBits[pick(rng, std::size(kBits))];
+            v = (pick(rng, 2) ? p : -p) + int64_t(pick(rng, 5)) - 2;
+            break;
+        }
+        case 2: v = static_cast<int32_t>(rng()); break;
+        case 3: {
+            static constexpr int64_t kEdges[] = {INT32_MIN, INT32_MAX, 0, -1, 1};
+            v = kEdges[pick(rng, std::size(kEdges))];
+            break;
+        }
+        default: v = int64_t(pick(rng, 1u << 21)) - (1 << 20); break;
+    }
+    v = std::clamp<int64_t>(v, INT32_MIN, INT32_MAX);
+    if (limit != INT64_MAX) v = std::clamp<int64_t>(v, -limit, limit);
+    return static_cast<int32_t>(v);
+}
+
+int16_t awkward16(std::mt19937_64& rng) {
+    static constexpr int16_t kEdges[] = {-32768, 32767, 0, -1, 1, 255, -256, 127, -128};
+    if (pick(rng, 3) == 0) return kEdges[pick(rng, std::size(kEdges))];
+    return static_cast<int16_t>(rng());
+}
+
+XStage random_x(std::mt19937_64& rng) {
+    XStage x;
+    x.enabled = true;
+    x.alu_bypass = pick(rng, 4) == 0;
+    x.alu_algo = static_cast<uint32_t>(pick(rng, 4));
+    x.alu_from_memory = pick(rng, 2);
+    x.alu_shift = pick(rng, 3) ? static_cast<uint32_t>(pick(rng, 16)) : uint32_t(pick(rng, 64));
+    x.alu_operand = awkward16(rng);
+    x.mul_bypass = pick(rng, 4) == 0;
+    x.prelu = pick(rng, 3) == 0;
+    x.mul_from_memory = pick(rng, 2);
+    x.mul_shift = static_cast<uint32_t>(pick(rng, 64));
+    x.mul_operand = awkward16(rng);
+    x.relu_bypass = pick(rng, 2);
+    return x;
+}
+
+TEST(SdpSimd, XAluOperandsSaturateTo32Bits) {
+    // IntShiftLeft saturates: -1 shifted by 32 or more is INT32_MIN, not -2^shift.
+    EXPECT_EQ(x_alu_operand(3, 4), 48);
+    EXPECT_EQ(x_alu_operand(-1, 31), INT32_MIN);
+    EXPECT_EQ(x_alu_operand(-1, 32), INT32_MIN);
+    EXPECT_EQ(x_alu_operand(-1, 62), INT32_MIN);
+    EXPECT_EQ(x_alu_operand(-2, 30), INT32_MIN);
+    EXPECT_EQ(x_alu_operand(1, 40), INT32_MAX);
+    EXPECT_EQ(x_alu_operand(0, 63), 0);
+}
+
+TEST(SdpSimd, XStagesMatchTheScalarStage) {
+    SKIP_WITHOUT_SIMD();
+    auto rng = test::rng_for_test();
+    int checked = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const XStage x = random_x(rng);
+        if (!x_simd_supported(x)) continue;
+        const size_t n = 1 + pick(rng, 70);
+        std::vector<int32_t> line(n);
+        std::vector<int16_t> alu(n), mul(n);
+        for (size_t j = 0; j < n; ++j) {
+            line[j] = awkward(rng);
+            alu[j] = awkward16(rng);
+            mul[j] = awkward16(rng);
+        }
+        const OperandLine ops{x.alu_from_memory ? alu.data() : nullptr,
+                              x.mul_from_memory ? mul.data() : nullptr};
+        std::vector<int32_t> scalar = line, simd = line;
+        run_x(x, false, false, scalar, ops);
+        run_x_simd(x, simd, ops);
+        ASSERT_EQ(simd, scalar) << "stage " << i << ": alu bypass " << x.alu_bypass << " algo "
+                                << x.alu_algo << " shift " << x.alu_shift << " mul bypass "
+                                << x.mul_bypass << " prelu " << x.prelu << " shift " << x.mul_shift;
+        ++checked;
+    }
+    EXPECT_GT(checked, 2000);
+}
+
+TEST(SdpSimd, OutputConvertorsMatchTheScalarStage) {
+    SKIP_WITHOUT_SIMD();
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 3000; ++i) {
+        Settings s;
+        s.proc = pick(rng, 2) ? Precision::Int8 : Precision::Int16;
+        s.output = s.proc == Precision::Int8 && pick(rng, 3) == 0 ? Precision::Int16 : s.proc;
+        s.count_saturation = pick(rng, 4) != 0;
+        switch (pick(rng, 4)) {
+            case 0: s.cvt = {0, 1, 0}; break;  // identity
+            case 1:
+                s.cvt = {static_cast<int32_t>(pick(rng, 2001)) - 1000,
+                         static_cast<int16_t>(int64_t(pick(rng, 201)) - 100),
+                         static_cast<uint32_t>(pick(rng, 20))};
+                break;
+            default:
+                s.cvt = {awkward(rng), awkward16(rng), static_cast<uint32_t>(pick(rng, 64))};
+                break;
+        }
+        ASSERT_TRUE(c_simd_supported(s));
+        const size_t n = 1 + pick(rng, 70);
+        std::vector<int32_t> line(n);
+        // Mostly values the convertor maps near the output range, some anywhere.
+        for (int32_t& v : line) v = pick(rng, 2) ? awkward(rng, 1 << 20) : awkward(rng);
+        std::vector<uint16_t> scalar(n), simd(n);
+        Counters cs, cv;
+        run_c(s, line, scalar, cs);
+        run_c_simd(s, line, simd, cv);
+        ASSERT_EQ(simd, scalar) << "convertor " << i << ": offset " << s.cvt.offset << " scale "
+                                << s.cvt.scale << " shift " << s.cvt.shift;
+        // The count matters only when D_PERF_OUT_SATURATION reports it (the AVX-512 form
+        // counts only then).
+        if (s.count_saturation) {
+            ASSERT_EQ(cv.saturations, cs.saturations) << "convertor " << i;
+        }
+    }
+}
+
+TEST(SdpSimd, FlyingLinesDeliverAsCaccDoes) {
+    SKIP_WITHOUT_SIMD();
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 300; ++i) {
+        AccumulatorCube cube;
+        cube.batches = 1 + static_cast<uint32_t>(pick(rng, 2));
+        cube.width = 1 + static_cast<uint32_t>(pick(rng, 9));
+        cube.height = 1 + static_cast<uint32_t>(pick(rng, 3));
+        cube.channels = 1 + static_cast<uint32_t>(pick(rng, 70));
+        cube.channel_stride = cube.channels + static_cast<uint32_t>(pick(rng, 3));
+        cube.clip = pick(rng, 2) ? static_cast<uint32_t>(pick(rng, 32)) : 0;
+        const size_t count = size_t(cube.batches) * cube.height * cube.width * cube.channel_stride;
+        std::shared_ptr<int32_t[]> sums(new int32_t[count]);
+        // Sums below 2^30 when CACC still rounds them (AccumulatorCube).
+        for (size_t j = 0; j < count; ++j)
+            sums[j] = awkward(rng, cube.clip ? (1 << 30) - 1 : INT64_MAX);
+        cube.sums = sums;
+        Settings s;
+        s.width = cube.width;
+        s.channels = cube.channels;
+        s.group = pick(rng, 2) ? 32 : (pick(rng, 2) ? 16 : 8);
+        s.groups = (s.channels + s.group - 1) / s.group;
+        std::vector<int32_t> line(s.line_elements());
+        for (uint32_t b = 0; b < cube.batches; ++b)
+            for (uint32_t g = 0; g < s.groups; ++g)
+                for (uint32_t h = 0; h < cube.height; ++h) {
+                    flying_line_simd(s, cube, b, g, h, line);
+                    for (uint32_t w = 0; w < s.width; ++w)
+                        for (uint32_t lane = 0; lane < s.group; ++lane) {
+                            const uint32_t c = g * s.group + lane;
+                            const int32_t want = c < s.channels ? cube.at(b, c, h, w) : 0;
+                            ASSERT_EQ(line[size_t(w) * s.group + lane], want)
+                                << "cube " << i << " clip " << cube.clip;
+                        }
+                }
+    }
+}
+
+// ---- Whole operations ----
+
+constexpr uint64_t kDst = 0x100000, kBs = 0x200000, kBn = 0x300000, kEw = 0x400000;
+constexpr uint64_t kRegion = 0x10000;
+
+struct Words {
+    std::array<uint32_t, NVDLA_UNIT_WINDOW / 4> w{};
+    void set(uint32_t offset, uint32_t value) { w[offset / 4] = value; }
+    Group group() { return Group(w.data()); }
+};
+
+// A random flying operation: the registers, the cube from CACC and the operand memory.
+struct Program {
+    const char* config = "nv_full";
+    Words sdp, rdma;
+    bool uses_rdma = false;
+    AccumulatorCube cube;
+    std::vector<uint8_t> operands[3];  // BS, BN, EW memory
+};
+
+Program random_program(std::mt19937_64& rng) {
+    Program p;
+    p.config = pick(rng, 4) == 0 ? "nv_small_256_full" : "nv_full";
+    const HwConfig& cfg = test::config(p.config);
+    const bool int8 = pick(rng, 2) || !supports(cfg, Precision::Int16);
+    const uint32_t proc = int8 ? 0 : 1;
+    uint32_t out = proc;
+    if (int8 && pick(rng, 4) == 0) out = 1;                            // int8 written as int16
+    if (pick(rng, 8) == 0 && supports(cfg, Precision::Fp16)) out = 2;  // int -> fp16
+    const uint32_t batches = cfg.max_batch > 1 && pick(rng, 4) == 0 ? 2 : 1;
+    const uint32_t W = pick(rng, 6) == 0 ? 1 : 1 + static_cast<uint32_t>(pick(rng, 9));
+    const uint32_t H = pick(rng, 6) == 0 ? 1 : 1 + static_cast<uint32_t>(pick(rng, 4));
+    const uint32_t C = 1 + static_cast<uint32_t>(pick(rng, 70));
+
+    Words& sdp = p.sdp;
+    sdp.set(NVDLA_SDP_D_DATA_CUBE_WIDTH, W - 1);
+    sdp.set(NVDLA_SDP_D_DATA_CUBE_HEIGHT, H - 1);
+    sdp.set(NVDLA_SDP_D_DATA_CUBE_CHANNEL, C - 1);
+    sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
+            1 | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+    sdp.set(NVDLA_SDP_D_DATA_FORMAT, proc | out << 2);
+    sdp.set(NVDLA_SDP_D_CVT_OFFSET,
+            static_cast<uint32_t>(pick(rng, 2) ? awkward(rng) : int32_t(pick(rng, 9)) - 4));
+    sdp.set(NVDLA_SDP_D_CVT_SCALE, static_cast<uint16_t>(pick(rng, 3) ? awkward16(rng) : 1));
+    sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 2) ? pick(rng, 64) : 0));
+    sdp.set(NVDLA_SDP_D_PERF_ENABLE, static_cast<uint32_t>(pick(rng, 16)));
+    sdp.set(NVDLA_SDP_D_DST_DMA_CFG, 1);
+    sdp.set(NVDLA_SDP_D_DST_BASE_ADDR_LOW, static_cast<uint32_t>(kDst));
+    const uint32_t atom = cfg.atom_bytes;
+    const uint32_t line = W * atom + atom * static_cast<uint32_t>(pick(rng, 2));
+    const uint32_t surface = line * H + atom * static_cast<uint32_t>(pick(rng, 2));
+    const uint32_t surfaces = (C * (out == 0 ? 1 : 2) + atom - 1) / atom + 1;
+    sdp.set(NVDLA_SDP_D_DST_LINE_STRIDE, line);
+    sdp.set(NVDLA_SDP_D_DST_SURFACE_STRIDE, surface);
+    sdp.set(NVDLA_SDP_D_DST_BATCH_STRIDE, surface * surfaces);
+
+    // X1 and X2, operands from registers or memory (per kernel or per element).
+    const uint32_t x_cfg[2] = {NVDLA_SDP_D_DP_BS_CFG, NVDLA_SDP_D_DP_BN_CFG};
+    const uint32_t x_alu[2] = {NVDLA_SDP_D_DP_BS_ALU_CFG, NVDLA_SDP_D_DP_BN_ALU_CFG};
+    const uint32_t x_mul[2] = {NVDLA_SDP_D_DP_BS_MUL_CFG, NVDLA_SDP_D_DP_BN_MUL_CFG};
+    const uint32_t x_alu_value[2] = {NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                                     NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE};
+    const uint32_t x_mul_value[2] = {NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                                     NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE};
+    const uint32_t dma_cfg[3] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG,
+                                 NVDLA_SDP_RDMA_D_ERDMA_CFG};
+    const uint32_t dma_base[3] = {NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW,
+                                  NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW,
+                                  NVDLA_SDP_RDMA_D_EW_BASE_ADDR_LOW};
+    const uint32_t dma_line[3] = {NVDLA_SDP_RDMA_D_BS_LINE_STRIDE, NVDLA_SDP_RDMA_D_BN_LINE_STRIDE,
+                                  NVDLA_SDP_RDMA_D_EW_LINE_STRIDE};
+    const uint32_t dma_surface[3] = {NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
+                                     NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE,
+                                     NVDLA_SDP_RDMA_D_EW_SURFACE_STRIDE};
+    const uint64_t dma_address[3] = {kBs, kBn, kEw};
+    for (int i = 0; i < 3; ++i) p.rdma.set(dma_cfg[i], 1);  // disabled
+    const auto operand_dma = [&](int i, bool alu, bool mul) {
+        const uint32_t use = alu && mul ? 2 : (alu ? 1 : 0);
+        const uint32_t size = static_cast<uint32_t>(pick(rng, 2));
+        p.rdma.set(dma_cfg[i], NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, use) |
+                                   NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
+                                   NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_MODE,
+                                                   static_cast<uint32_t>(pick(rng, 2))) |
+                                   NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
+        p.rdma.set(dma_base[i], static_cast<uint32_t>(dma_address[i]));
+        p.rdma.set(dma_line[i], W * atom * 4);
+        p.rdma.set(dma_surface[i], W * atom * 4 * H);
+        p.operands[i].resize(kRegion);
+        for (uint8_t& b : p.operands[i]) b = static_cast<uint8_t>(rng());
+        p.uses_rdma = true;
+    };
+    for (int i = 0; i < 2; ++i) {
+        const bool enabled = pick(rng, 3) != 0;
+        const bool alu_bypass = pick(rng, 4) == 0, mul_bypass = pick(rng, 3) == 0;
+        sdp.set(x_cfg[i], (enabled ? 0u : 1u) | (alu_bypass ? 2u : 0u) |
+                              static_cast<uint32_t>(pick(rng, 4)) << 2 |  // ALU algorithm
+                              (mul_bypass ? 1u << 4 : 0u) | (pick(rng, 3) == 0 ? 1u << 5 : 0u) |
+                              (pick(rng, 2) ? 1u << 6 : 0u));  // PReLU, ReLU bypass
+        const bool alu_memory = pick(rng, 2), mul_memory = pick(rng, 2);
+        const uint32_t alu_shift =
+            pick(rng, 4) ? static_cast<uint32_t>(pick(rng, 16)) : uint32_t(pick(rng, 64));
+        sdp.set(x_alu[i], (alu_memory ? 1u : 0u) | alu_shift << 8);
+        sdp.set(x_mul[i], (mul_memory ? 1u : 0u) | static_cast<uint32_t>(pick(rng, 256)) << 8);
+        sdp.set(x_alu_value[i], static_cast<uint16_t>(awkward16(rng)));
+        sdp.set(x_mul_value[i], static_cast<uint16_t>(awkward16(rng)));
+        const bool alu_needed = enabled && !alu_bypass && alu_memory;
+        const bool mul_needed = enabled && !mul_bypass && mul_memory;
+        if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
+    }
+    // Y now and then (its stages stay scalar; the others must agree around it).
+    if (pick(rng, 6) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
+        sdp.set(NVDLA_SDP_D_DP_EW_CFG, 0x2 | 0x40);  // ALU bypass, LUT bypass, MUL on
+        sdp.set(NVDLA_SDP_D_DP_EW_MUL_CFG, 0x2);     // register operand, convertor bypass
+        sdp.set(NVDLA_SDP_D_DP_EW_MUL_SRC_VALUE, static_cast<uint32_t>(awkward(rng, 1 << 12)));
+        sdp.set(NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE, static_cast<uint32_t>(pick(rng, 12)));
+    } else {
+        sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);
+    }
+    if (p.uses_rdma) {
+        p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
+        p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
+        p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
+        p.rdma.set(NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
+                   1 | proc << 4 | out << 6 |
+                       NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+    }
+
+    // CACC's cube: channels last (CMAC's kernels, oneDNN) or planar.
+    AccumulatorCube& cube = p.cube;
+    cube.batches = batches;
+    cube.width = W;
+    cube.height = H;
+    cube.channels = C;
+    cube.precision = int8 ? Precision::Int8 : Precision::Int16;
+    const size_t count = size_t(batches) * W * H * C;
+    const int64_t range = pick(rng, 2) ? (1 << 20) : INT64_MAX;
+    if (pick(rng, 4) == 0) {
+        cube.values.resize(count);
+        for (int32_t& v : cube.values) v = awkward(rng, range);
+    } else {
+        cube.channel_stride = C + static_cast<uint32_t>(pick(rng, 2)) * 16;
+        cube.clip = pick(rng, 2) ? static_cast<uint32_t>(pick(rng, 32)) : 0;
+        const size_t n = size_t(batches) * W * H * cube.channel_stride;
+        std::shared_ptr<int32_t[]> sums(new int32_t[n]);
+        for (size_t j = 0; j < n; ++j)
+            sums[j] = awkward(rng, cube.clip ? std::min<int64_t>(range, (1 << 30) - 1) : range);
+        cube.sums = sums;
+    }
+    return p;
+}
+
+struct Outcome {
+    std::vector<uint8_t> memory;
+    std::vector<uint32_t> sdp_status, rdma_status;
+    uint64_t bytes_written = 0, bytes_read = 0, faults = 0, errors = 0;
+    std::string error;
+    bool operator==(const Outcome&) const = default;
+};
+
+Outcome run(Program p, bool scalar) {
+    force_scalar(scalar);
+    const HwConfig& cfg = test::config(p.config);
+    FlatMemory memory;
+    DeviceStats stats;
+    Dma dma(memory, stats);
+    Context ctx{cfg, dma, stats};
+    auto* dst = reinterpret_cast<uint8_t*>(memory.add_region(MemoryPort::Primary, kDst, kRegion));
+    const uint64_t operand_base[3] = {kBs, kBn, kEw};
+    for (int i = 0; i < 3; ++i)
+        if (!p.operands[i].empty()) {
+            std::byte* at = memory.add_region(MemoryPort::Primary, operand_base[i], kRegion);
+            std::memcpy(at, p.operands[i].data(), kRegion);
+        }
+    Words single;
+    Sdp unit;
+    unit.execute(ctx, single.group(), p.sdp.group(), p.uses_rdma ? p.rdma.group() : Group(),
+                 &p.cube, nullptr);
+    force_scalar(false);
+    Outcome o;
+    o.memory.assign(dst, dst + kRegion);
+    for (uint32_t reg : {NVDLA_SDP_D_STATUS, NVDLA_SDP_D_PERF_OUT_SATURATION,
+                         NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM, NVDLA_SDP_D_PERF_LUT_LE_HIT})
+        o.sdp_status.push_back(p.sdp.w[reg / 4]);
+    for (uint32_t reg :
+         {NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM, NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM})
+        o.rdma_status.push_back(p.rdma.w[reg / 4]);
+    o.bytes_written = stats.bytes_written;
+    o.bytes_read = stats.bytes_read;
+    o.faults = stats.faults;
+    o.errors = stats.programming_errors;
+    o.error = stats.last_error;
+    return o;
+}
+
+TEST(SdpSimd, RandomFlyingOperationsMatchTheScalarStages) {
+    SKIP_WITHOUT_SIMD();
+    auto rng = test::rng_for_test();
+    int ran = 0;
+    for (int i = 0; i < 300; ++i) {
+        const Program p = random_program(rng);
+        const Outcome scalar = run(p, true);
+        const Outcome simd = run(p, false);
+        ASSERT_EQ(simd.error, scalar.error) << "program " << i;
+        ASSERT_TRUE(simd == scalar) << "program " << i << " on " << p.config;
+        ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+    }
+    EXPECT_GT(ran, 250);  // most programs are valid and write their output
+}
+
+}  // namespace
+}  // namespace nvdla::emu::sdp

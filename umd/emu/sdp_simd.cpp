@@ -1,0 +1,505 @@
+// SDP's integer datapath in AVX-512: CACC's values as SDP takes them in flying mode, X1/X2
+// (ALU, MUL/PReLU, truncate, ReLU) and the output convertor, over a line of elements, and all
+// of it fused for the common flying layer. Each function computes exactly what the scalar
+// stages do (sdp.cpp, sdp_x.cpp, sdp_c.cpp), which stay the reference and handle everything
+// these do not (fp16, Y, EQL, fp16 output, ALU shifts that could leave 32 bits);
+// tests/emu/sdp_simd_test.cpp compares them on random programs.
+//
+// Widths: the ALU result has 33 bits and the products 49, so X works in 64-bit lanes, 8
+// elements at a time. The convertor works in 32-bit lanes on the 16 elements at hand when
+// their products (x - offset) * scale provably stay within 2^30, else in 64-bit lanes.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "emu/sdp_internal.hpp"
+
+#define NVDLA_SDP_SIMD __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+namespace nvdla::emu::sdp {
+namespace {
+
+std::atomic<bool> g_scalar{false};
+
+bool cpu_has_avx512() {
+    static const bool ok = __builtin_cpu_supports("avx512f") &&
+                           __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    return ok;
+}
+
+// GCC's unmasked forms of many AVX-512 intrinsics pass an undefined vector through, which
+// -Wmaybe-uninitialized reports in some builds; the maskz forms with every lane set do not.
+constexpr __mmask8 kAll8 = 0xff;
+constexpr __mmask16 kAll16 = 0xffff;
+
+NVDLA_SDP_SIMD inline __mmask8 lanes8(size_t n) {
+    return n >= 8 ? kAll8 : static_cast<__mmask8>((1u << n) - 1);
+}
+NVDLA_SDP_SIMD inline __mmask16 lanes16(size_t n) {
+    return n >= 16 ? kAll16 : static_cast<__mmask16>((1u << n) - 1);
+}
+
+NVDLA_SDP_SIMD inline __m256i low_half(__m512i v) {
+    return _mm512_maskz_extracti64x4_epi64(0xf, v, 0);
+}
+NVDLA_SDP_SIMD inline __m256i high_half(__m512i v) {
+    return _mm512_maskz_extracti64x4_epi64(0xf, v, 1);
+}
+NVDLA_SDP_SIMD inline __m512i join(__m256i low, __m256i high) {
+    return _mm512_maskz_inserti64x4(kAll8, _mm512_castsi256_si512(low), high, 1);
+}
+
+// x / 2^shift rounded half away from zero, 8 int64 lanes whose magnitude is below 2^62.
+NVDLA_SDP_SIMD inline __m512i round_shift64(__m512i x, uint32_t shift, __m128i count,
+                                            __m512i half) {
+    if (shift == 0) return x;
+    const __m512i sign = _mm512_maskz_srai_epi64(kAll8, x, 63);
+    const __m512i magnitude = _mm512_maskz_abs_epi64(kAll8, x);
+    const __m512i q = _mm512_maskz_srl_epi64(kAll8, _mm512_add_epi64(magnitude, half), count);
+    return _mm512_sub_epi64(_mm512_xor_si512(q, sign), sign);
+}
+
+// The same for 16 int32 lanes whose magnitude plus 2^(shift - 1) fits 32 unsigned bits.
+NVDLA_SDP_SIMD inline __m512i round_shift32(__m512i x, uint32_t shift, __m128i count,
+                                            __m512i half) {
+    if (shift == 0) return x;
+    const __m512i sign = _mm512_maskz_srai_epi32(kAll16, x, 31);
+    const __m512i magnitude = _mm512_maskz_abs_epi32(kAll16, x);
+    const __m512i q = _mm512_maskz_srl_epi32(kAll16, _mm512_add_epi32(magnitude, half), count);
+    return _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
+}
+
+NVDLA_SDP_SIMD inline __m512i clamp64(__m512i x, __m512i lo, __m512i hi) {
+    return _mm512_maskz_min_epi64(kAll8, _mm512_maskz_max_epi64(kAll8, x, lo), hi);
+}
+NVDLA_SDP_SIMD inline __m512i clamp32(__m512i x, __m512i lo, __m512i hi) {
+    return _mm512_maskz_min_epi32(kAll16, _mm512_maskz_max_epi32(kAll16, x, lo), hi);
+}
+
+// The C model's saturation flag (cmodel_shift_right_saturation_flag): the 17-bit result more
+// than one away from the floor of the quotient, i.e. floor - result + 1 > 2 unsigned.
+NVDLA_SDP_SIMD inline __mmask8 flag64(__m512i floor_value, __m512i result) {
+    const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(floor_value, result), _mm512_set1_epi64(1));
+    return _mm512_cmpgt_epu64_mask(d, _mm512_set1_epi64(2));
+}
+NVDLA_SDP_SIMD inline __mmask16 flag32(__m512i floor_value, __m512i result) {
+    const __m512i d = _mm512_add_epi32(_mm512_sub_epi32(floor_value, result), _mm512_set1_epi32(1));
+    return _mm512_cmpgt_epu32_mask(d, _mm512_set1_epi32(2));
+}
+
+// ---- CACC's values ----
+
+// CACC's delivery of 16 channels-last sums: rounded half away by 2^clip (no saturation). The
+// sums lie below 2^30 (AccumulatorCube), so floor((x + 2^(clip-1) - [x < 0]) / 2^clip), the
+// same value, cannot overflow.
+struct Delivery {
+    uint32_t clip;
+    __m128i count;
+    __m512i half;
+
+    NVDLA_SDP_SIMD explicit Delivery(uint32_t c)
+        : clip(c),
+          count(_mm_cvtsi32_si128(static_cast<int>(c))),
+          half(_mm512_set1_epi32(c ? int32_t(1) << (c - 1) : 0)) {}
+    NVDLA_SDP_SIMD __m512i load(const int32_t* src, __mmask16 m) const {
+        const __m512i x = _mm512_maskz_loadu_epi32(m, src);
+        if (clip == 0) return x;
+        const __m512i sign = _mm512_maskz_srai_epi32(kAll16, x, 31);
+        return _mm512_maskz_sra_epi32(kAll16, _mm512_add_epi32(_mm512_add_epi32(x, half), sign),
+                                      count);
+    }
+};
+
+// ---- X ----
+
+// One X stage's constants.
+struct XParams {
+    const XStage& x;
+    bool alu, sum, mul, prelu;
+    __m256i alu_constant;
+    __m128i alu_count;
+    __m512i mul_constant;
+    __m128i count;
+    __m512i half;
+
+    NVDLA_SDP_SIMD explicit XParams(const XStage& stage)
+        : x(stage),
+          alu(!stage.alu_bypass),
+          sum(alu && stage.alu_algo >= 2),
+          mul(!stage.mul_bypass),
+          prelu(mul && stage.prelu),
+          alu_count(_mm_cvtsi32_si128(static_cast<int>(stage.alu_shift))),
+          mul_constant(_mm512_set1_epi64(stage.mul_operand)),
+          count(_mm_cvtsi32_si128(static_cast<int>(stage.mul_shift))),
+          half(_mm512_set1_epi64(stage.mul_shift ? int64_t(1) << (stage.mul_shift - 1) : 0)) {
+        // The register operand after its shift.
+        alu_constant = _mm256_set1_epi32(
+            alu && !stage.alu_from_memory ? x_alu_operand(stage.alu_operand, stage.alu_shift) : 0);
+    }
+
+    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
+    NVDLA_SDP_SIMD __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
+                                 __mmask8 m) const {
+        const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
+        __m512i a = in, operand = _mm512_setzero_si512();
+        if (alu) {
+            // Memory operands: int16 shifted left by at most 15, so no saturation.
+            const __m256i op32 =
+                alu_mem ? _mm256_maskz_sll_epi32(
+                              kAll8,
+                              _mm256_maskz_cvtepi16_epi32(kAll8, _mm_maskz_loadu_epi16(m, alu_mem)),
+                              alu_count)
+                        : alu_constant;
+            operand = _mm512_maskz_cvtepi32_epi64(kAll8, op32);
+            if (x.alu_algo == 0)
+                a = _mm512_maskz_max_epi64(kAll8, in, operand);
+            else if (x.alu_algo == 1)
+                a = _mm512_maskz_min_epi64(kAll8, in, operand);
+            else
+                a = _mm512_add_epi64(in, operand);  // 33 bits
+        }
+        __m512i product = a;
+        if (mul) {
+            const __m512i factor =
+                mul_mem ? _mm512_maskz_cvtepi16_epi64(kAll8, _mm_maskz_loadu_epi16(m, mul_mem))
+                        : mul_constant;
+            // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
+            product = sum ? _mm512_add_epi64(_mm512_maskz_mul_epi32(kAll8, in, factor),
+                                             _mm512_maskz_mul_epi32(kAll8, operand, factor))
+                          : _mm512_maskz_mul_epi32(kAll8, a, factor);
+        }
+        __m256i out =
+            _mm512_maskz_cvtsepi64_epi32(kAll8, round_shift64(product, x.mul_shift, count, half));
+        if (prelu) {
+            // A non-negative ALU result passes with its low 32 bits, untruncated.
+            const __mmask8 keep = _mm512_cmpge_epi64_mask(a, _mm512_setzero_si512());
+            out = _mm256_mask_mov_epi32(out, keep, _mm512_maskz_cvtepi64_epi32(kAll8, a));
+        }
+        if (!x.relu_bypass) out = _mm256_maskz_max_epi32(kAll8, out, _mm256_setzero_si256());
+        return out;
+    }
+
+    // 16 elements.
+    NVDLA_SDP_SIMD __m512i apply16(__m512i in, const int16_t* alu_mem, const int16_t* mul_mem,
+                                   __mmask16 m) const {
+        const __m256i low = apply(low_half(in), alu_mem, mul_mem, static_cast<__mmask8>(m));
+        const __m256i high = apply(high_half(in), alu_mem ? alu_mem + 8 : nullptr,
+                                   mul_mem ? mul_mem + 8 : nullptr, static_cast<__mmask8>(m >> 8));
+        return join(low, high);
+    }
+};
+
+// ---- C ----
+
+// The output convertor's constants.
+struct CParams {
+    uint32_t shift;
+    bool count_saturation;
+    bool narrow_ok;        // 32-bit lanes possible at all (shift <= 30)
+    bool identity;         // offset 0, scale 1
+    __m512i lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
+    __m512i offset, scale, half, lo17, hi17, lo, hi;
+    __m512i scale64, offset_product, half64, lo17_64, hi17_64, lo64, hi64;
+    __m128i count;
+
+    NVDLA_SDP_SIMD explicit CParams(const Settings& s)
+        : shift(s.cvt.shift & 63u),
+          count_saturation(s.count_saturation),
+          narrow_ok(shift <= 30),
+          identity(s.cvt.offset == 0 && s.cvt.scale == 1) {
+        const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
+        const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
+        lower = _mm512_set1_epi32(
+            static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(s.cvt.offset) - reach)));
+        upper = _mm512_set1_epi32(
+            static_cast<int32_t>(std::min<int64_t>(INT32_MAX, int64_t(s.cvt.offset) + reach)));
+        offset = _mm512_set1_epi32(s.cvt.offset);
+        scale = _mm512_set1_epi32(s.cvt.scale);
+        half = _mm512_set1_epi32(narrow_ok && shift ? int32_t(1) << (shift - 1) : 0);
+        lo17 = _mm512_set1_epi32(-65536);
+        hi17 = _mm512_set1_epi32(65535);
+        const bool int8 = s.output == Precision::Int8;
+        lo = _mm512_set1_epi32(int8 ? -128 : -32768);
+        hi = _mm512_set1_epi32(int8 ? 127 : 32767);
+        scale64 = _mm512_set1_epi64(s.cvt.scale);
+        offset_product = _mm512_set1_epi64(int64_t(s.cvt.offset) * s.cvt.scale);
+        half64 = _mm512_set1_epi64(shift ? int64_t(1) << (shift - 1) : 0);
+        lo17_64 = _mm512_set1_epi64(-65536);
+        hi17_64 = _mm512_set1_epi64(65535);
+        lo64 = _mm512_set1_epi64(int8 ? -128 : -32768);
+        hi64 = _mm512_set1_epi64(int8 ? 127 : 32767);
+        count = _mm_cvtsi32_si128(static_cast<int>(shift));
+    }
+
+    // 8 elements in 64-bit lanes: the output values (int32) and the flag count.
+    NVDLA_SDP_SIMD __m256i wide(__m256i x32, __mmask8 m, uint32_t& saturations) const {
+        const __m512i x = _mm512_maskz_cvtepi32_epi64(kAll8, x32);
+        const __m512i p =
+            _mm512_sub_epi64(_mm512_maskz_mul_epi32(kAll8, x, scale64), offset_product);
+        const __m512i r17 = clamp64(round_shift64(p, shift, count, half64), lo17_64, hi17_64);
+        if (count_saturation) {
+            const __m512i floor_value = _mm512_maskz_sra_epi64(kAll8, p, count);
+            saturations += static_cast<uint32_t>(__builtin_popcount(flag64(floor_value, r17) & m));
+        }
+        return _mm512_maskz_cvtepi64_epi32(kAll8, clamp64(r17, lo64, hi64));
+    }
+
+    // 16 elements: the output values as int32, saturated to the output precision.
+    NVDLA_SDP_SIMD __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
+        const __mmask16 inside =
+            _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
+        if (!narrow_ok || inside != m) {
+            const __m256i low = wide(low_half(x), static_cast<__mmask8>(m), saturations);
+            const __m256i high = wide(high_half(x), static_cast<__mmask8>(m >> 8), saturations);
+            return join(low, high);
+        }
+        const __m512i p =
+            identity ? x : _mm512_maskz_mullo_epi32(kAll16, _mm512_sub_epi32(x, offset), scale);
+        const __m512i r = round_shift32(p, shift, count, half);
+        if (count_saturation) {
+            const __m512i floor_value = _mm512_maskz_sra_epi32(kAll16, p, count);
+            saturations += static_cast<uint32_t>(
+                __builtin_popcount(flag32(floor_value, clamp32(r, lo17, hi17)) & m));
+        }
+        return clamp32(r, lo, hi);
+    }
+};
+
+// ---- The stages over a line ----
+
+NVDLA_SDP_SIMD void flying_channels_last(const Settings& s, const AccumulatorCube& cube, uint32_t b,
+                                         uint32_t g, uint32_t h, std::span<int32_t> line) {
+    const uint32_t first = g * s.group;
+    const uint32_t valid = std::min(s.group, s.channels - first);
+    const int32_t* base = cube.sums.get() + cube.sum_index(b, first, h, 0);
+    const Delivery cacc(cube.clip);
+    for (uint32_t w = 0; w < s.width; ++w) {
+        const int32_t* src = base + size_t(w) * cube.channel_stride;
+        int32_t* dst = line.data() + size_t(w) * s.group;
+        for (uint32_t j = 0; j < s.group; j += 16)
+            _mm512_mask_storeu_epi32(dst + j, lanes16(s.group - j),
+                                     cacc.load(src + j, lanes16(valid > j ? valid - j : 0)));
+    }
+}
+
+NVDLA_SDP_SIMD void x_line(const XStage& stage, std::span<int32_t> line, OperandLine ops) {
+    const XParams x(stage);
+    const size_t n = line.size();
+    for (size_t i = 0; i < n; i += 8) {
+        const __mmask8 m = lanes8(n - i);
+        const __m256i out =
+            x.apply(_mm256_maskz_loadu_epi32(m, line.data() + i), ops.alu ? ops.alu + i : nullptr,
+                    ops.mul ? ops.mul + i : nullptr, m);
+        _mm256_mask_storeu_epi32(line.data() + i, m, out);
+    }
+}
+
+NVDLA_SDP_SIMD void c_line(const Settings& s, std::span<const int32_t> line,
+                           std::span<uint16_t> out, Counters& counters) {
+    const CParams c(s);
+    const size_t n = line.size();
+    uint32_t saturations = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = lanes16(n - i);
+        const __m512i v = c.apply(_mm512_maskz_loadu_epi32(m, line.data() + i), m, saturations);
+        _mm256_mask_storeu_epi16(out.data() + i, m, _mm512_maskz_cvtepi32_epi16(kAll16, v));
+    }
+    counters.saturations += saturations;
+}
+
+// The constants of the fused pass, set up once per operation.
+struct Fused {
+    const Settings& s;
+    Delivery cacc;
+    XParams x1, x2;
+    CParams c;
+
+    NVDLA_SDP_SIMD Fused(const Settings& settings, const AccumulatorCube& cube)
+        : s(settings), cacc(cube.clip), x1(settings.bs), x2(settings.bn), c(settings) {}
+
+    // Everything for one line of a channel group, 16 channels at a time in registers, into
+    // the write DMA's line buffers. `Saturate`: the convertor only saturates (offset 0, scale
+    // 1, shift 0, its flag not counted).
+    // One piece of 16 channels from CACC's values to the output values (int32, within the
+    // output precision unless `Saturate`, whose narrowing saturates); `at`: its place in the
+    // operand lines.
+    template <bool Saturate, bool X>
+    NVDLA_SDP_SIMD __m512i piece(__m512i v, size_t at, OperandLine bs_ops, OperandLine bn_ops,
+                                 __m512i lo, __m512i hi, uint32_t& flagged) const {
+        if constexpr (X) {
+            if (s.bs.enabled)
+                v = x1.apply16(v, bs_ops.alu ? bs_ops.alu + at : nullptr,
+                               bs_ops.mul ? bs_ops.mul + at : nullptr, kAll16);
+            if (s.bn.enabled)
+                v = x2.apply16(v, bn_ops.alu ? bn_ops.alu + at : nullptr,
+                               bn_ops.mul ? bn_ops.mul + at : nullptr, kAll16);
+        }
+        if constexpr (!Saturate) v = clamp32(c.apply(v, kAll16, flagged), lo, hi);
+        return v;
+    }
+
+    // X: an X stage is on; Pieces: 16-channel pieces per channel group (1 or 2).
+    template <bool Int8Out, bool Saturate, bool X, uint32_t Pieces>
+    NVDLA_SDP_SIMD void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
+                             OperandLine bs_ops, OperandLine bn_ops, std::byte* lines,
+                             uint32_t& saturations) const {
+        const uint32_t first = g * s.group;
+        const uint32_t valid = std::min(s.group, s.channels - first);
+        const int32_t* src = cube.sums.get() + cube.sum_index(b, first, h, 0);
+        const size_t step = cube.channel_stride, atom = s.atom, group = s.group;
+        const uint32_t width = s.width;
+        // Locals, so that the stores through `lines` cannot make the compiler reload them.
+        const Delivery d = cacc;
+        const __m512i lo = c.lo, hi = c.hi;
+        const __mmask16 mask0 = lanes16(valid), mask1 = lanes16(valid > 16 ? valid - 16 : 0);
+        uint32_t flagged = 0;
+        uint32_t w = 0;
+        // A channel group that fills the atom (int8 -> int8 of 32 channels, int16 -> int16 of
+        // 16): two atoms at a time, narrowed by saturating packs (which leave in-range values
+        // as they are) and stored as one 64-byte piece of the line.
+        constexpr bool kPairs = Int8Out ? Pieces == 2 : Pieces == 1;
+        if constexpr (kPairs) {
+            const __m512i order =
+                Int8Out ? _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)
+                        : _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+            for (; w + 1 < width; w += 2, src += 2 * step, lines += 2 * atom) {
+                const size_t at = w * group;
+                __m512i out;
+                if constexpr (Int8Out) {
+                    const __m512i a =
+                        piece<Saturate, X>(d.load(src, mask0), at, bs_ops, bn_ops, lo, hi, flagged);
+                    const __m512i b1 = piece<Saturate, X>(d.load(src + 16, mask1), at + 16, bs_ops,
+                                                          bn_ops, lo, hi, flagged);
+                    const __m512i c1 = piece<Saturate, X>(d.load(src + step, mask0), at + 32,
+                                                          bs_ops, bn_ops, lo, hi, flagged);
+                    const __m512i d1 = piece<Saturate, X>(d.load(src + step + 16, mask1), at + 48,
+                                                          bs_ops, bn_ops, lo, hi, flagged);
+                    // Per 128-bit lane i the bytes of a, b, c, d [4i, 4i + 4); dword m of the
+                    // result is dword 4 (m % 4) + m / 4 of that.
+                    const __m512i words0 = _mm512_maskz_packs_epi32(~__mmask32(0), a, b1);
+                    const __m512i words1 = _mm512_maskz_packs_epi32(~__mmask32(0), c1, d1);
+                    out = _mm512_maskz_permutexvar_epi32(
+                        kAll16, order, _mm512_maskz_packs_epi16(~__mmask64(0), words0, words1));
+                } else {
+                    const __m512i a =
+                        piece<Saturate, X>(d.load(src, mask0), at, bs_ops, bn_ops, lo, hi, flagged);
+                    const __m512i b1 = piece<Saturate, X>(d.load(src + step, mask0), at + 16,
+                                                          bs_ops, bn_ops, lo, hi, flagged);
+                    out = _mm512_maskz_permutexvar_epi64(
+                        kAll8, order, _mm512_maskz_packs_epi32(~__mmask32(0), a, b1));
+                }
+                _mm512_storeu_si512(lines, out);
+            }
+        }
+        // Piece j of atom w goes to output surface 16j / out_lanes, element 16j % out_lanes.
+        const size_t line_bytes = size_t(width) * atom;
+        const size_t element_bytes = Int8Out ? 1 : 2;
+        const size_t offset1 = (16 / s.out_lanes) * line_bytes + (16 % s.out_lanes) * element_bytes;
+        const auto store = [](std::byte* dst, __m512i v) NVDLA_SDP_SIMD {
+            if constexpr (Int8Out)
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                                 _mm512_maskz_cvtsepi32_epi8(kAll16, v));
+            else
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst),
+                                    _mm512_maskz_cvtsepi32_epi16(kAll16, v));
+        };
+        for (; w < width; ++w, src += step, lines += atom) {
+            store(lines, piece<Saturate, X>(d.load(src, mask0), w * group, bs_ops, bn_ops, lo, hi,
+                                            flagged));
+            if constexpr (Pieces == 2)
+                store(lines + offset1, piece<Saturate, X>(d.load(src + 16, mask1), w * group + 16,
+                                                          bs_ops, bn_ops, lo, hi, flagged));
+        }
+        saturations += flagged;
+    }
+
+    template <bool Int8Out, bool Saturate>
+    NVDLA_SDP_SIMD void run(const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+                            OutputWriter& writer, Counters& counters) const {
+        const bool x = s.bs.enabled || s.bn.enabled;
+        const auto line_fn = s.group == 32 ? (x ? &Fused::line<Int8Out, Saturate, true, 2>
+                                                : &Fused::line<Int8Out, Saturate, false, 2>)
+                                           : (x ? &Fused::line<Int8Out, Saturate, true, 1>
+                                                : &Fused::line<Int8Out, Saturate, false, 1>);
+        std::vector<std::byte> lines(writer.group_bytes());
+        uint32_t saturations = 0;
+        // The order of Sdp::execute: channel group, line, batch.
+        for (uint32_t g = 0; g < s.groups; ++g)
+            for (uint32_t h = 0; h < s.height; ++h) {
+                const OperandLine bs_ops = bs ? bs->load(g, h) : OperandLine{};
+                const OperandLine bn_ops = bn ? bn->load(g, h) : OperandLine{};
+                for (uint32_t b = 0; b < s.batches; ++b) {
+                    (this->*line_fn)(cube, b, g, h, bs_ops, bn_ops, lines.data(), saturations);
+                    writer.write_lines(b, g, h, lines.data());
+                }
+            }
+        counters.saturations += saturations;
+    }
+};
+
+NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs,
+                          OperandReader* bn, OutputWriter& writer, Counters& counters) {
+    const Fused f(s, cube);
+    const bool saturate =
+        s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
+    if (s.output == Precision::Int8) {
+        if (saturate)
+            f.run<true, true>(cube, bs, bn, writer, counters);
+        else
+            f.run<true, false>(cube, bs, bn, writer, counters);
+    } else {
+        if (saturate)
+            f.run<false, true>(cube, bs, bn, writer, counters);
+        else
+            f.run<false, false>(cube, bs, bn, writer, counters);
+    }
+}
+
+}  // namespace
+
+void force_scalar(bool scalar) {
+    g_scalar = scalar;
+}
+
+bool simd_enabled() {
+    return !g_scalar && cpu_has_avx512();
+}
+
+void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g,
+                      uint32_t h, std::span<int32_t> line) {
+    flying_channels_last(s, cube, b, g, h, line);
+}
+
+bool x_simd_supported(const XStage& x) {
+    // A memory operand's shift must leave every int16 within 32 bits (no saturation).
+    return x.alu_bypass || !x.alu_from_memory || x.alu_shift <= 15;
+}
+
+void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops) {
+    x_line(x, line, ops);
+}
+
+bool c_simd_supported(const Settings& s) {
+    return !s.fp() && !s.eql && s.output != Precision::Fp16;
+}
+
+void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
+                Counters& counters) {
+    c_line(s, line, out, counters);
+}
+
+bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
+    return s.flying && flying && flying->channels_last() && c_simd_supported(s) && !s.to_pdp &&
+           !s.ew.enabled && !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
+           (!s.bn.enabled || x_simd_supported(s.bn)) && s.group % 16 == 0 &&
+           s.out_lanes % 16 == 0 && s.group <= 32;
+}
+
+void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+               OutputWriter& writer, Counters& counters) {
+    fused(s, cube, bs, bn, writer, counters);
+}
+
+}  // namespace nvdla::emu::sdp
