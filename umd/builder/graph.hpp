@@ -1,0 +1,90 @@
+// The builder's network graph (private): one node per layer, each producing one tensor whose id
+// is the node's index. Nodes only refer to earlier nodes, so index order is a topological order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nvdla/builder.hpp"
+
+namespace nvdla::builder::detail {
+
+enum class Op : uint8_t {
+    Input,
+    Convolution,
+    Deconvolution,
+    FullyConnected,
+    Pooling,
+    Lrn,
+    Affine,  // batch norm, scale and bias: y = x * scale[c] + shift[c]
+    Relu,
+    PRelu,
+    Sigmoid,
+    Tanh,
+    Eltwise,
+    Concat,
+    Flatten,
+    Softmax,
+};
+
+// "convolution", "batch norm", ... as error messages name them.
+const char* op_name(Op op);
+
+struct Node {
+    Op op = Op::Input;
+    std::string name;
+    std::string kind;              // the API call that made it: "batch norm", "scale", "bias"
+    std::vector<uint32_t> inputs;  // tensor ids
+    Dims4 dims;
+    HostLayout layout = HostLayout::NCHW;  // inputs: the declared host layout
+
+    ConvolutionDesc conv;      // Convolution; FullyConnected as a convolution over the input
+    DeconvolutionDesc deconv;  // Deconvolution
+    PoolingDesc pool;
+    LrnDesc lrn;
+    EltwiseOp eltwise = EltwiseOp::Sum;
+    // Convolution and FullyConnected: KCRS (c = input channels per group). Deconvolution: as
+    // given, (in_channels, out_channels / groups, kh, kw).
+    std::vector<float> weights, bias;
+    // Affine: per channel (expanded to c values). PRelu: the slopes (c values).
+    std::vector<float> scale, shift;
+};
+
+struct OutputInfo {
+    uint32_t tensor = 0;
+    std::string name;
+    HostLayout layout = HostLayout::NCHW;
+};
+
+}  // namespace nvdla::builder::detail
+
+namespace nvdla::builder {
+
+struct Network::Impl {
+    std::string name;
+    std::vector<detail::Node> nodes;
+    std::vector<uint32_t> inputs;
+    std::vector<detail::OutputInfo> outputs;
+    Status error;
+
+    // "layer 'conv1' (convolution)"
+    std::string describe(uint32_t id) const;
+};
+
+struct Calibration::Impl {
+    std::vector<float> range;                  // by tensor id; 0 = unknown
+    std::vector<std::vector<float>> channels;  // by tensor id
+    std::vector<bool> fixed;                   // set by set_range
+    size_t samples = 0;
+};
+
+namespace detail {
+
+// Every tensor of the network in float32 NCHW (index = tensor id), for inputs in any layout.
+Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
+                                                 const std::vector<HostTensor>& inputs);
+
+}  // namespace detail
+
+}  // namespace nvdla::builder
