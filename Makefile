@@ -33,7 +33,8 @@ help:
 	@echo "  make run            build, then run the main job (today: the regression loadables of"
 	@echo "                      ../shared on the emulated NVDLA, outputs checked against goldens)"
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, and"
-	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd)"
+	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd), and"
+	@echo "                      the virtual platform (test-vp)"
 	@echo ""
 	@echo "  make deps           install the Debian packages the build needs (apt-get; idempotent)"
 	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
@@ -45,6 +46,12 @@ help:
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
+	@echo "  make vp             the virtual platform: a shell in a QEMU guest with nvdla.ko and"
+	@echo "                      nvdla_runtime, the NVDLAs emulated on the host by nvdla_vp"
+	@echo "  make test-vp        the virtual platform's checks: regression loadables through the"
+	@echo "                      kernel, concurrency, fault path, rejection, fuzzing, ioctl count"
+	@echo "  make fuzz-vp        fuzz the kernel driver on the virtual platform, FUZZ_ITERATIONS"
+	@echo "                      random and mutated submits (default 100000; FUZZ_SEED)"
 	@echo "  make install        install library, headers, pkg-config and CMake files to PREFIX"
 	@echo "                      (PREFIX=$(PREFIX))"
 	@echo "  make format         format the C++ sources with clang-format (.clang-format)"
@@ -72,7 +79,7 @@ build: deps
 	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: test-unit test-sanitize test-kmd
+test: test-unit test-sanitize test-kmd test-vp
 
 test-unit: build
 	@echo "== tests (release build)"
@@ -157,3 +164,38 @@ fuzz: deps
 	    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_TARGETS)
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(SHARED_DIR)
+
+# ---- Virtual platform (docs/virtual-platform.md) -----------------------------------------
+# The host side (nvdla_vp, the main build) and the guest's static nvdla_runtime (its own tree:
+# static archives, no oneDNN); tests/vp/run.sh boots the guest behind nvdla_vp. The kernel is
+# cached with make test-kmd's.
+VP_GUEST_DIR ?= $(BUILD_DIR)/vp-guest
+FUZZ_ITERATIONS ?=
+FUZZ_SEED ?=
+VP_ENV = WORK=$(abspath $(BUILD_DIR))/vp-test KMD_CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache \
+  NVDLA_VP=$(abspath $(BUILD_DIR))/bin/nvdla_vp \
+  NVDLA_RUNTIME=$(abspath $(VP_GUEST_DIR))/bin/nvdla_runtime_static SHARED_DIR=$(SHARED_DIR) \
+  $(if $(FUZZ_ITERATIONS),FUZZ_ITERATIONS=$(FUZZ_ITERATIONS)) $(if $(FUZZ_SEED),FUZZ_SEED=$(FUZZ_SEED))
+
+.PHONY: vp vp-host vp-guest test-vp fuzz-vp
+
+vp-host: deps
+	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target nvdla_vp
+
+vp-guest: deps
+	@[ -f $(VP_GUEST_DIR)/build.ninja ] || \
+	  $(CONFIGURE) -B $(VP_GUEST_DIR) -DNVDLA_STATIC_TOOL=ON -DNVDLA_WITH_DNNL=OFF \
+	    -DNVDLA_BUILD_TESTS=OFF -DNVDLA_BUILD_BENCHMARKS=OFF \
+	    -DCMAKE_PROJECT_INCLUDE=$(abspath tests/vp/static-guest.cmake) >/dev/null
+	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static
+
+# About half a minute of QEMU once everything is built and the kernel is cached.
+test-vp: vp-host vp-guest
+	@$(VP_ENV) tests/vp/run.sh test
+
+vp: vp-host vp-guest
+	@$(VP_ENV) tests/vp/run.sh shell
+
+fuzz-vp: vp-host vp-guest
+	@$(VP_ENV) tests/vp/run.sh fuzz

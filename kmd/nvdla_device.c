@@ -27,6 +27,13 @@ void nvdla_reg_write(struct nvdla_device *ndev, u32 reg, u32 val)
 }
 EXPORT_SYMBOL_GPL(nvdla_reg_write);
 
+/* Posted register writes reach the hardware (buses that batch them). */
+void nvdla_reg_flush(struct nvdla_device *ndev)
+{
+	if (ndev->bus->flush)
+		ndev->bus->flush(ndev);
+}
+
 /* Hard reset of the accelerator through the bus (reset line, model), if it has one. */
 int nvdla_device_reset(struct nvdla_device *ndev)
 {

@@ -49,13 +49,17 @@ struct sg_table;
  * How the driver reaches the accelerator's registers: MMIO on an SoC, a
  * mailbox in shared memory on the virtual platform. read() may be slow
  * there (a round trip to the hardware model), so engines batch writes and
- * read rarely. reset() (optional) resets the accelerator.
+ * read rarely. reset() (optional) resets the accelerator. flush()
+ * (optional, any context) hands writes the bus may still hold to the
+ * hardware: the driver calls it before it waits for an interrupt; a read
+ * flushes the writes before it by itself.
  */
 struct nvdla_bus_ops {
 	const char *name;
 	u32 (*read)(struct nvdla_device *ndev, u32 reg);
 	void (*write)(struct nvdla_device *ndev, u32 reg, u32 val);
 	int (*reset)(struct nvdla_device *ndev);
+	void (*flush)(struct nvdla_device *ndev);
 };
 
 /* A physically contiguous range reserved for NVDLA, managed with drm_mm. */
@@ -126,6 +130,7 @@ struct nvdla_device *nvdla_device_alloc(struct device *dev, const struct nvdla_h
 int nvdla_device_register(struct nvdla_device *ndev);
 void nvdla_device_unregister(struct nvdla_device *ndev);
 int nvdla_device_reset(struct nvdla_device *ndev);
+void nvdla_reg_flush(struct nvdla_device *ndev);
 
 /* nvdla_gem.c */
 int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_addr_t dma, u64 size,

@@ -394,6 +394,7 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 	spin_unlock_irqrestore(&ndev->job_lock, flags);
 
 	ret = ndev->engine->run(ndev, &job->task);
+	nvdla_reg_flush(ndev);
 	drm_dev_exit(idx);
 	if (ret)
 		nvdla_job_finish(ndev, job, ret);
@@ -469,17 +470,25 @@ static const struct drm_sched_backend_ops nvdla_sched_ops = {
 irqreturn_t nvdla_irq(int irq, void *arg)
 {
 	struct nvdla_device *ndev = arg;
+	irqreturn_t ret;
 
 	if (!ndev->engine->irq || !READ_ONCE(ndev->active_job))
 		return IRQ_NONE;
-	return ndev->engine->irq(ndev);
+	ret = ndev->engine->irq(ndev);
+	nvdla_reg_flush(ndev);
+	return ret;
 }
 
 irqreturn_t nvdla_irq_thread(int irq, void *arg)
 {
 	struct nvdla_device *ndev = arg;
+	irqreturn_t ret;
 
-	return ndev->engine->irq_thread ? ndev->engine->irq_thread(ndev) : IRQ_NONE;
+	if (!ndev->engine->irq_thread)
+		return IRQ_NONE;
+	ret = ndev->engine->irq_thread(ndev);
+	nvdla_reg_flush(ndev);
+	return ret;
 }
 
 static void nvdla_sched_release(struct drm_device *drm, void *arg)

@@ -46,97 +46,22 @@ skip() {
 
 start=$(date +%s)
 
+# shellcheck source=tests/kmd/lib.sh
+. "$here/lib.sh"
+
 # ---- 1. packages -------------------------------------------------------------
-packages="qemu-system-x86 busybox-static cpio kmod xz-utils linux-headers-amd64"
-missing=""
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	say "installing$missing"
-	# shellcheck disable=SC2086 # $missing is a list of package names
-	if ! { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends $missing >/dev/null; }; then
-		command -v qemu-system-x86_64 >/dev/null ||
-			skip "QEMU cannot be installed (apt-get failed for:$missing)"
-		die "apt-get could not install:$missing"
-	fi
-fi
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not available"
+lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils linux-headers-amd64
 
 # ---- 2. the kernel -------------------------------------------------------------
-derive_kver() {
-	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-		sed -n 's/.*linux-headers-\([0-9][^ ,]*\).*/\1/p'
-}
-download_image() { # into the current directory
-	apt-get download "linux-image-$KVER" >/dev/null 2>&1 ||
-		apt-get download "linux-image-$KVER-unsigned" >/dev/null 2>&1
-}
-KVER_FIXED=${KVER:+yes} # KVER given: never re-derived
-[ -n "${KVER:-}" ] || KVER=$(derive_kver)
-[ -n "$KVER" ] || die "cannot derive the kernel ABI from linux-headers-amd64"
-KDIR=/usr/src/linux-headers-$KVER
-cache=$WORK/cache/$KVER
-kroot=$cache/root
-if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ]; then
-	say "fetching linux-image-$KVER (extracting vmlinuz and the DRM modules only)"
-	rm -rf "$cache"
-	mkdir -p "$cache" "$kroot"
-	if ! (cd "$cache" && download_image); then
-		# Stale package lists, or the archive moved on to a newer ABI: update, retry.
-		say "refreshing the package lists (and linux-headers-amd64)"
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends linux-headers-amd64 >/dev/null || true
-		[ -n "$KVER_FIXED" ] || KVER=$(derive_kver)
-		KDIR=/usr/src/linux-headers-$KVER
-		cache=$WORK/cache/$KVER
-		kroot=$cache/root
-		mkdir -p "$cache" "$kroot"
-		(cd "$cache" && download_image) || die "apt-get download linux-image-$KVER failed"
-	fi
-	debs=("$cache"/linux-image-*.deb)
-	deb=${debs[0]}
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" --wildcards \
-		"./boot/vmlinuz-$KVER" \
-		"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko" \
-		"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko" \
-		"./lib/modules/$KVER/kernel/drivers/gpu/drm/scheduler/*" \
-		"./lib/modules/$KVER/kernel/drivers/gpu/drm/vgem/*" \
-		"./lib/modules/$KVER/modules.order" \
-		"./lib/modules/$KVER/modules.builtin" \
-		"./lib/modules/$KVER/modules.builtin.modinfo"
-	rm -f "$deb"
-	depmod -b "$kroot" "$KVER"
-	# The uncompressed kernel boots through PVH, twice as fast as the bzImage.
-	vmlinuz=$kroot/boot/vmlinuz-$KVER
-	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1)
-	[ -n "$off" ] || die "no xz payload in $vmlinuz"
-	tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
-	head -c 4 "$cache/vmlinux" | grep -q ELF || die "could not extract vmlinux"
-fi
-
-[ -d "$KDIR" ] || die "no headers at $KDIR (install linux-headers-$KVER)"
+lib_kernel "$WORK/cache"
 
 # ---- 3. modules and test program --------------------------------------------------
 # The production module (the dla phase runs it as shipped) and the test build
 # with the selftest engine; both must build without a warning.
-build_module() { # out-dir selftest
-	local log=$1.log
-	if ! make -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
-		cat "$log"
-		die "module build failed ($1)"
-	fi
-	if grep -E 'warning:|error:' "$log"; then
-		die "the module build has warnings ($1)"
-	fi
-}
 mkdir -p "$WORK"
 say "building nvdla.ko for $KVER (production, and with the selftest engine)"
-build_module "$WORK/module" ""
-build_module "$WORK/module-selftest" y
+lib_build_module "$WORK/module" ""
+lib_build_module "$WORK/module-selftest" y
 # Board code for a platform-bus instance (the guest has no device tree).
 rm -rf "$WORK/platdev"
 cp -r "$here/platdev" "$WORK/platdev"
@@ -150,13 +75,9 @@ ko_selftest=$WORK/module-selftest/kmd/nvdla.ko
 
 say "building the test program (static)"
 # drm.h from the kernel's UAPI (Debian's linux-libc-dev has none): after the system headers.
-drmh=""
-for f in "$KDIR/include/uapi/drm/drm.h" "/usr/src/linux-headers-${KVER%-*}-common/include/uapi/drm/drm.h"; do
-	[ -f "$f" ] && drmh=$f && break
-done
-[ -n "$drmh" ] || die "no drm.h in the headers of $KVER"
+drmdir=$(lib_drm_uapi_dir)
 gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" -I "$root/include" \
-	-idirafter "$(dirname "$drmh")" -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
+	-idirafter "$drmdir" -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
 	die "test program build failed"
 
 # ---- 4. initramfs ------------------------------------------------------------------
@@ -170,24 +91,9 @@ cp "$WORK/platdev/nvdla_test_platdev.ko" "$initrd/mod/"
 cp "$WORK/nvdla_kmd_test" "$initrd/bin/"
 
 # The modules nvdla.ko and vgem.ko need, dependencies first.
-order=""
-add_module() {
-	local name=$1 dep file
-	case " $order " in *" $name "*) return ;; esac
-	file=$(modinfo -b "$kroot" -k "$KVER" -F filename "$name" 2>/dev/null) ||
-		die "module $name not found in linux-image-$KVER"
-	[ "$file" = "(builtin)" ] && return
-	for dep in $(modinfo -F depends "$file" | tr ',' ' '); do
-		add_module "$dep"
-	done
-	cp "$file" "$initrd/mod/$name.ko"
-	order="$order $name"
-}
-for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
-	add_module "$dep"
-done
-add_module vgem
-echo "$order" >"$initrd/mod/order"
+lib_add_module_deps "$ko" "$initrd/mod"
+lib_add_module vgem "$initrd/mod"
+echo "$lib_module_order" >"$initrd/mod/order"
 
 cat >"$initrd/init" <<'EOF'
 #!/bin/busybox sh

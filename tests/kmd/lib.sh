@@ -1,0 +1,138 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: MIT
+#
+# Shell helpers shared by the QEMU tests of the kernel module: tests/kmd/run.sh
+# (make test-kmd) and tests/vp/run.sh (make test-vp, make vp, make fuzz-vp).
+# Sourced, not run. The caller defines say, die and skip (each prints its
+# arguments; die and skip exit) and sets root (the repository) and SUDO.
+
+# Installs the Debian packages named in $@ that are missing (--no-install-recommends).
+# Skips the test when QEMU cannot be installed at all.
+lib_packages() {
+	local missing="" p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		say "installing$missing"
+		# shellcheck disable=SC2086 # $missing is a list of package names
+		if ! { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+			$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				--no-install-recommends $missing >/dev/null; }; then
+			command -v qemu-system-x86_64 >/dev/null ||
+				skip "QEMU cannot be installed (apt-get failed for:$missing)"
+			die "apt-get could not install:$missing"
+		fi
+	fi
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not available"
+}
+
+lib_derive_kver() {
+	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		sed -n 's/.*linux-headers-\([0-9][^ ,]*\).*/\1/p'
+}
+
+lib_download_image() { # into the current directory
+	apt-get download "linux-image-$KVER" >/dev/null 2>&1 ||
+		apt-get download "linux-image-$KVER-unsigned" >/dev/null 2>&1
+}
+
+# The kernel to boot and build against: KVER (given, or the ABI linux-headers-amd64
+# depends on), its headers KDIR, and in CACHE_ROOT/$KVER the uncompressed vmlinux
+# (PVH boot) and root/ with the DRM modules of its image package (downloaded, never
+# installed). Sets KVER KDIR cache kroot.
+lib_kernel() { # cache-root
+	local cache_root=$1 fixed=${KVER:+yes} debs deb vmlinuz off
+	[ -n "${KVER:-}" ] || KVER=$(lib_derive_kver)
+	[ -n "$KVER" ] || die "cannot derive the kernel ABI from linux-headers-amd64"
+	KDIR=/usr/src/linux-headers-$KVER
+	cache=$cache_root/$KVER
+	kroot=$cache/root
+	if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ]; then
+		say "fetching linux-image-$KVER (extracting vmlinuz and the DRM modules only)"
+		rm -rf "$cache"
+		mkdir -p "$cache" "$kroot"
+		if ! (cd "$cache" && lib_download_image); then
+			# Stale package lists, or the archive moved on to a newer ABI: update, retry.
+			say "refreshing the package lists (and linux-headers-amd64)"
+			$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
+			$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				--no-install-recommends linux-headers-amd64 >/dev/null || true
+			[ -n "$fixed" ] || KVER=$(lib_derive_kver)
+			KDIR=/usr/src/linux-headers-$KVER
+			cache=$cache_root/$KVER
+			kroot=$cache/root
+			mkdir -p "$cache" "$kroot"
+			(cd "$cache" && lib_download_image) || die "apt-get download linux-image-$KVER failed"
+		fi
+		debs=("$cache"/linux-image-*.deb)
+		deb=${debs[0]}
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" --wildcards \
+			"./boot/vmlinuz-$KVER" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/scheduler/*" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/vgem/*" \
+			"./lib/modules/$KVER/modules.order" \
+			"./lib/modules/$KVER/modules.builtin" \
+			"./lib/modules/$KVER/modules.builtin.modinfo"
+		rm -f "$deb"
+		depmod -b "$kroot" "$KVER"
+		# The uncompressed kernel boots through PVH, twice as fast as the bzImage.
+		vmlinuz=$kroot/boot/vmlinuz-$KVER
+		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1)
+		[ -n "$off" ] || die "no xz payload in $vmlinuz"
+		tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
+		head -c 4 "$cache/vmlinux" | grep -q ELF || die "could not extract vmlinux"
+	fi
+	[ -d "$KDIR" ] || die "no headers at $KDIR (install linux-headers-$KVER)"
+}
+
+# nvdla.ko into out-dir (NVDLA_SELFTEST=selftest), warnings are errors.
+lib_build_module() { # out-dir selftest
+	local log=$1.log
+	# shellcheck disable=SC2154 # root: the caller's
+	if ! make -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
+		cat "$log"
+		die "module build failed ($1)"
+	fi
+	if grep -E 'warning:|error:' "$log"; then
+		die "the module build has warnings ($1)"
+	fi
+}
+
+# The directory of the kernel's UAPI drm.h (Debian's linux-libc-dev has none): static
+# test programs include it after the system headers (-idirafter).
+lib_drm_uapi_dir() {
+	local f
+	for f in "$KDIR/include/uapi/drm/drm.h" \
+		"/usr/src/linux-headers-${KVER%-*}-common/include/uapi/drm/drm.h"; do
+		[ -f "$f" ] && { dirname "$f"; return 0; }
+	done
+	die "no drm.h in the headers of $KVER"
+}
+
+# Copies module NAME of the kernel and its dependencies (dependencies first) into
+# DIR/NAME.ko and appends the names to the global $lib_module_order.
+lib_module_order=""
+lib_add_module() { # name dir
+	local name=$1 dir=$2 dep file
+	case " $lib_module_order " in *" $name "*) return ;; esac
+	file=$(modinfo -b "$kroot" -k "$KVER" -F filename "$name" 2>/dev/null) ||
+		die "module $name not found in linux-image-$KVER"
+	[ "$file" = "(builtin)" ] && return
+	for dep in $(modinfo -F depends "$file" | tr ',' ' '); do
+		lib_add_module "$dep" "$dir"
+	done
+	cp "$file" "$dir/$name.ko"
+	lib_module_order="$lib_module_order $name"
+}
+
+# The dependencies of module file KO (not KO itself) into DIR, in load order.
+lib_add_module_deps() { # ko dir
+	local dep
+	for dep in $(modinfo -F depends "$1" | tr ',' ' '); do
+		lib_add_module "$dep" "$2"
+	done
+}
