@@ -36,20 +36,24 @@ TEST(RegisterMap, BothMapsShareOffsetsButNotBases) {
 
 TEST(RegisterMap, NvFullKeepsAddressesAligned) {
     // nv_full's DST_BASE_ADDR_LOW is [31:5]; the nv_small family's is [31:0].
-    EXPECT_EQ(hw::RegisterMap::get(NVDLA_REG_MAP_FULL).find("SDP", "D_DST_BASE_ADDR_LOW")->write_mask,
-              0xffffffe0u);
-    EXPECT_EQ(hw::RegisterMap::get(NVDLA_REG_MAP_SMALL).find("SDP", "D_DST_BASE_ADDR_LOW")->write_mask,
-              0xffffffffu);
+    EXPECT_EQ(
+        hw::RegisterMap::get(NVDLA_REG_MAP_FULL).find("SDP", "D_DST_BASE_ADDR_LOW")->write_mask,
+        0xffffffe0u);
+    EXPECT_EQ(
+        hw::RegisterMap::get(NVDLA_REG_MAP_SMALL).find("SDP", "D_DST_BASE_ADDR_LOW")->write_mask,
+        0xffffffffu);
 }
 
 class DeviceCore : public ::testing::Test {
-protected:
+  protected:
     void make(const char* config) {
         device_ = std::make_unique<Device>(test::config(config), memory_);
         map_ = test::config(config).reg_map;
     }
     uint32_t rd(nvdla_unit u, uint32_t off) { return device_->read_register(addr(map_, u, off)); }
-    void wr(nvdla_unit u, uint32_t off, uint32_t v) { device_->write_register(addr(map_, u, off), v); }
+    void wr(nvdla_unit u, uint32_t off, uint32_t v) {
+        device_->write_register(addr(map_, u, off), v);
+    }
 
     FlatMemory memory_;
     std::unique_ptr<Device> device_;
@@ -72,7 +76,7 @@ TEST_F(DeviceCore, AbsentRegistersReadZeroAndIgnoreWrites) {
     make("nv_full");
     device_->write_register(0x0b0fc, 0x1234);  // inside SDP's window, no register there
     EXPECT_EQ(device_->read_register(0x0b0fc), 0u);
-    EXPECT_EQ(device_->read_register(0x7fff0), 0u);  // outside every unit
+    EXPECT_EQ(device_->read_register(0x7fff0), 0u);     // outside every unit
     EXPECT_EQ(device_->read_register(0x0), 0x303031u);  // GLB at 0 on nv_full
 }
 

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     const auto outcome = nvdla::trace::play(*trace, **cfg, std::cout, verbose);
     std::printf("%s on %s: %zu commands replayed in %.3f s\n", name.c_str(), config.c_str(),
                 trace->commands.size(), outcome.seconds);
-    std::printf("%d passed, %d failed, %d skipped\n", outcome.passed, outcome.failed, outcome.skipped);
+    std::printf("%d passed, %d failed, %d skipped\n", outcome.passed, outcome.failed,
+                outcome.skipped);
     return outcome.failed ? 1 : 0;
 }

@@ -66,9 +66,12 @@ Status parse_cfg_line(const std::string& raw, int line, std::vector<Command>& ou
     };
     auto port = [&](const std::string& mem, emu::MemoryPort& p) -> Status {
         // "1" appears for the primary memory in some traces (the test bench's enum value).
-        if (mem == "pri_mem" || mem == "1") p = emu::MemoryPort::Primary;
-        else if (mem == "sec_mem" || mem == "2") p = emu::MemoryPort::Secondary;
-        else return error("line ", line, ": unknown memory '", mem, "'");
+        if (mem == "pri_mem" || mem == "1")
+            p = emu::MemoryPort::Primary;
+        else if (mem == "sec_mem" || mem == "2")
+            p = emu::MemoryPort::Secondary;
+        else
+            return error("line ", line, ": unknown memory '", mem, "'");
         return {};
     };
 
@@ -166,8 +169,9 @@ Status parse_txn_line(const std::string& raw, int line, std::vector<Command>& ou
     uint64_t v = 0;
     if (tok[0] == "write_reg" || tok[0] == "read_reg") {
         if (Status s = number(1, v); !s) return s;
-        if ((v >> 16) != 0xffff) return error("line ", line, ": register address ", tok[1],
-                                              " is not of the form 0xffffWWWW");
+        if ((v >> 16) != 0xffff)
+            return error("line ", line, ": register address ", tok[1],
+                         " is not of the form 0xffffWWWW");
         c.reg = static_cast<uint32_t>(v & 0xffff) * 4;  // word address -> byte offset
         c.reg_is_numeric = true;
         if (tok[0] == "write_reg") {
@@ -219,8 +223,9 @@ Result<Trace> load_trace(const fs::path& dir) {
     int line = 0;
     for (std::string l; std::getline(in, l);) {
         ++line;
-        const Status s = t.format == Trace::Format::NvSmallCfg ? parse_cfg_line(l, line, t.commands)
-                                                               : parse_txn_line(l, line, t.commands);
+        const Status s = t.format == Trace::Format::NvSmallCfg
+                             ? parse_cfg_line(l, line, t.commands)
+                             : parse_txn_line(l, line, t.commands);
         if (!s) return error(t.file.filename().string(), " ", s.message());
     }
     if (fs::is_regular_file(dir / "plusargs.txt")) {
@@ -230,9 +235,11 @@ Result<Trace> load_trace(const fs::path& dir) {
             if (size_t p = plus->find(key); p != std::string::npos) {
                 uint64_t n = 0;
                 std::string digits;
-                for (size_t i = p + key.size(); i < plus->size() && std::isdigit(static_cast<unsigned char>((*plus)[i])); ++i)
+                for (size_t i = p + key.size();
+                     i < plus->size() && std::isdigit(static_cast<unsigned char>((*plus)[i])); ++i)
                     digits += (*plus)[i];
-                if (parse_number(digits, n)) t.poll_retries = static_cast<int>(std::min<uint64_t>(n, 1000000));
+                if (parse_number(digits, n))
+                    t.poll_retries = static_cast<int>(std::min<uint64_t>(n, 1000000));
             }
     }
     return t;
@@ -263,7 +270,8 @@ Result<Surface> read_surface_file(const fs::path& path) {
                 if (b.empty()) continue;
                 uint64_t v;
                 if (!parse_number(b, v) || v > 0xff)
-                    return error(path.filename().string(), " line ", line, ": '", b, "' is not a byte");
+                    return error(path.filename().string(), " line ", line, ": '", b,
+                                 "' is not a byte");
                 payload.push_back(static_cast<uint8_t>(v));
             }
             if (payload.size() != size || offset + size > (uint64_t(1) << 32))
@@ -286,7 +294,8 @@ Result<Surface> read_surface_file(const fs::path& path) {
             for (std::string b; bytes >> b;) {
                 uint64_t v;
                 if (!parse_number(b, v) || v > 0xff)
-                    return error(path.filename().string(), " line ", line, ": '", b, "' is not a byte");
+                    return error(path.filename().string(), " line ", line, ": '", b,
+                                 "' is not a byte");
                 s.bytes.push_back(static_cast<uint8_t>(v));
                 s.present.push_back(true);
             }

@@ -36,10 +36,10 @@ enum class Fill { Zero, Ones, AFive, FiveA, Address, Random };
 
 struct Command {
     Op op;
-    int line = 0;           // in the trace file, for messages
-    std::string name;       // register name (resolved later), interrupt id, or file
-    std::string sync;       // sync id
-    uint32_t reg = 0;       // register byte offset, when given numerically
+    int line = 0;      // in the trace file, for messages
+    std::string name;  // register name (resolved later), interrupt id, or file
+    std::string sync;  // sync id
+    uint32_t reg = 0;  // register byte offset, when given numerically
     bool reg_is_numeric = false;
     uint64_t address = 0, size = 0;
     uint32_t value = 0, mask = 0xffffffffu;

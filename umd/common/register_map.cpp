@@ -46,7 +46,7 @@ std::vector<RegisterInfo> build(nvdla_reg_map map) {
 
 RegisterMap::RegisterMap(nvdla_reg_map map) : map_(map) {
     static const std::array<std::vector<RegisterInfo>, 2> tables{build(NVDLA_REG_MAP_FULL),
-                                                                  build(NVDLA_REG_MAP_SMALL)};
+                                                                 build(NVDLA_REG_MAP_SMALL)};
     registers_ = tables[map].data();
     count_ = tables[map].size();
 }

@@ -10,7 +10,7 @@
 namespace nvdla::emu {
 
 class Cdp {
-public:
+  public:
     Cdp();
     ~Cdp();
     void reset();
@@ -20,7 +20,7 @@ public:
 
     void execute(Context& ctx, Group single, Group cdp, Group rdma);
 
-private:
+  private:
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -12,7 +12,7 @@
 namespace nvdla::emu {
 
 class Convolution {
-public:
+  public:
     Convolution();
     ~Convolution();
     void reset();
@@ -26,7 +26,7 @@ public:
     AccumulatorCube execute(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b,
                             Group cacc);
 
-private:
+  private:
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -10,7 +10,7 @@
 namespace nvdla::emu {
 
 class Dma {
-public:
+  public:
     Dma(Memory& memory, DeviceStats& stats) : memory_(memory), stats_(stats) {}
     void set_access_check(AccessCheck check) { check_ = std::move(check); }
 
@@ -26,7 +26,7 @@ public:
     // A 64-bit address from a HIGH/LOW register pair.
     static uint64_t address(uint32_t high, uint32_t low) { return uint64_t(high) << 32 | low; }
 
-private:
+  private:
     std::byte* checked(const DmaAccess& access);
 
     Memory& memory_;

@@ -12,7 +12,7 @@
 namespace nvdla::emu {
 
 class Glb {
-public:
+  public:
     explicit Glb(RegisterFile& regs) : regs_(regs) {}
     void set_line(InterruptLine line) { line_ = std::move(line); }
     void reset() { set_level(false); }
@@ -24,7 +24,7 @@ public:
     bool handle_write(uint32_t offset, uint32_t value);
     bool asserted() const { return level_; }
 
-private:
+  private:
     static constexpr uint32_t kEventBits = 0x003f03ff;
     uint32_t status() { return regs_.single(NVDLA_UNIT_GLB)[NVDLA_GLB_S_INTR_STATUS]; }
     uint32_t mask() { return regs_.single(NVDLA_UNIT_GLB)[NVDLA_GLB_S_INTR_MASK]; }

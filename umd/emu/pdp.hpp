@@ -6,7 +6,7 @@
 namespace nvdla::emu {
 
 class Pdp {
-public:
+  public:
     void reset() {}
     // rdma: PDP_RDMA's consumer group in offline mode (invalid in flying mode); flying: SDP's
     // output in flying mode (else nullptr).

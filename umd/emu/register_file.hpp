@@ -14,19 +14,19 @@ namespace nvdla::emu {
 
 // One unit's register words (its single registers, or one of its groups), by byte offset.
 class Group {
-public:
+  public:
     explicit Group(uint32_t* words = nullptr) : words_(words) {}
     uint32_t operator[](uint32_t offset) const { return words_[offset / 4]; }
     // A hardware-side update (status, counters): not subject to the CSB write mask.
     void set(uint32_t offset, uint32_t value) const { words_[offset / 4] = value; }
     bool valid() const { return words_ != nullptr; }
 
-private:
+  private:
     uint32_t* words_;
 };
 
 class RegisterFile {
-public:
+  public:
     explicit RegisterFile(nvdla_reg_map map);
     void reset();
 
@@ -48,7 +48,7 @@ public:
     // The consumer group finished: clear its D_OP_ENABLE and move the consumer on.
     void complete(nvdla_unit unit);
 
-private:
+  private:
     static constexpr uint32_t kNoGroups = 0xffffffffu;
     static constexpr size_t kWords = NVDLA_UNIT_WINDOW / 4;
     struct UnitState {

@@ -6,7 +6,7 @@
 namespace nvdla::emu {
 
 class Rubik {
-public:
+  public:
     void reset() {}
     void execute(Context& ctx, Group rbk);
 };

@@ -11,7 +11,7 @@
 namespace nvdla::emu {
 
 class Sdp {
-public:
+  public:
     Sdp();
     ~Sdp();
     void reset();
@@ -26,7 +26,7 @@ public:
     void execute(Context& ctx, Group single, Group sdp, Group rdma, const AccumulatorCube* flying,
                  ElementCube* to_pdp);
 
-private:
+  private:
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -24,7 +24,7 @@ struct RegisterInfo {
 };
 
 class NVDLA_API RegisterMap {
-public:
+  public:
     static const RegisterMap& get(nvdla_reg_map map);
 
     nvdla_reg_map map() const { return map_; }
@@ -44,7 +44,7 @@ public:
     static std::string_view unit_name(nvdla_unit unit);
     static std::optional<nvdla_unit> unit_named(std::string_view name);
 
-private:
+  private:
     explicit RegisterMap(nvdla_reg_map map);
     nvdla_reg_map map_;
     const RegisterInfo* registers_;

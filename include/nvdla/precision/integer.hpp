@@ -48,7 +48,8 @@ constexpr int64_t shift_left_saturate(int64_t x, unsigned shift, unsigned bits,
     }
     const int64_t hi = max_of_width(bits), lo = min_of_width(bits);
     // shift >= bits overflows for any x != 0 (lo >> shift alone would let -1 through).
-    if (shift >= 63 || shift >= bits || (x > 0 && x > (hi >> shift)) || (x < 0 && x < (lo >> shift))) {
+    if (shift >= 63 || shift >= bits || (x > 0 && x > (hi >> shift)) ||
+        (x < 0 && x < (lo >> shift))) {
         if (saturated) *saturated = true;
         return x > 0 ? hi : lo;
     }
