@@ -21,17 +21,21 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev \
                 libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-format \
                 libflatbuffers-dev flatbuffers-compiler libdrm-dev libpng-dev libjpeg-dev \
-                clang libclang-rt-14-dev libdnnl-dev
+                clang libclang-rt-14-dev libdnnl-dev \
+                libonnx-dev libprotobuf-dev libonnx-testdata dataset-fashion-mnist
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
-.PHONY: help deps build test test-unit test-sanitize run bench install clean format format-check
+.PHONY: help deps build test test-unit test-sanitize run regression train bench install clean \
+        format format-check
 
 help:
 	@echo "NVDLA software stack"
 	@echo ""
-	@echo "  make run            build, then run the main job (today: the regression loadables of"
-	@echo "                      ../shared on the emulated NVDLA, outputs checked against goldens)"
+	@echo "  make run            build, then run the main job: LeNet on Fashion-MNIST built in int8"
+	@echo "                      and fp16, all 10 000 test images on the default backend (emulated"
+	@echo "                      NVDLA unless a device is present), accuracy next to the float"
+	@echo "                      reference, images/s (docs/main-job.md)"
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, and"
 	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd), and"
 	@echo "                      the virtual platform (test-vp)"
@@ -42,6 +46,11 @@ help:
 	@echo "  make test-sanitize  build into $(SAN_DIR)/ with ASan+UBSan and run the suites there"
 	@echo "  make bench          run the benchmarks: format packing against memcpy, the emulated"
 	@echo "                      convolution against oneDNN, the runtime's overheads"
+	@echo "                      and the main job's LeNet (images/s, per-layer profile)"
+	@echo "  make regression     run the regression loadables of ../shared on the emulated NVDLA,"
+	@echo "                      outputs checked against their goldens"
+	@echo "  make train          retrain the main job's LeNet (a few minutes, one core) and rewrite"
+	@echo "                      tools/lenet/lenet_fmnist.weights"
 	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
@@ -94,19 +103,29 @@ test-sanitize: deps
 	@cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
-# The main job until the real one arrives: every regression loadable of ../shared run on the
-# emulated NVDLA, each output compared with its golden md5. (The format walk-through that was
-# here is `$(BUILD_DIR)/bin/nvdla_surface demo`.)
+# The main job (docs/main-job.md): the LeNet of tools/lenet built with the network builder in int8
+# and fp16 (loadables saved in $(BUILD_DIR)/), every Fashion-MNIST test image classified on the
+# default backend (NVDLA_BACKEND=auto: the emulated NVDLA unless a device is present).
+run: build
+	@$(BUILD_DIR)/bin/nvdla_mainjob --out-dir $(BUILD_DIR)
+
+# Every regression loadable of ../shared run on the emulated NVDLA, each output compared with its
+# golden md5. (The format walk-through is `$(BUILD_DIR)/bin/nvdla_surface demo`.)
 REGRESSION_DIR = $(SHARED_DIR)/vectors/sw-regression
 
-run: build
+regression: build
 	@if [ -d "$(REGRESSION_DIR)/flatbufs" ]; then \
 	  echo "== regression loadables of $(REGRESSION_DIR) on the emulated NVDLA"; \
 	  $(BUILD_DIR)/bin/nvdla_runtime --backend emu --regression $(REGRESSION_DIR); \
 	else \
-	  echo "run: $(REGRESSION_DIR)/flatbufs is missing, so there is nothing to run: the"; \
+	  echo "regression: $(REGRESSION_DIR)/flatbufs is missing, so there is nothing to run: the"; \
 	  echo "regression loadables and their goldens come with ../shared (SHARED_DIR=...)."; \
 	fi
+
+# Retrains the main job's network (deterministic: one thread, fixed seed) and rewrites its
+# committed weights file. Not run by CI.
+train: build
+	@$(BUILD_DIR)/bin/nvdla_train_lenet --output tools/lenet/lenet_fmnist.weights
 
 bench: build
 	@for b in $(BUILD_DIR)/bin/nvdla_bench_*; do \

@@ -63,7 +63,10 @@ int main(int argc, char** argv) {
     app.add_option("--iterations", options.iterations, "run N times, report latency statistics")
         ->check(CLI::Range(1u, 1000000u));
     app.add_flag("--profile", options.profile, "print per-task and per-operation times");
-    app.add_option("--topk", options.topk, "print the N best classes of output 0");
+    app.add_option("--topk", options.topk,
+                   "print the N best classes of output 0 (default 3 when class names are known)");
+    app.add_option("--labels", options.labels,
+                   "class names, one per line (default: the loadable's side file NAME.labels)");
     app.add_flag("--json", options.json, "print the results as JSON");
     app.add_option("--expect-md5", options.expect_md5,
                    "fail unless the DIMG's md5 is this digest (or the first word of this file)");

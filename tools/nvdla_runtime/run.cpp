@@ -120,6 +120,23 @@ double micros(std::chrono::nanoseconds d) {
 
 }  // namespace
 
+Result<std::vector<std::string>> read_labels(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return Status::failure("--labels " + path + ": cannot open the file");
+    std::vector<std::string> names;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        names.push_back(line);
+    }
+    if (names.empty()) return Status::failure("--labels " + path + ": the file names no class");
+    return names;
+}
+
+std::string labels_side_file(const std::string& loadable) {
+    return std::filesystem::path(loadable).replace_extension(".labels").string();
+}
+
 std::string format_duration(std::chrono::nanoseconds d) {
     const double ns = static_cast<double>(d.count());
     char text[32];
@@ -186,6 +203,15 @@ int run_loadable(const Options& options) {
         expected = *digest;
     }
     const bool human = !options.json;
+    std::vector<std::string> labels;
+    if (!options.labels.empty() ||
+        std::filesystem::is_regular_file(labels_side_file(options.loadable))) {
+        Result<std::vector<std::string>> names = read_labels(
+            options.labels.empty() ? labels_side_file(options.loadable) : options.labels);
+        if (!names) return fail(names.message());
+        labels = std::move(names).value();
+    }
+    const uint32_t topk = options.topk ? options.topk : labels.empty() ? 0 : 3;
     if (human) std::cout << "creating new runtime context...\n";
     Result<Opened> opened = open_for(options, options.loadable, options.config);
     if (!opened) return fail(opened.message());
@@ -242,11 +268,16 @@ int run_loadable(const Options& options) {
     }
 
     std::vector<std::pair<size_t, float>> best;
-    if (options.topk) {
+    if (topk) {
         Result<std::vector<float>> values = dimg::elements(out, out_bytes);
         if (!values) return fail(values.message());
-        for (size_t i = 0; i < values->size(); ++i) best.emplace_back(i, (*values)[i]);
-        const size_t k = std::min<size_t>(options.topk, best.size());
+        // int8 values whose scale the network's own CPU operations give (a softmax) are
+        // shown as the real values they stand for.
+        const TensorQuantization& q = out.quantization;
+        for (size_t i = 0; i < values->size(); ++i)
+            best.emplace_back(i, q.known ? q.scale * ((*values)[i] - static_cast<float>(q.offset))
+                                         : (*values)[i]);
+        const size_t k = std::min<size_t>(topk, best.size());
         std::partial_sort(best.begin(), best.begin() + static_cast<long>(k), best.end(),
                           [](const auto& a, const auto& b) { return a.second > b.second; });
         best.resize(k);
@@ -281,10 +312,13 @@ int run_loadable(const Options& options) {
                 j["operations"].push_back(
                     {{"name", t.name}, {"task", t.task}, {"us", micros(t.duration)}});
         }
-        if (options.topk) {
+        if (topk) {
             j["topk"] = json::array();
-            for (const auto& [index, value] : best)
-                j["topk"].push_back({{"index", index}, {"value", value}});
+            for (const auto& [index, value] : best) {
+                json entry{{"index", index}, {"value", value}};
+                if (index < labels.size()) entry["label"] = labels[index];
+                j["topk"].push_back(entry);
+            }
         }
         std::cout << j.dump(2) << "\n";
     } else {
@@ -310,12 +344,15 @@ int run_loadable(const Options& options) {
         std::cout << "output 0 '" << out.name << "': " << describe_tensor(out) << " -> "
                   << options.output << (options.rawdump ? " (text)" : "") << ", md5 " << digest
                   << "\n";
-        if (options.topk) {
+        if (topk) {
             bool unit = true;  // values in [0, 1] read as probabilities (a softmax output)
             for (const auto& [index, value] : best) unit = unit && value >= 0.0f && value <= 1.0f;
-            for (size_t r = 0; r < best.size(); ++r)
-                std::cout << "  #" << r + 1 << ": class " << best[r].first << ", "
-                          << (unit ? "probability " : "score ") << best[r].second << "\n";
+            for (size_t r = 0; r < best.size(); ++r) {
+                std::cout << "  #" << r + 1 << ": class " << best[r].first;
+                if (best[r].first < labels.size())
+                    std::cout << " (" << labels[best[r].first] << ")";
+                std::cout << ", " << (unit ? "probability " : "score ") << best[r].second << "\n";
+            }
         }
     }
     if (md5_checked && !md5_match)

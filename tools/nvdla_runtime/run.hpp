@@ -24,6 +24,9 @@ struct Options {
     std::string config = "auto";
     std::string expect_md5;  // 32 hex digits, or a file whose first word is the digest
     std::string regression_dir;
+    // Class names, one per line (line i names class i); without it, the loadable's side file
+    // (the loadable's path with the extension replaced by .labels) when it exists.
+    std::string labels;
     dimg::Numbering numbering = dimg::Numbering::Golden;
     ImageInputOptions image_options;
     bool rawdump = false;
@@ -54,6 +57,12 @@ LatencyStats latency_stats(std::vector<std::chrono::nanoseconds> samples);
 std::string format_duration(std::chrono::nanoseconds d);
 // "1x32x8x8 int16".
 std::string describe_tensor(const TensorInfo& t);
+
+// The class names of a labels file: line i names class i (a '\r' before the newline is
+// dropped; the file must name at least one class).
+Result<std::vector<std::string>> read_labels(const std::string& path);
+// The side file of a loadable: "dir/net.nvdla" -> "dir/net.labels".
+std::string labels_side_file(const std::string& loadable);
 
 int run_loadable(const Options& options);
 int run_regression(const Options& options);

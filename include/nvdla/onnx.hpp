@@ -1,0 +1,112 @@
+// A small ONNX importer: reads an ONNX model (a ModelProto file, float32 weights) and describes
+// it with the network builder (nvdla/builder.hpp), which builds it for an NVDLA configuration in
+// fp16 or int8 and runs its float reference.
+//
+//   Result<nvdla::onnx::Model> m = nvdla::onnx::import_file("lenet.onnx");
+//   if (!m) die(m.message());  // "ONNX node 4 'lstm_1' (LSTM): the operator is not supported"
+//   auto built = nvdla::builder::build(m->network, {.config = "nv_small", ...});
+//
+// Tensors. The builder's tensors are {1, c, h, w}. ONNX dimension 0 of a tensor of rank 2 to 4
+// is the batch: the network is described for one batch item and each item runs separately
+// (Model::batch; split_batch/merge_batch convert whole tensors). Per item: [N, C, H, W] is
+// {1, C, H, W}, [N, C, L] is {1, C, 1, L} and [N, C] is {1, C, 1, 1}; a rank-1 tensor [C] is
+// {1, C, 1, 1} without a batch. Operators that mix batch items (Concat or Softmax on axis 0,
+// Gemm with transA, Flatten at axis 0, ...) are refused.
+//
+// Operators (ai.onnx, opsets 1-17) and what they become:
+//
+//   Conv                    convolution (2-D, or 1-D as 1xL), groups, dilations, pads, auto_pad
+//   ConvTranspose           deconvolution (no dilations; output_padding only within the end
+//                           padding; output_shape and auto_pad)
+//   MaxPool, AveragePool    pooling (2-D or 1-D; ceil_mode and auto_pad as extra padding;
+//                           no dilations; the MaxPool indices output is refused)
+//   GlobalMaxPool,          pooling over the whole plane
+//   GlobalAveragePool
+//   BatchNormalization      batch_norm (inference form only)
+//   Gemm                    fully_connected (B a constant; alpha and beta folded; C a constant
+//                           of one value or one per output)
+//   MatMul                  fully_connected (2-D, B a constant)
+//   Relu, LeakyRelu, PRelu  relu, prelu (slopes: one, or one per channel)
+//   Clip                    relu when min = 0 and there is no max
+//   Sigmoid, Tanh           sigmoid, tanh (the SDP lookup table)
+//   Softmax                 softmax over the channels (axis 1; opset < 13 only on 1x1 planes)
+//   Concat                  concat (axis 1)
+//   Add, Sum, Mul, Max      eltwise between two tensors of equal shape; Add, Sub, Mul and Div
+//   Sub, Div                with a constant of one value or one per channel: bias, scale
+//   LRN                     lrn
+//   Flatten, Reshape        flatten (to [N, C*H*W]), or nothing when the shape is unchanged
+//   Dropout, Identity       nothing (inference; the Dropout mask output is refused)
+//   Constant, and Transpose, Unsqueeze, Squeeze, Reshape of constants: folded
+//
+// Anything else fails with a sentence naming the node: "ONNX node 3 'conv_5' (Conv): 3-D
+// convolutions are not supported". Data types: float32 tensors (int64 for shapes and axes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nvdla/api.hpp"
+#include "nvdla/builder.hpp"
+#include "nvdla/status.hpp"
+
+namespace nvdla::onnx {
+
+// A dense ONNX tensor in float32 (row-major, ONNX's order).
+struct TensorData {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+
+    uint64_t elements() const;
+};
+
+// Reads a TensorProto (the .pb files of ONNX's test data) of float32 (or float64, int32, int64,
+// converted to float).
+NVDLA_API Result<TensorData> read_tensor_file(const std::string& path);
+NVDLA_API Result<TensorData> parse_tensor(std::span<const std::byte> bytes);
+
+struct ImportOptions {
+    // Graph inputs to take as constants instead of network inputs, by name (ONNX's node tests
+    // feed the weights as inputs). Initializers of the same name are replaced.
+    std::vector<TensorData> constants;
+    // The batch size where the model leaves dimension 0 symbolic ("N", "batch_size").
+    int64_t batch = 1;
+    // The network's name (default: the graph's).
+    std::string name;
+};
+
+// A graph input or output and the builder tensor it became.
+struct Value {
+    std::string name;
+    std::vector<int64_t> shape;  // ONNX shape, batch included
+    builder::Tensor tensor;      // per batch item, {1, c, h, w}
+};
+
+struct Model {
+    builder::Network network;
+    std::vector<Value> inputs;   // graph inputs that are not constants, in graph order
+    std::vector<Value> outputs;  // graph outputs, in graph order (network outputs in this order)
+    int64_t batch = 1;           // dimension 0 shared by every input and output of rank >= 2
+    int64_t opset = 0;           // the model's ai.onnx opset
+    std::string producer;        // producer_name producer_version
+};
+
+NVDLA_API Result<Model> import_file(const std::string& path, const ImportOptions& options = {});
+NVDLA_API Result<Model> import_bytes(std::span<const std::byte> bytes,
+                                     const ImportOptions& options = {});
+
+// A whole ONNX tensor of `value` -> one builder HostTensor per batch item, and back.
+NVDLA_API Result<std::vector<builder::HostTensor>> split_batch(const Value& value,
+                                                               const TensorData& data);
+NVDLA_API Result<TensorData> merge_batch(const Value& value,
+                                         const std::vector<builder::HostTensor>& items);
+
+// Runs the float reference of the imported network on whole ONNX inputs (graph input order),
+// item by item: the graph outputs.
+NVDLA_API Result<std::vector<TensorData>> run_reference(const Model& model,
+                                                        const std::vector<TensorData>& inputs);
+
+}  // namespace nvdla::onnx
