@@ -258,6 +258,8 @@ class Importer {
     Status import_node();
     Status import_outputs();
 
+    struct WeightedOperands;
+    Status weighted_operands(const char* what, WeightedOperands& op);
     Status conv();
     Status conv_transpose();
     Status pool(bool max, bool global);
@@ -412,32 +414,56 @@ struct Window {
     std::vector<int64_t> kernel, stride, dilation, pads;  // pads: begin..., end...
 };
 
-Status Importer::conv() {
+// What Conv and ConvTranspose read alike: X, the constant W and optional constant B, the
+// kernel (from W, checked against kernel_shape) and the strides.
+struct Importer::WeightedOperands {
+    const Val* x = nullptr;
+    const TensorData* w = nullptr;
+    std::vector<float> bias;
+    int rank = 0;
+    size_t spatial_axes = 0;
+    Window win;
+};
+
+Status Importer::weighted_operands(const char* what, WeightedOperands& op) {
     Result<const Val*> x = feature(0);
     if (!x) return x.status();
     Result<const TensorData*> w = constant(1);
     if (!w) return w.status();
-    std::vector<float> bias;
+    op.x = *x;
+    op.w = *w;
     if (has_input(2)) {
         Result<const TensorData*> b = constant(2);
         if (!b) return b.status();
-        bias = (*b)->values;
+        op.bias = (*b)->values;
     }
-    const int rank = (*x)->rank;
-    if (rank != 3 && rank != 4)
-        return fail(rank == 5 ? "3-D convolutions are not supported"
-                              : "the input must be [N, C, H, W] or [N, C, L]");
-    const auto& ws = (*w)->shape;
-    if (static_cast<int>(ws.size()) != rank)
+    op.rank = op.x->rank;
+    if (op.rank != 3 && op.rank != 4)
+        return fail(op.rank == 5 ? std::string("3-D ") + what + " are not supported"
+                                 : "the input must be [N, C, H, W] or [N, C, L]");
+    const auto& ws = op.w->shape;
+    if (static_cast<int>(ws.size()) != op.rank)
         return fail("weights of shape " + shape_text(ws) + " do not match the input's rank");
-    const size_t n = static_cast<size_t>(rank - 2);
-    Window win;
-    win.kernel.assign(ws.begin() + 2, ws.end());
-    if (auto k = attr_ints("kernel_shape"); !k.empty() && k != win.kernel)
+    op.spatial_axes = static_cast<size_t>(op.rank - 2);
+    op.win.kernel.assign(ws.begin() + 2, ws.end());
+    if (auto k = attr_ints("kernel_shape"); !k.empty() && k != op.win.kernel)
         return fail("kernel_shape " + shape_text(k) + " differs from the weights' " +
-                    shape_text(win.kernel));
-    win.stride = attr_ints("strides");
-    if (win.stride.empty()) win.stride.assign(n, 1);
+                    shape_text(op.win.kernel));
+    op.win.stride = attr_ints("strides");
+    if (op.win.stride.empty()) op.win.stride.assign(op.spatial_axes, 1);
+    return Status();
+}
+
+Status Importer::conv() {
+    WeightedOperands op;
+    if (Status s = weighted_operands("convolutions", op); !s) return s;
+    const Val* const x = op.x;
+    const TensorData* const w = op.w;
+    const std::vector<float>& bias = op.bias;
+    const int rank = op.rank;
+    const auto& ws = w->shape;
+    const size_t n = op.spatial_axes;
+    Window& win = op.win;
     win.dilation = attr_ints("dilations");
     if (win.dilation.empty()) win.dilation.assign(n, 1);
     win.pads = attr_ints("pads");
@@ -445,7 +471,7 @@ Status Importer::conv() {
     if (win.stride.size() != n || win.dilation.size() != n || win.pads.size() != 2 * n)
         return fail("strides, dilations or pads do not have one value per spatial axis");
     const std::string auto_pad = attr_string("auto_pad", "NOTSET");
-    const Dims4 d = dims(**x);
+    const Dims4 d = dims(*x);
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
         same_pads(auto_pad, spatial(d, rank), win.kernel, win.stride, win.dilation, win.pads);
     else if (auto_pad == "VALID")
@@ -476,35 +502,19 @@ Status Importer::conv() {
                     std::to_string(desc.groups) + " do not match " + std::to_string(d.c) +
                     " input channels");
     return define_feature(
-        model_.network.convolution((*x)->tensor, desc, (*w)->values, bias, layer_name()), rank);
+        model_.network.convolution(x->tensor, desc, w->values, bias, layer_name()), rank);
 }
 
 Status Importer::conv_transpose() {
-    Result<const Val*> x = feature(0);
-    if (!x) return x.status();
-    Result<const TensorData*> w = constant(1);
-    if (!w) return w.status();
-    std::vector<float> bias;
-    if (has_input(2)) {
-        Result<const TensorData*> b = constant(2);
-        if (!b) return b.status();
-        bias = (*b)->values;
-    }
-    const int rank = (*x)->rank;
-    if (rank != 3 && rank != 4)
-        return fail(rank == 5 ? "3-D transposed convolutions are not supported"
-                              : "the input must be [N, C, H, W] or [N, C, L]");
-    const auto& ws = (*w)->shape;
-    if (static_cast<int>(ws.size()) != rank)
-        return fail("weights of shape " + shape_text(ws) + " do not match the input's rank");
-    const size_t n = static_cast<size_t>(rank - 2);
-    Window win;
-    win.kernel.assign(ws.begin() + 2, ws.end());
-    if (auto k = attr_ints("kernel_shape"); !k.empty() && k != win.kernel)
-        return fail("kernel_shape " + shape_text(k) + " differs from the weights' " +
-                    shape_text(win.kernel));
-    win.stride = attr_ints("strides");
-    if (win.stride.empty()) win.stride.assign(n, 1);
+    WeightedOperands op;
+    if (Status s = weighted_operands("transposed convolutions", op); !s) return s;
+    const Val* const x = op.x;
+    const TensorData* const w = op.w;
+    const std::vector<float>& bias = op.bias;
+    const int rank = op.rank;
+    const auto& ws = w->shape;
+    const size_t n = op.spatial_axes;
+    Window& win = op.win;
     for (int64_t v : attr_ints("dilations"))
         if (v != 1) return fail("dilations are not supported");
     std::vector<int64_t> output_padding = attr_ints("output_padding");
@@ -513,7 +523,7 @@ Status Importer::conv_transpose() {
     if (win.pads.empty()) win.pads.assign(2 * n, 0);
     if (win.stride.size() != n || win.pads.size() != 2 * n || output_padding.size() != n)
         return fail("strides, pads or output_padding do not have one value per spatial axis");
-    const Dims4 d = dims(**x);
+    const Dims4 d = dims(*x);
     const std::vector<int64_t> in = spatial(d, rank);
     const std::string auto_pad = attr_string("auto_pad", "NOTSET");
     std::vector<int64_t> output_shape = attr_ints("output_shape");
@@ -568,7 +578,7 @@ Status Importer::conv_transpose() {
         return fail("weights of shape " + shape_text(ws) + " do not match " + std::to_string(d.c) +
                     " input channels");
     return define_feature(
-        model_.network.deconvolution((*x)->tensor, desc, (*w)->values, bias, layer_name()), rank);
+        model_.network.deconvolution(x->tensor, desc, w->values, bias, layer_name()), rank);
 }
 
 Status Importer::pool(bool max, bool global) {
