@@ -74,9 +74,6 @@ uint16_t saturate_fp16_bits(uint16_t h, const ConvertOptions& opt) {
     return h;
 }
 
-template <HostType H>
-constexpr bool host_is_integer = H != HostType::Float32&& H != HostType::Float16;
-
 template <HostType H, Precision P>
 void encode(const void* host, void* surface, const ConvertOptions& opt) {
     if (opt.quant_scale == 1.0f) {

@@ -83,10 +83,12 @@ static inline uint32_t nvdla_unit_base(enum nvdla_reg_map map, enum nvdla_unit u
 #undef NVDLA_UNIT
 		},
 	};
+	/* Out-of-range enum values wrap to large indices (no cast: C++'s -Wold-style-cast). */
+	const unsigned int unit_index = unit, map_index = map;
 
-	if ((unsigned int)unit >= NVDLA_UNIT_COUNT || (unsigned int)map > 1)
+	if (unit_index >= NVDLA_UNIT_COUNT || map_index > 1)
 		return NVDLA_UNIT_ABSENT;
-	return bases[map][unit];
+	return bases[map_index][unit_index];
 }
 
 #ifdef __cplusplus
