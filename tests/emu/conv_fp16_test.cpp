@@ -78,6 +78,24 @@ TEST(ConvFp16, BoothProductOfAlignedMantissas) {
     EXPECT_EQ(dot({0x3c00, 0x1c00}, {0x3c00, 0x1c00}), 0x3f800080u);  // 1 + 1023 * 2^-26, rounded
 }
 
+// The Booth array on random mantissas as CMAC forms them (11 bits shifted by 0..3): the
+// exact signed product without a shift; with one, the product scaled down, off by at most one
+// carry lost or gained in each of the two truncated carry-save vectors.
+TEST(ConvFp16, BoothArrayIsTheProductOnRandomOperands) {
+    std::mt19937_64 rng = nvdla::test::rng_for_test();
+    std::uniform_int_distribution<uint32_t> mantissa(0, 0x7ff), align(0, 3);
+    for (int i = 0; i < 100000; ++i) {
+        const uint32_t w = mantissa(rng) << align(rng), d = mantissa(rng) << align(rng);
+        const bool negative = (i & 1) != 0;
+        const int64_t product = (negative ? -1 : 1) * int64_t(w) * d;
+        ASSERT_EQ(conv::cmac_fp16_booth(negative, w, d, 0), product) << w << " x " << d;
+        const uint32_t shift = 4 * (1 + static_cast<uint32_t>(i) % 7);
+        const double scaled = static_cast<double>(product) / double(int64_t(1) << shift);
+        EXPECT_LT(std::fabs(conv::cmac_fp16_booth(negative, w, d, shift) - scaled), 2.0)
+            << w << " x " << d << " >> " << shift;
+    }
+}
+
 TEST(ConvFp16, NanPropagatesFirstWeightThenData) {
     // The NaN's sign and fraction land in fp32's sign and low ten bits.
     EXPECT_EQ(dot({0x3c00, 0x7c01}, {0x3c00, 0x3c00}), 0x7f800001u);

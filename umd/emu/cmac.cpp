@@ -49,8 +49,8 @@ bool find_nan(const uint16_t* data, const uint16_t* weights, unsigned lanes, uin
     return true;
 }
 
-// cal_fp16_exp + cal_fp16_mul: the aligned products of every lane and the common exponent
-// (in units of 1, a multiple of 4).
+// cal_fp16_exp + cal_fp16_mul: the aligned products of the first `lanes` lanes (the others
+// are 0 and not written) and the common exponent (in units of 1, a multiple of 4).
 uint32_t aligned_products(const uint16_t* data, const uint16_t* weights, unsigned lanes,
                           int32_t* products) {
     uint32_t sum_exp[64];
@@ -75,7 +75,6 @@ uint32_t aligned_products(const uint16_t* data, const uint16_t* weights, unsigne
         products[i] =
             cmac_fp16_booth(((d ^ w) >> 15) != 0, w_mts, d_mts, (max_exp - sum_exp[i]) << 2);
     }
-    for (unsigned i = lanes; i < 64; ++i) products[i] = 0;
     return max_exp << 2;
 }
 
@@ -88,56 +87,44 @@ uint64_t pack_fp44(uint32_t exponent, int64_t mantissa) {
 int32_t cmac_fp16_booth(bool negative, uint32_t weight_mantissa, uint32_t data_mantissa,
                         uint32_t shift) {
     if (shift >= 32) return 0;
+    // Radix-4 Booth digits, selected without branches (random digits defeat prediction):
+    // per 3-bit code (inverted for a negative product) the row is +-data, +-2*data or 0, a
+    // negative row stored inverted with its +1 ("inv") in the next row.
+    static constexpr uint32_t kOnce[8] = {0, ~0u, ~0u, 0, 0, ~0u, ~0u, 0};
+    static constexpr uint32_t kTwice[8] = {0, 0, 0, ~0u, ~0u, 0, 0, 0};
+    static constexpr uint32_t kNegative[8] = {0, 0, 0, 0, ~0u, ~0u, ~0u, 0};
     const uint32_t code_reverse = negative ? 7u : 0u;
+    const uint32_t once = data_mantissa, twice = data_mantissa << 1;
     uint32_t pp[8], inv[8];
     uint32_t w = weight_mantissa << 1;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 8; ++i, w >>= 2) {
         const uint32_t code = (w & 7u) ^ code_reverse;
-        w >>= 2;
-        switch (code) {
-            case 1:
-            case 2: pp[i] = data_mantissa | 0x10000u, inv[i] = 0; break;
-            case 3: pp[i] = (data_mantissa << 1) | 0x10000u, inv[i] = 0; break;
-            case 4: pp[i] = ~(data_mantissa << 1) & 0xffffu, inv[i] = 1; break;
-            case 5:
-            case 6: pp[i] = ~data_mantissa & 0xffffu, inv[i] = 1; break;
-            default: pp[i] = 0x10000u, inv[i] = 0; break;  // 0 and 7
-        }
+        const uint32_t magnitude = (once & kOnce[code]) | (twice & kTwice[code]);
+        pp[i] = ((~magnitude & 0xffffu) & kNegative[code]) |
+                ((magnitude | 0x10000u) & ~kNegative[code]);
+        inv[i] = kNegative[code] & 1u;
     }
-    uint32_t csa[10] = {pp[0],
-                        (pp[1] << 2) | inv[0],
-                        (pp[2] << 4) | (inv[1] << 2),
-                        (pp[3] << 6) | (inv[2] << 4),
-                        inv[3] << 6,
-                        pp[4] << 8,
-                        (pp[5] << 10) | (inv[4] << 8),
-                        (pp[6] << 12) | (inv[5] << 10),
-                        (pp[7] << 14) | (inv[6] << 12),
-                        inv[7] << 14};
-    // Two trees of 3:2 compressors over five rows each, then one over the four results.
-    for (int round = 0; round < 3; ++round) {
-        int rows = round < 2 ? 5 : 4;
-        const int start = round == 1 ? 5 : 0;
-        if (round == 2) {
-            csa[2] = csa[5];
-            csa[3] = csa[6];
-        }
-        while (rows >= 3) {
-            const int groups = rows / 3;
-            for (int j = 0; j < groups; ++j) {
-                const uint32_t a = csa[start + j * 3], b = csa[start + j * 3 + 1],
-                               c = csa[start + j * 3 + 2];
-                csa[start + j * 2] = a ^ b ^ c;
-                csa[start + j * 2 + 1] = ((a & b) | (b & c) | (a & c)) << 1;
-            }
-            for (int j = groups * 3; j < rows; ++j) csa[start + j - groups] = csa[start + j];
-            rows -= groups;
-        }
-    }
+    // Two trees of 3:2 compressors over five rows each, then one over the four results; the
+    // order of the compressors is the C model's.
+    auto compress = [](uint32_t& a, uint32_t& b, uint32_t c) {
+        const uint32_t sum = a ^ b ^ c, carry = ((a & b) | (b & c) | (a & c)) << 1;
+        a = sum;
+        b = carry;
+    };
+    uint32_t a0 = pp[0], a1 = (pp[1] << 2) | inv[0];
+    compress(a0, a1, (pp[2] << 4) | (inv[1] << 2));
+    compress(a0, a1, (pp[3] << 6) | (inv[2] << 4));
+    compress(a0, a1, inv[3] << 6);
+    uint32_t b0 = pp[4] << 8, b1 = (pp[5] << 10) | (inv[4] << 8);
+    compress(b0, b1, (pp[6] << 12) | (inv[5] << 10));
+    compress(b0, b1, (pp[7] << 14) | (inv[6] << 12));
+    compress(b0, b1, inv[7] << 14);
+    compress(a0, a1, b0);
+    compress(a0, a1, b1);
     static constexpr uint32_t kSignCompensation[8] = {0xaaab0000u, 0xfaaab000u, 0xffaaab00u,
                                                       0xfffaaab0u, 0xffffaaabu, 0xfffffaabu,
                                                       0xffffffabu, 0xfffffffbu};
-    const uint32_t sum = (csa[0] >> shift) + (csa[1] >> shift) + kSignCompensation[shift / 4];
+    const uint32_t sum = (a0 >> shift) + (a1 >> shift) + kSignCompensation[shift / 4];
     return static_cast<int32_t>(sum);
 }
 
@@ -147,7 +134,7 @@ uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned l
     int32_t products[64];
     const uint32_t exponent = aligned_products(data, weights, lanes, products);
     int64_t total = 0;  // 38-bit adder tree; 64 products of at most 2^28 cannot overflow it
-    for (unsigned i = 0; i < 64; ++i) total += products[i];
+    for (unsigned i = 0; i < lanes; ++i) total += products[i];
     return pack_fp44(exponent, sign_extend(static_cast<uint64_t>(total), 38));
 }
 
