@@ -22,7 +22,8 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-de
                 libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-format \
                 libflatbuffers-dev flatbuffers-compiler libdrm-dev libpng-dev libjpeg-dev \
                 clang libclang-rt-14-dev libdnnl-dev \
-                libonnx-dev libprotobuf-dev libonnx-testdata dataset-fashion-mnist
+                libonnx-dev libprotobuf-dev libonnx-testdata dataset-fashion-mnist \
+                dt-schema device-tree-compiler
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
@@ -37,8 +38,8 @@ help:
 	@echo "                      NVDLA unless a device is present), accuracy next to the float"
 	@echo "                      reference, images/s (docs/main-job.md)"
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, and"
-	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd), and"
-	@echo "                      the virtual platform (test-vp)"
+	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd), the"
+	@echo "                      virtual platform (test-vp) and the device-tree binding (dt-check)"
 	@echo ""
 	@echo "  make deps           install the Debian packages the build needs (apt-get; idempotent)"
 	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
@@ -55,6 +56,8 @@ help:
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
+	@echo "  make dt-check       validate the device-tree binding (docs/kmd/) and its example with"
+	@echo "                      dt-schema, as the kernel's dt_binding_check does"
 	@echo "  make vp             the virtual platform: a shell in a QEMU guest with nvdla.ko and"
 	@echo "                      nvdla_runtime, the NVDLAs emulated on the host by nvdla_vp"
 	@echo "  make test-vp        the virtual platform's checks: regression loadables through the"
@@ -88,7 +91,7 @@ build: deps
 	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: test-unit test-sanitize test-kmd test-vp
+test: test-unit test-sanitize test-kmd test-vp dt-check
 
 test-unit: build
 	@echo "== tests (release build)"
@@ -151,7 +154,7 @@ clean:
 # KDIR: the kernel build tree to build against (default: the running kernel's).
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: kmd kmd-install test-kmd
+.PHONY: kmd kmd-install test-kmd dt-check
 
 kmd:
 	@$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd
@@ -163,6 +166,11 @@ kmd-install:
 # Boots Debian 12's kernel under QEMU with the module; about 20 s once the kernel is cached.
 test-kmd:
 	@WORK=$(abspath $(BUILD_DIR))/kmd-test tests/kmd/run.sh
+
+# The binding against dt-schema's meta-schemas, its example against the binding, and broken
+# nodes that must be refused.
+dt-check: deps
+	@tests/kmd/dt-check.sh
 
 # ---- Fuzzing (tests/fuzz/README.md) -------------------------------------------------------
 # libFuzzer targets built with clang, ASan and UBSan in their own tree, each run for
