@@ -114,22 +114,28 @@ TEST(DrmDiscovery, OpeningWithoutANodeSaysSo) {
     EXPECT_NE(b.message().find("NVDLA_BACKEND=emu"), std::string::npos) << b.message();
 }
 
-// Sets NVDLA_BACKEND for one scope and restores what was there.
-class ScopedBackendVariable {
+// Sets an environment variable for one scope and restores what was there.
+class ScopedVariable {
   public:
-    explicit ScopedBackendVariable(const char* value) {
-        if (const char* old = std::getenv("NVDLA_BACKEND")) old_ = old;
-        ::setenv("NVDLA_BACKEND", value, 1);
+    ScopedVariable(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        ::setenv(name, value, 1);
     }
-    ~ScopedBackendVariable() {
+    ~ScopedVariable() {
         if (old_)
-            ::setenv("NVDLA_BACKEND", old_->c_str(), 1);
+            ::setenv(name_.c_str(), old_->c_str(), 1);
         else
-            ::unsetenv("NVDLA_BACKEND");
+            ::unsetenv(name_.c_str());
     }
 
   private:
+    std::string name_;
     std::optional<std::string> old_;
+};
+
+class ScopedBackendVariable : public ScopedVariable {
+  public:
+    explicit ScopedBackendVariable(const char* value) : ScopedVariable("NVDLA_BACKEND", value) {}
 };
 
 TEST(DrmDiscovery, AutoFallsBackToEmuWithoutANode) {
@@ -151,6 +157,26 @@ TEST(DrmDiscovery, AutoFallsBackToEmuWithoutANode) {
         ASSERT_FALSE(b.ok());
         EXPECT_EQ(b.message().rfind("drm: no nvdla render node", 0), 0u) << b.message();
     }
+}
+
+// NVDLA_DEVICE names the render node to open when the application names none; auto then
+// means drm, and the error names that node.
+TEST_F(FakeDevTree, DeviceVariablePicksTheRenderNode) {
+    const std::string node = (dir_ / "renderD129").string();
+    ScopedVariable device("NVDLA_DEVICE", node.c_str());
+    ScopedBackendVariable backend("auto");
+    BackendOptions options;
+    options.emu_memory_bytes = 1u << 20;
+    auto b = open_backend(options);
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.message().rfind("drm: " + node + ": cannot open: ENOENT", 0), 0u) << b.message();
+
+    // The application's own choice wins over the variable.
+    options.drm_device = (dir_ / "renderD200").string();
+    b = open_backend(options);
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.message().rfind("drm: " + options.drm_device + ": cannot open", 0), 0u)
+        << b.message();
 }
 
 TEST(DrmDiscovery, OpenFileErrorsNameThePath) {

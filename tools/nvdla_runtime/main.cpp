@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
     app.add_flag("-s", server, "server mode of the original tool (not available)");
     app.add_option("--output", options.output, "where to write the output (default output.dimg)");
     app.add_option("--backend", options.backend, "emu, drm or auto (default; NVDLA_BACKEND wins)");
+    app.add_option("--device", options.device,
+                   "render node of the drm backend, e.g. /dev/dri/renderD129 (default: "
+                   "NVDLA_DEVICE, else the first nvdla node)");
     app.add_option("--config", options.config,
                    "emulated configuration, or auto: the first that accepts the loadable");
     app.add_option("--iterations", options.iterations, "run N times, report latency statistics")

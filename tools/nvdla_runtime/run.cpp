@@ -45,6 +45,7 @@ Result<Opened> open_one(const Options& options, const std::string& loadable,
     if (!backend) return backend.status();
     RuntimeOptions ro;
     ro.backend = *backend;
+    ro.drm_device = options.device;
     ro.emu_config = config;
     ro.profiling = options.profile;
     Result<std::unique_ptr<Runtime>> rt = Runtime::open(ro);
@@ -369,6 +370,7 @@ int print_info(const Options& options) {
     if (!backend) return fail(backend.message());
     RuntimeOptions ro;
     ro.backend = *backend;
+    ro.drm_device = options.device;
     ro.emu_config = options.config == "auto" ? "nv_full" : options.config;
     Result<std::unique_ptr<Runtime>> rt = Runtime::open(ro);
     if (!rt) return fail(rt.message());

@@ -21,6 +21,7 @@ struct Options {
     std::string input_dir;  // -i: must exist when given
     std::string output = "output.dimg";
     std::string backend = "auto";
+    std::string device;  // a render node for the drm backend (default: NVDLA_DEVICE, else found)
     std::string config = "auto";
     std::string expect_md5;  // 32 hex digits, or a file whose first word is the digest
     std::string regression_dir;

@@ -19,9 +19,15 @@ Result<BackendKind> kind_from_environment(BackendKind requested) {
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> open_backend(const BackendOptions& options) {
-    Result<BackendKind> kind = kind_from_environment(options.kind);
+Result<std::unique_ptr<Backend>> open_backend(const BackendOptions& requested) {
+    Result<BackendKind> kind = kind_from_environment(requested.kind);
     if (!kind) return kind.status();
+    // NVDLA_DEVICE picks the render node (an SoC with several instances) when the
+    // application did not.
+    BackendOptions options = requested;
+    if (const char* device = std::getenv("NVDLA_DEVICE");
+        device && *device && options.drm_device.empty())
+        options.drm_device = device;
     switch (*kind) {
         case BackendKind::Emu: return open_emu_backend(options);
         case BackendKind::Drm: return open_drm_backend(options);
