@@ -43,6 +43,8 @@
 #include "nvdla_drm.h"
 #include <nvdla/hw/dla_interface.h>
 
+#include "dla_test_task.h"
+
 #ifndef NVDLA_ENGINE_DLA
 #define NVDLA_ENGINE_DLA 1 /* kmd/nvdla_engine.h */
 #endif
@@ -752,23 +754,15 @@ static void fixture_fini(struct dev *d, struct fixture *f)
  * dependency graph, operation list and surface list (entries 1-3, each list
  * at the start of its entry); data holds the input and output (entries 4, 5).
  */
-enum { T_NET, T_GRAPH, T_OPS, T_SURFS, T_SRC, T_DST, T_ENTRIES };
-static const uint64_t task_offsets[T_ENTRIES] = { 0, 256, 512, 1024, 0, PAGE };
+static const uint64_t task_offsets[TASK_ENTRIES] = { 0, 256, 512, 1024, 0, PAGE };
 
 struct task {
 	struct bo desc, data;
 	int desc_fd, data_fd;
-	uint64_t offsets[T_ENTRIES]; /* as submitted */
+	uint64_t offsets[TASK_ENTRIES]; /* as submitted */
 };
 
 /* One operation's descriptors, before they are written to the buffers. */
-struct descs {
-	struct nvdla_dla_network_desc net;
-	struct nvdla_dla_common_op_desc graph;
-	union nvdla_dla_operation_container op;
-	union nvdla_dla_surface_container surf;
-};
-
 static bool task_init(struct dev *d, struct task *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -797,12 +791,12 @@ static void task_fini(struct dev *d, struct task *t)
 
 static uint32_t task_handle(const struct task *t, unsigned int entry)
 {
-	return entry < T_SRC ? t->desc.handle : t->data.handle;
+	return entry < TASK_SRC ? t->desc.handle : t->data.handle;
 }
 
 static int task_fd(const struct task *t, unsigned int entry)
 {
-	return entry < T_SRC ? t->desc_fd : t->data_fd;
+	return entry < TASK_SRC ? t->desc_fd : t->data_fd;
 }
 
 /* An int8 feature cube of w x h x c, one surface per atom of channels, packed. */
@@ -823,62 +817,38 @@ static struct nvdla_dla_data_cube cube(const struct dev *d, int16_t entry, uint1
 	return k;
 }
 
-/* A one-operation network of @type: lists in entries 1-3, no LUT. */
-static void descs_init(struct descs *x, unsigned int type)
-{
-	int i;
-
-	memset(x, 0, sizeof(*x));
-	x->net.operation_desc_index = T_OPS;
-	x->net.surface_desc_index = T_SURFS;
-	x->net.dependency_graph_index = T_GRAPH;
-	x->net.lut_data_index = -1;
-	x->net.roi_array_index = -1;
-	x->net.surface_index = -1;
-	x->net.stat_list_index = -1;
-	for (i = 0; i < NVDLA_DLA_OP_COUNT; i++)
-		x->net.op_head[i] = i == (int)type ? 0 : -1;
-	x->net.num_rois = 1;
-	x->net.num_operations = 1;
-	x->net.num_addresses = T_ENTRIES;
-	x->graph.op_type = (uint8_t)type;
-	for (i = 0; i < NVDLA_DLA_OP_COUNT; i++)
-		x->graph.consumers[i].index = -1;
-	x->graph.fused_parent.index = -1;
-}
-
 /* SDP copying a 4x4xatom int8 cube from entry 4 to entry 5 (no stage enabled). */
-static void descs_sdp(const struct dev *d, struct descs *x)
+static void descs_sdp(const struct dev *d, struct dla_test_descs *x)
 {
 	struct nvdla_dla_sdp_op_desc *op = &x->op.sdp_op;
 	struct nvdla_dla_sdp_surface_desc *s = &x->surf.sdp_surface;
 
-	descs_init(x, NVDLA_DLA_OP_SDP);
+	dla_test_descs_init(x, NVDLA_DLA_OP_SDP);
 	op->src_precision = NVDLA_DLA_PRECISION_INT8;
 	op->dst_precision = NVDLA_DLA_PRECISION_INT8;
 	op->lut_index = -1;
 	op->out_cvt.scale = 1;
 	op->batch_num = 1;
-	s->src_data = cube(d, T_SRC, 4, 4, (uint16_t)d->atom);
-	s->dst_data = cube(d, T_DST, 4, 4, (uint16_t)d->atom);
+	s->src_data = cube(d, TASK_SRC, 4, 4, (uint16_t)d->atom);
+	s->dst_data = cube(d, TASK_DST, 4, 4, (uint16_t)d->atom);
 	s->x1_data.address = -1;
 	s->x2_data.address = -1;
 	s->y_data.address = -1;
 }
 
 /* BDMA copying @lines lines of 256 bytes from entry 4 to entry 5 (nv_full only). */
-static void descs_bdma(struct descs *x, uint32_t lines)
+static void descs_bdma(struct dla_test_descs *x, uint32_t lines)
 {
 	struct nvdla_dla_bdma_surface_desc *s = &x->surf.bdma_surface;
 	struct nvdla_dla_bdma_transfer *tr = &s->transfers[0];
 
-	descs_init(x, NVDLA_DLA_OP_BDMA);
+	dla_test_descs_init(x, NVDLA_DLA_OP_BDMA);
 	x->op.bdma_op.num_transfers = 1;
 	s->source_type = NVDLA_DLA_MEM_MC;
 	s->destination_type = NVDLA_DLA_MEM_MC;
 	s->num_transfers = 1;
-	tr->source_address = T_SRC;
-	tr->destination_address = T_DST;
+	tr->source_address = TASK_SRC;
+	tr->destination_address = TASK_DST;
 	tr->line_size = 256;
 	tr->line_repeat = lines;
 	tr->source_line = 256;
@@ -893,18 +863,18 @@ static void descs_bdma(struct descs *x, uint32_t lines)
  * @v10, in the 0.10/0.11 one (28-byte cubes without offset; the slot keeps
  * its 644 bytes). Resets the entries' offsets.
  */
-static void task_write(struct task *t, const struct descs *x, bool v10)
+static void task_write(struct task *t, const struct dla_test_descs *x, bool v10)
 {
 	uint8_t *m = t->desc.map;
 	const uint8_t *wide = (const uint8_t *)&x->surf;
-	uint8_t *surf = m + task_offsets[T_SURFS];
+	uint8_t *surf = m + task_offsets[TASK_SURFS];
 	unsigned int type = x->graph.op_type < NVDLA_DLA_OP_COUNT ? x->graph.op_type : 0;
 	unsigned int cubes = nvdla_dla_surface_cubes(type), k;
 
 	memset(m, 0, t->desc.size);
-	memcpy(m + task_offsets[T_NET], &x->net, sizeof(x->net));
-	memcpy(m + task_offsets[T_GRAPH], &x->graph, sizeof(x->graph));
-	memcpy(m + task_offsets[T_OPS], &x->op, sizeof(x->op));
+	memcpy(m + task_offsets[TASK_NET], &x->net, sizeof(x->net));
+	memcpy(m + task_offsets[TASK_GRAPH], &x->graph, sizeof(x->graph));
+	memcpy(m + task_offsets[TASK_OPS], &x->op, sizeof(x->op));
 	if (!v10) {
 		memcpy(surf, wide, sizeof(x->surf));
 	} else {
@@ -921,7 +891,7 @@ static void task_write(struct task *t, const struct descs *x, bool v10)
 /* JOB_SUBMIT of @t with descriptor version @version; *id is the job's when queued. */
 static int submit_task(int fd, const struct task *t, uint32_t version, uint32_t *id)
 {
-	struct drm_nvdla_address addr[T_ENTRIES];
+	struct drm_nvdla_address addr[TASK_ENTRIES];
 	struct drm_nvdla_job job;
 	struct drm_nvdla_submit s;
 	unsigned int i;
@@ -930,12 +900,12 @@ static int submit_task(int fd, const struct task *t, uint32_t version, uint32_t 
 	memset(addr, 0, sizeof(addr));
 	memset(&job, 0, sizeof(job));
 	memset(&s, 0, sizeof(s));
-	for (i = 0; i < T_ENTRIES; i++) {
+	for (i = 0; i < TASK_ENTRIES; i++) {
 		addr[i].handle = task_handle(t, i);
 		addr[i].offset = t->offsets[i];
 	}
 	job.addresses = (uintptr_t)addr;
-	job.address_count = T_ENTRIES;
+	job.address_count = TASK_ENTRIES;
 	job.address_struct_size = sizeof(addr[0]);
 	job.dla_version = version;
 	s.jobs = (uintptr_t)&job;
@@ -982,9 +952,9 @@ static void expect_job(struct dev *d, const struct task *t, uint32_t version, in
 static void test_legacy_submit(struct dev *d)
 {
 	struct task t;
-	struct descs x;
-	int fds[T_ENTRIES], pipefd[2];
-	uint64_t offsets[T_ENTRIES];
+	struct dla_test_descs x;
+	int fds[TASK_ENTRIES], pipefd[2];
+	uint64_t offsets[TASK_ENTRIES];
 	struct nvdla_submit_args args = { 0 };
 	unsigned int i;
 
@@ -996,60 +966,60 @@ static void test_legacy_submit(struct dev *d)
 	}
 	descs_sdp(d, &x);
 	task_write(&t, &x, false);
-	for (i = 0; i < T_ENTRIES; i++) {
+	for (i = 0; i < TASK_ENTRIES; i++) {
 		fds[i] = task_fd(&t, i);
 		offsets[i] = t.offsets[i];
 	}
 
 	/* Valid arguments (garbage in version, timeout and reserved): the engine decides. */
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EIO,
 		   "valid task, garbage version/timeout/reserved: validated, no hardware");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 3), -EIO,
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 3), -EIO,
 		   "3 tasks, each validated and run");
 	task_write(&t, &x, true);
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EIO,
 		   "0.10 layout: detected, validated, no hardware");
 	x.net.num_operations = 0;
 	task_write(&t, &x, false);
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EINVAL,
 		   "no operations: the validator rejects it");
 	descs_sdp(d, &x);
 	task_write(&t, &x, false);
 
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 0), -EINVAL,
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 0), -EINVAL,
 		   "num_tasks 0");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES,
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES,
 				 NVDLA_MAX_TASKS_PER_SUBMIT + 1),
 		   -EINVAL, "too many tasks (25)");
 	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 0, 0, 1), -EINVAL, "no addresses");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, NVDLA_MAX_BUFFERS_PER_TASK + 1, T_ENTRIES, 1),
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, NVDLA_MAX_BUFFERS_PER_TASK + 1, TASK_ENTRIES, 1),
 		   -EINVAL, "too many addresses (6145)");
 
-	fds[T_SRC] = 1000; /* not an open file */
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EBADF,
+	fds[TASK_SRC] = 1000; /* not an open file */
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EBADF,
 		   "bad handle (closed fd)");
 	if (!pipe(pipefd)) {
-		fds[T_SRC] = pipefd[0];
-		EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+		fds[TASK_SRC] = pipefd[0];
+		EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EINVAL,
 			   "bad handle (fd not a dma-buf)");
 		close(pipefd[0]);
 		close(pipefd[1]);
 	}
-	fds[T_SRC] = t.data_fd;
+	fds[TASK_SRC] = t.data_fd;
 
-	offsets[T_SRC] = t.data.size;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+	offsets[TASK_SRC] = t.data.size;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EINVAL,
 		   "offset at the end");
-	offsets[T_SRC] = 1ull << 40;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+	offsets[TASK_SRC] = 1ull << 40;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EINVAL,
 		   "offset far past the end");
-	offsets[T_SRC] = d->atom / 2;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EINVAL,
+	offsets[TASK_SRC] = d->atom / 2;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EINVAL,
 		   "misaligned address");
-	offsets[T_SRC] = d->atom;
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+	offsets[TASK_SRC] = d->atom;
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EIO,
 		   "atom-aligned entry offset: validated, no hardware");
-	offsets[T_SRC] = 0;
+	offsets[TASK_SRC] = 0;
 
 	args.tasks = 8; /* unmapped */
 	args.num_tasks = 1;
@@ -1084,8 +1054,8 @@ static int submit_wait(int fd, struct drm_nvdla_submit *s)
 static void test_submit_args(struct dev *d)
 {
 	struct task t;
-	struct descs x;
-	struct drm_nvdla_address addr[T_ENTRIES];
+	struct dla_test_descs x;
+	struct drm_nvdla_address addr[TASK_ENTRIES];
 	struct {
 		struct drm_nvdla_job job;
 		uint64_t extra;
@@ -1109,12 +1079,12 @@ static void test_submit_args(struct dev *d)
 		memset(addr, 0, sizeof(addr));                                  \
 		memset(big, 0, sizeof(big));                                    \
 		memset(&s, 0, sizeof(s));                                       \
-		for (i = 0; i < T_ENTRIES; i++) {                               \
+		for (i = 0; i < TASK_ENTRIES; i++) {                               \
 			addr[i].handle = task_handle(&t, i);                    \
 			addr[i].offset = t.offsets[i];                          \
 		}                                                               \
 		big[0].job.addresses = (uintptr_t)addr;                         \
-		big[0].job.address_count = T_ENTRIES;                           \
+		big[0].job.address_count = TASK_ENTRIES;                           \
 		big[0].job.address_struct_size = sizeof(addr[0]);               \
 		big[1].job = big[0].job;                                        \
 		s.jobs = (uintptr_t)&big[0].job;                                \
@@ -1168,13 +1138,13 @@ static void test_submit_args(struct dev *d)
 	addr[1].flags = 1;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "address flags (reserved)");
 	RESET();
-	addr[T_SRC].handle = 0xbad;
+	addr[TASK_SRC].handle = 0xbad;
 	EXPECT_ERR(submit_raw(d->fd, &s), -ENOENT, "bad handle");
 	RESET();
-	addr[T_SRC].offset = t.data.size;
+	addr[TASK_SRC].offset = t.data.size;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "offset past the end");
 	RESET();
-	addr[T_SRC].offset = d->atom / 2;
+	addr[TASK_SRC].offset = d->atom / 2;
 	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "misaligned address");
 	RESET();
 	big[0].job.addresses = 8;
@@ -1235,7 +1205,7 @@ static void test_validator(struct dev *d, const char *name)
 	const uint32_t v10 = NVDLA_DLA_VERSION(0, 10, 0), v12 = NVDLA_DLA_VERSION(0, 12, 0);
 	struct nvdla_dla_sdp_surface_desc *s;
 	bool small = d->config == NVDLA_HW_CONFIG_NV_SMALL;
-	struct descs x;
+	struct dla_test_descs x;
 	struct task t;
 
 	group = name;
@@ -1272,7 +1242,7 @@ static void test_validator(struct dev *d, const char *name)
 	task_write(&t, &x, false);
 	expect_reject(d, &t, v12, -EINVAL, "list index out of range (9, 6 entries)");
 	descs_sdp(d, &x);
-	x.net.dependency_graph_index = T_ENTRIES;
+	x.net.dependency_graph_index = TASK_ENTRIES;
 	task_write(&t, &x, false);
 	expect_reject(d, &t, v12, -EINVAL, "list index = number of entries");
 	descs_sdp(d, &x);
@@ -1293,11 +1263,11 @@ static void test_validator(struct dev *d, const char *name)
 	expect_reject(d, &t, v12, -EINVAL, "lists longer than their entries (12 operations)");
 	descs_sdp(d, &x);
 	task_write(&t, &x, false);
-	t.offsets[T_NET] = t.desc.size - 32; /* 32 of the descriptor's 40 bytes in the buffer */
-	memcpy((char *)t.desc.map + t.offsets[T_NET], &x.net, 32);
+	t.offsets[TASK_NET] = t.desc.size - 32; /* 32 of the descriptor's 40 bytes in the buffer */
+	memcpy((char *)t.desc.map + t.offsets[TASK_NET], &x.net, 32);
 	expect_reject(d, &t, v12, -EINVAL, "network descriptor past its buffer's end");
 	task_write(&t, &x, false);
-	t.offsets[T_SURFS] = t.desc.size - 512;
+	t.offsets[TASK_SURFS] = t.desc.size - 512;
 	expect_reject(d, &t, v12, -EINVAL, "surface list past its buffer's end");
 
 	/* Operations: enumerations, graph, memory. */
@@ -1318,7 +1288,7 @@ static void test_validator(struct dev *d, const char *name)
 	task_write(&t, &x, false);
 	expect_reject(d, &t, v12, -EINVAL, "waits for an event nobody sends");
 	descs_sdp(d, &x);
-	s->dst_data.offset = (uint32_t)(t.data.size - task_offsets[T_DST] - d->atom);
+	s->dst_data.offset = (uint32_t)(t.data.size - task_offsets[TASK_DST] - d->atom);
 	task_write(&t, &x, false);
 	expect_reject(d, &t, v12, -EINVAL, "output cube extends past its buffer");
 	descs_sdp(d, &x);
@@ -1326,7 +1296,7 @@ static void test_validator(struct dev *d, const char *name)
 	task_write(&t, &x, false);
 	expect_reject(d, &t, v12, -EINVAL, "input cube of 1024 lines extends past its entry");
 	descs_sdp(d, &x);
-	s->src_data.address = T_ENTRIES;
+	s->src_data.address = TASK_ENTRIES;
 	task_write(&t, &x, false);
 	expect_reject(d, &t, v12, -EINVAL, "cube in entry 6 of 6");
 	descs_sdp(d, &x);
@@ -1361,7 +1331,7 @@ static void test_validator(struct dev *d, const char *name)
 	descs_bdma(&x, 1);
 	task_write(&t, &x, false);
 	if (d->config == NVDLA_HW_CONFIG_NV_FULL) {
-		descs_bdma(&x, (uint32_t)(t.data.size - task_offsets[T_DST]) / 256 + 1);
+		descs_bdma(&x, (uint32_t)(t.data.size - task_offsets[TASK_DST]) / 256 + 1);
 		task_write(&t, &x, false);
 		expect_reject(d, &t, v12, -EINVAL, "BDMA transfer past its destination's end");
 		descs_bdma(&x, 1);
@@ -1379,7 +1349,7 @@ static void test_validator(struct dev *d, const char *name)
 static void test_validator_import(struct dev *a, struct dev *b)
 {
 	struct bo other = { 0 };
-	struct descs x;
+	struct dla_test_descs x;
 	struct task t;
 	uint32_t h = 0, id = 0, own;
 	int dmabuf = -1, r;
@@ -1414,9 +1384,9 @@ static void test_validator_import(struct dev *a, struct dev *b)
  */
 static void test_no_hardware(struct dev *a)
 {
-	struct descs x;
+	struct dla_test_descs x;
 	struct task t;
-	int fds[T_ENTRIES];
+	int fds[TASK_ENTRIES];
 	unsigned int i;
 	int64_t ms, t0;
 
@@ -1439,16 +1409,16 @@ static void test_no_hardware(struct dev *a)
 	descs_bdma(&x, 16);
 	task_write(&t, &x, false);
 	expect_job(a, &t, 0, -ETIMEDOUT, "another BDMA task starts: the engine was reset", NULL);
-	for (i = 0; i < T_ENTRIES; i++)
+	for (i = 0; i < TASK_ENTRIES; i++)
 		fds[i] = task_fd(&t, i);
 	t0 = now_ns();
-	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, T_ENTRIES, T_ENTRIES, 1), -ETIMEDOUT,
+	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -ETIMEDOUT,
 		   "original SUBMIT of the BDMA task");
 	ms = (now_ns() - t0) / 1000000;
 	result(ms >= (int64_t)a->timeout_ms * 9 / 10, "... returned after %" PRId64 " ms", ms);
 	descs_sdp(a, &x);
 	task_write(&t, &x, false);
-	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, T_ENTRIES, T_ENTRIES, 1), -EIO,
+	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EIO,
 		   "original SUBMIT of the SDP task after it");
 	/* Nothing to do: the task completes while it starts, without an interrupt. */
 	descs_bdma(&x, 1);
@@ -1456,7 +1426,7 @@ static void test_no_hardware(struct dev *a)
 	x.surf.bdma_surface.num_transfers = 0;
 	task_write(&t, &x, false);
 	expect_job(a, &t, 0, 0, "a BDMA task without transfers completes as it starts", NULL);
-	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, T_ENTRIES, T_ENTRIES, 1), 0,
+	EXPECT_ERR(legacy_submit(a->fd, fds, t.offsets, TASK_ENTRIES, TASK_ENTRIES, 1), 0,
 		   "... through the original SUBMIT too");
 	task_fini(a, &t);
 }
@@ -1617,7 +1587,7 @@ static void test_jobs(struct dev *a, struct dev *b)
 static int child_dla(struct dev *d, int fd)
 {
 	struct dev mine = *d;
-	struct descs x;
+	struct dla_test_descs x;
 	struct task t;
 	uint32_t id, h;
 	int32_t status;

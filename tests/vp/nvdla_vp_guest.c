@@ -48,6 +48,8 @@
 #include "nvdla_drm.h"
 #include <nvdla/hw/dla_interface.h>
 
+#include "../kmd/dla_test_task.h"
+
 #define PAGE 4096u
 #define BUF_BYTES (32u * 1024u)
 
@@ -278,7 +280,6 @@ static void bo_free(const struct dev *d, struct bo *bo)
  * the start of its entry), entry 4 the source buffer, entry 5 the
  * destination buffer.
  */
-enum { E_NET, E_GRAPH, E_OPS, E_SURFS, E_SRC, E_DST, E_COUNT };
 static const uint64_t desc_offsets[4] = { 0, 256, 512, 1024 };
 
 struct task {
@@ -288,13 +289,6 @@ struct task {
 	uint32_t w, h, c, line, surf, surfaces, size;
 	/* BDMA: one transfer */
 	uint32_t line_size, lines, src_line, dst_line, repeat, src_surf, dst_surf;
-};
-
-struct descs {
-	struct nvdla_dla_network_desc net;
-	struct nvdla_dla_common_op_desc graph;
-	union nvdla_dla_operation_container op;
-	union nvdla_dla_surface_container surf;
 };
 
 static bool task_init(const struct dev *d, struct task *t)
@@ -327,31 +321,8 @@ static struct nvdla_dla_data_cube cube_of(const struct task *t, int16_t entry)
 	return k;
 }
 
-static void descs_common(struct descs *x, unsigned int type)
-{
-	int i;
-
-	memset(x, 0, sizeof(*x));
-	x->net.operation_desc_index = E_OPS;
-	x->net.surface_desc_index = E_SURFS;
-	x->net.dependency_graph_index = E_GRAPH;
-	x->net.lut_data_index = -1;
-	x->net.roi_array_index = -1;
-	x->net.surface_index = -1;
-	x->net.stat_list_index = -1;
-	for (i = 0; i < NVDLA_DLA_OP_COUNT; i++)
-		x->net.op_head[i] = i == (int)type ? 0 : -1;
-	x->net.num_rois = 1;
-	x->net.num_operations = 1;
-	x->net.num_addresses = E_COUNT;
-	x->graph.op_type = (uint8_t)type;
-	for (i = 0; i < NVDLA_DLA_OP_COUNT; i++)
-		x->graph.consumers[i].index = -1;
-	x->graph.fused_parent.index = -1;
-}
-
 /* A random valid SDP copy: int8, every stage bypassed, output = input. */
-static void task_random_sdp(const struct dev *d, struct task *t, struct descs *x)
+static void task_random_sdp(const struct dev *d, struct task *t, struct dla_test_descs *x)
 {
 	struct nvdla_dla_sdp_op_desc *op = &x->op.sdp_op;
 	struct nvdla_dla_sdp_surface_desc *s = &x->surf.sdp_surface;
@@ -368,21 +339,21 @@ static void task_random_sdp(const struct dev *d, struct task *t, struct descs *x
 		t->size = t->surf * t->surfaces;
 	} while (t->size > BUF_BYTES);
 
-	descs_common(x, NVDLA_DLA_OP_SDP);
+	dla_test_descs_init(x, NVDLA_DLA_OP_SDP);
 	op->src_precision = NVDLA_DLA_PRECISION_INT8;
 	op->dst_precision = NVDLA_DLA_PRECISION_INT8;
 	op->lut_index = -1;
 	op->out_cvt.scale = 1;
 	op->batch_num = 1;
-	s->src_data = cube_of(t, E_SRC);
-	s->dst_data = cube_of(t, E_DST);
+	s->src_data = cube_of(t, TASK_SRC);
+	s->dst_data = cube_of(t, TASK_DST);
 	s->x1_data.address = -1;
 	s->x2_data.address = -1;
 	s->y_data.address = -1;
 }
 
 /* A random valid BDMA copy of one transfer (nv_full). */
-static void task_random_bdma(struct task *t, struct descs *x)
+static void task_random_bdma(struct task *t, struct dla_test_descs *x)
 {
 	struct nvdla_dla_bdma_surface_desc *s = &x->surf.bdma_surface;
 	struct nvdla_dla_bdma_transfer *tr = &s->transfers[0];
@@ -399,13 +370,13 @@ static void task_random_bdma(struct task *t, struct descs *x)
 	} while ((uint64_t)t->src_surf * t->repeat > BUF_BYTES ||
 		 (uint64_t)t->dst_surf * t->repeat > BUF_BYTES);
 
-	descs_common(x, NVDLA_DLA_OP_BDMA);
+	dla_test_descs_init(x, NVDLA_DLA_OP_BDMA);
 	x->op.bdma_op.num_transfers = 1;
 	s->source_type = NVDLA_DLA_MEM_MC;
 	s->destination_type = NVDLA_DLA_MEM_MC;
 	s->num_transfers = 1;
-	tr->source_address = E_SRC;
-	tr->destination_address = E_DST;
+	tr->source_address = TASK_SRC;
+	tr->destination_address = TASK_DST;
 	tr->line_size = t->line_size;
 	tr->line_repeat = t->lines;
 	tr->source_line = t->src_line;
@@ -415,7 +386,7 @@ static void task_random_bdma(struct task *t, struct descs *x)
 	tr->destination_surface = t->dst_surf;
 }
 
-static void task_random(const struct dev *d, struct task *t, struct descs *x)
+static void task_random(const struct dev *d, struct task *t, struct dla_test_descs *x)
 {
 	if ((d->features & NVDLA_HW_FEATURE_BDMA) && below(3) == 0)
 		task_random_bdma(t, x);
@@ -424,15 +395,15 @@ static void task_random(const struct dev *d, struct task *t, struct descs *x)
 }
 
 /* Descriptors into the descriptor buffer (0.12 layout); random input, a canary output. */
-static void task_write(struct task *t, const struct descs *x)
+static void task_write(struct task *t, const struct dla_test_descs *x)
 {
 	uint32_t i;
 
 	memset(t->desc.map, 0, t->desc.size);
-	memcpy(t->desc.map + desc_offsets[E_NET], &x->net, sizeof(x->net));
-	memcpy(t->desc.map + desc_offsets[E_GRAPH], &x->graph, sizeof(x->graph));
-	memcpy(t->desc.map + desc_offsets[E_OPS], &x->op, sizeof(x->op));
-	memcpy(t->desc.map + desc_offsets[E_SURFS], &x->surf, sizeof(x->surf));
+	memcpy(t->desc.map + desc_offsets[TASK_NET], &x->net, sizeof(x->net));
+	memcpy(t->desc.map + desc_offsets[TASK_GRAPH], &x->graph, sizeof(x->graph));
+	memcpy(t->desc.map + desc_offsets[TASK_OPS], &x->op, sizeof(x->op));
+	memcpy(t->desc.map + desc_offsets[TASK_SURFS], &x->surf, sizeof(x->surf));
 	for (i = 0; i < BUF_BYTES; i += 8) {
 		uint64_t v = rnd();
 
@@ -490,7 +461,7 @@ static bool task_check(const struct task *t, const struct dev *d, char *why, siz
 
 /* The submit of a task, as the fuzzer mutates it. */
 struct submit {
-	struct drm_nvdla_address addr[E_COUNT + 2];
+	struct drm_nvdla_address addr[TASK_ENTRIES + 2];
 	struct drm_nvdla_job job;
 	struct drm_nvdla_submit s;
 };
@@ -500,13 +471,13 @@ static void submit_init(struct submit *m, const struct task *t)
 	uint32_t i;
 
 	memset(m, 0, sizeof(*m));
-	for (i = 0; i < E_COUNT; i++) {
-		m->addr[i].handle = i < E_SRC ? t->desc.handle : i == E_SRC ? t->src.handle :
+	for (i = 0; i < TASK_ENTRIES; i++) {
+		m->addr[i].handle = i < TASK_SRC ? t->desc.handle : i == TASK_SRC ? t->src.handle :
 										t->dst.handle;
-		m->addr[i].offset = i < E_SRC ? desc_offsets[i] : 0;
+		m->addr[i].offset = i < TASK_SRC ? desc_offsets[i] : 0;
 	}
 	m->job.addresses = (uintptr_t)m->addr;
-	m->job.address_count = E_COUNT;
+	m->job.address_count = TASK_ENTRIES;
 	m->job.address_struct_size = sizeof(m->addr[0]);
 	m->job.dla_version = NVDLA_DLA_VERSION(0, 12, 0);
 	m->s.jobs = (uintptr_t)&m->job;
@@ -553,7 +524,7 @@ static int cmd_reject(const char *config)
 {
 	struct dev d;
 	struct task t;
-	struct descs x;
+	struct dla_test_descs x;
 	uint64_t w0, r0, b0, w1, r1, b1;
 	char why[160];
 	int sr, st, i;
@@ -595,7 +566,7 @@ static int cmd_reject(const char *config)
 			what = "dst_data surfaces beyond its buffer";
 			break;
 		default: /* an address-list index past the list */
-			s->dst_data.address = E_COUNT;
+			s->dst_data.address = TASK_ENTRIES;
 			what = "dst_data names entry 6 of 6";
 			break;
 		}
@@ -625,7 +596,7 @@ static int cmd_stall(const char *config)
 {
 	struct dev d;
 	struct task t;
-	struct descs x;
+	struct dla_test_descs x;
 	uint64_t resets0, resets1;
 	char why[160] = "";
 	int64_t t0, ms;
@@ -704,7 +675,7 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 {
 	enum mutation kind = (enum mutation)below(MUT_COUNT_ALL);
 	uint8_t *desc = t->desc.map;
-	uint32_t e = below(E_COUNT), off;
+	uint32_t e = below(TASK_ENTRIES), off;
 
 	switch (kind) {
 	case MUT_HANDLE: {
@@ -718,10 +689,10 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 	case MUT_OFFSET:
 		m->addr[e].offset = interesting(d);
 		if (below(2))
-			m->addr[e].offset = (e < E_SRC ? t->desc.size : BUF_BYTES) - below(64);
+			m->addr[e].offset = (e < TASK_SRC ? t->desc.size : BUF_BYTES) - below(64);
 		break;
 	case MUT_COUNT:
-		m->job.address_count = below(3) ? below(E_COUNT + 2) : (uint32_t)interesting(d);
+		m->job.address_count = below(3) ? below(TASK_ENTRIES + 2) : (uint32_t)interesting(d);
 		if (below(3) == 0)
 			m->s.job_count = below(3) ? below(3) : (uint32_t)interesting(d);
 		break;
@@ -757,17 +728,17 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 		break;
 	case MUT_NET: /* one field of the network descriptor */
 		off = below(NVDLA_DLA_NETWORK_DESC_SIZE / 2) * 2;
-		poke(desc, (uint32_t)desc_offsets[E_NET] + off, 2,
+		poke(desc, (uint32_t)desc_offsets[TASK_NET] + off, 2,
 		     below(2) ? interesting(d) : (uint64_t)(int64_t)((int)below(10) - 2));
 		break;
 	case MUT_GRAPH: /* a field of the dependency graph entry */
 		off = below(NVDLA_DLA_COMMON_OP_DESC_SIZE);
-		poke(desc, (uint32_t)desc_offsets[E_GRAPH] + off, 1 + below(2),
+		poke(desc, (uint32_t)desc_offsets[TASK_GRAPH] + off, 1 + below(2),
 		     below(2) ? interesting(d) : (uint64_t)(int64_t)((int)below(8) - 1));
 		break;
 	case MUT_OP: /* a byte or word of the operation descriptor */
 		off = below(NVDLA_DLA_OP_SLOT_SIZE - 4);
-		poke(desc, (uint32_t)desc_offsets[E_OPS] + off, 1 << below(3) > 4 ? 4 : 1 << below(3),
+		poke(desc, (uint32_t)desc_offsets[TASK_OPS] + off, 1 << below(3) > 4 ? 4 : 1 << below(3),
 		     interesting(d));
 		break;
 	case MUT_CUBE: { /* a field of a data cube of the surface */
@@ -777,7 +748,7 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 
 		if (t->type == NVDLA_DLA_OP_BDMA)
 			cube = 0; /* bytes of the transfer instead */
-		poke(desc, (uint32_t)desc_offsets[E_SURFS] + cube * 32 + field_off[f], field_len[f],
+		poke(desc, (uint32_t)desc_offsets[TASK_SURFS] + cube * 32 + field_off[f], field_len[f],
 		     below(3) ? interesting(d) : (uint64_t)(int64_t)((int)below(8) - 1));
 		break;
 	}
@@ -785,7 +756,7 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 		off = 4 + below(NVDLA_DLA_BDMA_MAX_TRANSFERS * 32 / 4) * 4;
 		if (below(3) == 0)
 			off = 2; /* num_transfers */
-		poke(desc, (uint32_t)desc_offsets[E_SURFS] + off, off == 2 ? 2 : 4,
+		poke(desc, (uint32_t)desc_offsets[TASK_SURFS] + off, off == 2 ? 2 : 4,
 		     below(3) ? interesting(d) : below(8));
 		break;
 	case MUT_BYTES: { /* random bytes anywhere in the descriptors */
@@ -796,7 +767,7 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 		break;
 	}
 	case MUT_ENTRY_SWAP: { /* entries point at other buffers or places */
-		uint32_t other = below(E_COUNT);
+		uint32_t other = below(TASK_ENTRIES);
 
 		m->addr[e].handle = m->addr[other].handle;
 		m->addr[e].offset = m->addr[other].offset + below(2) * d->atom;
@@ -812,7 +783,7 @@ static int cmd_fuzz(const char *config, unsigned long iterations, uint64_t seed)
 {
 	struct dev d, other;
 	struct task t, v;
-	struct descs x;
+	struct dla_test_descs x;
 	struct bo foreign;
 	unsigned long i, accepted = 0, rejected = 0, valid = 0, valid_ok = 0, hung = 0, failed_hw = 0;
 	unsigned long by_kind[MUT_COUNT_ALL] = { 0 }, accepted_kind[MUT_COUNT_ALL] = { 0 };
