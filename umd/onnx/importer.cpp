@@ -40,8 +40,14 @@ uint64_t product(const std::vector<int64_t>& shape, size_t from = 0) {
     return n;
 }
 
-template <class T>
-void append_raw(const std::string& raw, std::vector<float>& out) {
+// A tensor's values as floats: its raw little-endian bytes when it has them, else the typed
+// repeated field.
+template <class T, class Typed>
+void append_values(const std::string& raw, const Typed& typed, std::vector<float>& out) {
+    if (raw.empty()) {
+        for (T v : typed) out.push_back(static_cast<float>(v));
+        return;
+    }
     const size_t n = raw.size() / sizeof(T);
     for (size_t i = 0; i < n; ++i) {
         T v;
@@ -65,28 +71,16 @@ Result<TensorData> from_proto(const ::onnx::TensorProto& t) {
     const std::string& raw = t.raw_data();
     switch (t.data_type()) {
         case ::onnx::TensorProto_DataType_FLOAT:
-            if (!raw.empty())
-                append_raw<float>(raw, d.values);
-            else
-                d.values.assign(t.float_data().begin(), t.float_data().end());
+            append_values<float>(raw, t.float_data(), d.values);
             break;
         case ::onnx::TensorProto_DataType_DOUBLE:
-            if (!raw.empty())
-                append_raw<double>(raw, d.values);
-            else
-                for (double v : t.double_data()) d.values.push_back(static_cast<float>(v));
+            append_values<double>(raw, t.double_data(), d.values);
             break;
         case ::onnx::TensorProto_DataType_INT64:
-            if (!raw.empty())
-                append_raw<int64_t>(raw, d.values);
-            else
-                for (int64_t v : t.int64_data()) d.values.push_back(static_cast<float>(v));
+            append_values<int64_t>(raw, t.int64_data(), d.values);
             break;
         case ::onnx::TensorProto_DataType_INT32:
-            if (!raw.empty())
-                append_raw<int32_t>(raw, d.values);
-            else
-                for (int32_t v : t.int32_data()) d.values.push_back(static_cast<float>(v));
+            append_values<int32_t>(raw, t.int32_data(), d.values);
             break;
         default:
             return error("tensor '", t.name(), "': data type ", t.data_type(),
