@@ -343,6 +343,30 @@ TEST(RuntimeQuantization, ScalesFromCpuOperations) {
     EXPECT_EQ(net->outputs()[0].quantization.offset, 0);
 }
 
+// A descriptor memory declared far larger than its contents (1 TiB; found by the loadable
+// fuzzer): loading reads the scales from the contents without imaging the whole memory, and
+// the context that would need the memory is refused with a sentence.
+TEST(RuntimeQuantization, HugeDescriptorMemoryIsNotImaged) {
+    NetworkBuilder b;
+    const uint16_t in = b.tensor(true, "logits", kInt8, 16, 1, 1, 32, 32, 32);
+    const uint16_t out = b.tensor(false, "prob", kInt8, 16, 1, 1, 32, 32, 32);
+    const uint16_t task = b.emu(
+        EmuLayout::Current,
+        Op{.type = 1, .format = 0, .c = 16, .input_scale = 0.0625f, .output_scale = 1.0f / 127}, in,
+        out);
+    Loadable& l = b.loadable();
+    for (uint16_t address : {l.tasks[task].addresses[0], l.tasks[task].addresses[2]})
+        l.memories[l.addresses[address].mem_id].size = uint64_t(1) << 40;
+    auto rt = emu_runtime();
+    auto net = load_or_fail(*rt, b.bytes());
+    ASSERT_TRUE(net);
+    EXPECT_EQ(net->inputs()[0].quantization.scale, 0.0625f);
+    EXPECT_EQ(net->outputs()[0].quantization.scale, 1.0f / 127);
+    Result<std::unique_ptr<Context>> ctx = net->create_context();
+    ASSERT_FALSE(ctx.ok());
+    EXPECT_NE(ctx.message().find("(1099511627776 bytes)"), std::string::npos) << ctx.message();
+}
+
 // The BDMA copy with relocations: the input's line and surface strides are the transfer's
 // source_line and source_surface, 32-bit words 4 and 7 of the surface list (memory 4 here).
 std::vector<std::byte> relocatable_network(bool with_reloc) {

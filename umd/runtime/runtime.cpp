@@ -189,6 +189,10 @@ TensorInfo tensor_info(const Loadable& l, uint16_t memory_id, uint32_t index) {
     return t;
 }
 
+// More than an EMU task's descriptors can take: 65 535 operations of at most 24 bytes plus
+// their buffer pairs.
+constexpr uint64_t kMaxEmuDescriptorBytes = uint64_t(16) << 20;
+
 // The scale factors an EMU task's descriptors give for the tensors it reads and writes.
 void apply_emu_quantization(Network::Impl& net) {
     const Loadable& l = net.loadable;
@@ -201,13 +205,21 @@ void apply_emu_quantization(Network::Impl& net) {
             const runtime::AddressEntry& a = l.addresses[task.addresses[i]];
             const runtime::MemoryEntry& m = l.memories[a.mem_id];
             if (m.contents.empty()) continue;
-            images[i].assign(m.size, std::byte{0});
+            // Only the bytes the descriptors can occupy: a memory may be declared far larger
+            // than its contents (a malformed loadable asked for 1 TB here).
+            uint64_t used = a.offset + a.size;
+            for (const runtime::MemoryContent& c : m.contents)
+                used = std::max<uint64_t>(used, c.offset + l.blobs[c.blob].data.size());
+            used = std::min({used, m.size, a.offset + kMaxEmuDescriptorBytes});
+            if (used <= a.offset) continue;
+            images[i].assign(used, std::byte{0});
             for (const runtime::MemoryContent& c : m.contents) {
                 const auto& data = l.blobs[c.blob].data;
-                if (!data.empty())
-                    std::memcpy(images[i].data() + c.offset, data.data(), data.size());
+                if (c.offset < used && !data.empty())
+                    std::memcpy(images[i].data() + c.offset, data.data(),
+                                std::min<uint64_t>(data.size(), used - c.offset));
             }
-            addresses[i] = {images[i].data() + a.offset, m.size - a.offset, a.size};
+            addresses[i] = {images[i].data() + a.offset, used - a.offset, a.size};
         }
         Result<runtime::EmuTaskInfo> info = runtime::inspect_emu_task(addresses);
         if (!info) continue;  // reported when the task runs
