@@ -448,6 +448,18 @@ TEST(LoadableMalformed, EveryTruncationIsRejected) {
     }
 }
 
+// Found by the loadable fuzzer: a SET offsets vector ([ulong]) 4 bytes off its 8-byte
+// boundary passes the FlatBuffers verifier; reading it would be a misaligned load.
+TEST(LoadableMalformed, MisalignedSetOffsets) {
+    const std::vector<std::byte> bytes = read_file(std::filesystem::path(NVDLA_TESTS_DIR) /
+                                                   "runtime/data/misaligned_set_offsets.nvdla");
+    ASSERT_FALSE(bytes.empty());
+    const std::string error = error_of(bytes);
+    EXPECT_NE(error.find("its SET offsets are not on 8-byte boundaries"), std::string::npos)
+        << error;
+    EXPECT_EQ(error.rfind("loadable: memory_list entry ", 0), 0u) << error;
+}
+
 TEST(LoadableMalformed, RandomDamageNeverCrashes) {
     auto rng = test::rng_for_test();
     const std::vector<std::byte> good = copy_network();

@@ -358,6 +358,13 @@ class Builder {
                     return fail(where, "SET names " + std::to_string(contents) +
                                            " blobs but gives " + std::to_string(offsets) +
                                            " offsets");
+                // The verifier checks a vector's length word, not that its 64-bit elements
+                // sit on 8-byte boundaries as every FlatBuffers writer places them.
+                if (offsets != 0 &&
+                    reinterpret_cast<uintptr_t>(m.offsets()->Data()) % alignof(uint64_t) != 0)
+                    return fail(where,
+                                "its SET offsets are not on 8-byte boundaries (the "
+                                "file is damaged)");
                 for (size_t k = 0; k < contents; ++k) {
                     const auto* name = m.contents()->Get(static_cast<flatbuffers::uoffset_t>(k));
                     const std::string blob_name = name ? name->str() : std::string();
