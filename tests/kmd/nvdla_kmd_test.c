@@ -43,7 +43,7 @@
 #include "nvdla_drm.h"
 #include <nvdla/hw/dla_interface.h>
 
-#include "dla_test_task.h"
+#include "guest_common.h"
 
 #ifndef NVDLA_ENGINE_DLA
 #define NVDLA_ENGINE_DLA 1 /* kmd/nvdla_engine.h */
@@ -75,39 +75,6 @@ static void result(bool ok, const char *fmt, ...)
 }
 
 /* ioctl returning 0 or -errno. */
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-
-	do {
-		r = ioctl(fd, req, arg);
-	} while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? -errno : 0;
-}
-
-static const char *errname(int e)
-{
-	static char buf[32];
-
-	switch (e) {
-	case 0: return "0";
-	case -EINVAL: return "EINVAL";
-	case -ENOENT: return "ENOENT";
-	case -ENODEV: return "ENODEV";
-	case -ENOMEM: return "ENOMEM";
-	case -EBADF: return "EBADF";
-	case -EFAULT: return "EFAULT";
-	case -E2BIG: return "E2BIG";
-	case -EBUSY: return "EBUSY";
-	case -ETIMEDOUT: return "ETIMEDOUT";
-	case -EOPNOTSUPP: return "EOPNOTSUPP";
-	case -EPERM: return "EPERM";
-	case -EIO: return "EIO";
-	}
-	snprintf(buf, sizeof(buf), "%d", e);
-	return buf;
-}
-
 #define EXPECT_ERR(expr, want, what)                                                      \
 	do {                                                                              \
 		int r_ = (expr);                                                          \

@@ -48,7 +48,7 @@
 #include "nvdla_drm.h"
 #include <nvdla/hw/dla_interface.h>
 
-#include "../kmd/dla_test_task.h"
+#include "../kmd/guest_common.h"
 
 #define PAGE 4096u
 #define BUF_BYTES (32u * 1024u)
@@ -67,39 +67,6 @@ static void result(bool ok, const char *fmt, ...)
 	fflush(stdout);
 	if (!ok)
 		failures++;
-}
-
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-
-	do {
-		r = ioctl(fd, req, arg);
-	} while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? -errno : 0;
-}
-
-static const char *errname(int e)
-{
-	switch (e < 0 ? -e : e) {
-	case 0: return "0";
-	case EINVAL: return "EINVAL";
-	case ENOENT: return "ENOENT";
-	case EFAULT: return "EFAULT";
-	case EIO: return "EIO";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case ENOMEM: return "ENOMEM";
-	case ENOSPC: return "ENOSPC";
-	case EBADF: return "EBADF";
-	case E2BIG: return "E2BIG";
-	case EBUSY: return "EBUSY";
-	case ECANCELED: return "ECANCELED";
-	case ENODEV: return "ENODEV";
-	case ERANGE: return "ERANGE";
-	case EOVERFLOW: return "EOVERFLOW";
-	default: return "errno";
-	}
 }
 
 static int64_t now_ns(void)
