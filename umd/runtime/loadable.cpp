@@ -30,6 +30,13 @@ std::string entry_name(std::string_view list, size_t index) {
     return std::string(list) + " entry " + std::to_string(index);
 }
 
+// List entries carry their index as their id; other lists refer to them by it.
+Status check_id(const std::string& where, uint64_t id, size_t position) {
+    if (id == position) return Status();
+    return fail(where, "id " + std::to_string(id) +
+                           " differs from its position (ids must be 0, 1, 2, ...)");
+}
+
 template <class T>
 size_t length(const flatbuffers::Vector<T>* v) {
     return v ? v->size() : 0;
@@ -324,9 +331,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::MemoryListEntry& m = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("memory_list", i);
-            if (m.id() != i)
-                return fail(where, "id " + std::to_string(m.id()) +
-                                       " differs from its position (ids must be 0, 1, 2, ...)");
+            if (Status bad = check_id(where, m.id(), i); !bad) return bad;
             MemoryEntry e;
             const uint8_t domain = static_cast<uint8_t>(m.domain());
             if (domain > 1)
@@ -396,9 +401,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::AddressListEntry& a = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("address_list", i);
-            if (a.id() != i)
-                return fail(where, "id " + std::to_string(a.id()) +
-                                       " differs from its position (ids must be 0, 1, 2, ...)");
+            if (Status bad = check_id(where, a.id(), i); !bad) return bad;
             if (a.mem_id() >= out_.memories.size())
                 return fail(where, "mem_id " + std::to_string(a.mem_id()) + " is not one of the " +
                                        std::to_string(out_.memories.size()) + " memory entries");
@@ -417,9 +420,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::EventListEntry& e = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("event_list", i);
-            if (e.id() != i)
-                return fail(where, "id " + std::to_string(e.id()) +
-                                       " differs from its position (ids must be 0, 1, 2, ...)");
+            if (Status bad = check_id(where, e.id(), i); !bad) return bad;
             const uint8_t op = static_cast<uint8_t>(e.op());
             if (op > 1)
                 return fail(where, "op " + std::to_string(op) + " is neither WAIT nor SIGNAL");
@@ -509,9 +510,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::TaskListEntry& t = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("task_list", i);
-            if (t.id() != i)
-                return fail(where, "id " + std::to_string(t.id()) +
-                                       " differs from its position (ids must be 0, 1, 2, ...)");
+            if (Status bad = check_id(where, t.id(), i); !bad) return bad;
             TaskEntry task;
             const uint32_t interface = static_cast<uint32_t>(t.interface());
             if (interface != 1 && interface != 2)
@@ -559,9 +558,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::SubmitListEntry& s = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("submit_list", i);
-            if (s.id() != i)
-                return fail(where, "id " + std::to_string(s.id()) +
-                                       " differs from its position (ids must be 0, 1, 2, ...)");
+            if (Status bad = check_id(where, s.id(), i); !bad) return bad;
             SubmitEntry entry{copy_ids(s.task_id())};
             if (entry.tasks.empty()) return fail(where, "it names no task");
             for (uint16_t task : entry.tasks)
