@@ -136,7 +136,61 @@ struct LrnDesc {
     float k = 1.0f;
 };
 
-enum class EltwiseOp : uint8_t { Sum, Product, Max };
+// Sub: a - b. Min: element-wise minimum. Div: a / b (the CPU: the hardware cannot divide by a
+// computed tensor).
+enum class EltwiseOp : uint8_t { Sum, Product, Max, Sub, Min, Div };
+
+// An operator the hardware cannot run, computed by the runtime on the CPU as a CPU task between
+// hardware tasks (BuildOptions::cpu_fallback). Dims are the builder's {n, c, h, w} (per batch
+// item, n = 1); an axis is 1 (c), 2 (h) or 3 (w).
+enum class CpuOpKind : uint8_t {
+    Softmax,     // axis ints[0]
+    LogSoftmax,  // axis ints[0]
+    // Unary, element by element.
+    Exp,
+    Log,
+    Sqrt,
+    Reciprocal,
+    Neg,
+    Abs,
+    Erf,
+    Sigmoid,
+    Tanh,
+    Relu,
+    // floats[0] = exponent
+    PowScalar,
+    // Binary with broadcasting (each of c, h, w equal or 1 in either input).
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+    Pow,
+    // Over the axes in ints; the reduced axes become 1.
+    ReduceSum,
+    ReduceMean,
+    ReduceMax,
+    ReduceMin,
+    // a {1, C, H, K} x b {1, C, K, W} -> {1, C, H, W} (batched over C; b may have C = 1).
+    MatMul,
+    // Over the trailing axes from ints[0] to 3; floats = {epsilon, gamma[...], beta[...]} with
+    // gamma and beta over those axes (empty: 1 and 0).
+    LayerNorm,
+    // Along axis ints[0], the indices ints[1...] (non-negative).
+    Gather,
+    // Output axis i (1..3) is input axis ints[i - 1].
+    Transpose,
+    // Same elements in NCHW order, new dims (out_dims).
+    Reshape,
+};
+
+struct CpuOpDesc {
+    CpuOpKind kind = CpuOpKind::Exp;
+    std::vector<int64_t> ints;
+    std::vector<float> floats;
+    Dims4 out_dims;  // Reshape: required; others: computed (left {0,0,0,0})
+};
 
 // ---- The network ----
 
@@ -197,6 +251,42 @@ class NVDLA_API Network {
     Tensor flatten(Tensor x, const std::string& name = "");
     // Softmax over the channels at every position; runs on the CPU (an EMU task).
     Tensor softmax(Tensor x, const std::string& name = "");
+
+    // ---- Operators of post-2018 vision models ----
+    // y = min(max(x, min), max); either bound may be -/+infinity (ReLU6: 0, 6). SDP X-stage
+    // ALU max/min with register operands.
+    Tensor clip(Tensor x, float min, float max, const std::string& name = "");
+    // y = max(0, min(1, alpha * x + beta)) (ONNX HardSigmoid; PyTorch's: alpha 1/6, beta 1/2).
+    Tensor hard_sigmoid(Tensor x, float alpha = 0.2f, float beta = 0.5f,
+                        const std::string& name = "");
+    // y = x * max(0, min(1, x / 6 + 1 / 2)).
+    Tensor hard_swish(Tensor x, const std::string& name = "");
+    // y = x * sigmoid(x) (SiLU / Swish).
+    Tensor silu(Tensor x, const std::string& name = "");
+    // y = x * tanh(softplus(x)).
+    Tensor mish(Tensor x, const std::string& name = "");
+    // eltwise() with broadcasting: b's dims may be {1, C, 1, 1}, {1, 1, H, W} or {1, 1, 1, 1}
+    // against a's {1, C, H, W} (squeeze-excitation); a and b may also be swapped.
+    // Constant padding of the plane with `value`: folded into the consumer's padding where it
+    // fits (value 0 before a convolution, -inf-like before max pooling), else an operation.
+    Tensor pad(Tensor x, uint32_t top, uint32_t left, uint32_t bottom, uint32_t right,
+               float value = 0.0f, const std::string& name = "");
+    // Nearest-neighbour upsampling by integer factors: y[h][w] = x[h / sh][w / sw].
+    Tensor resize_nearest(Tensor x, uint32_t scale_h, uint32_t scale_w,
+                          const std::string& name = "");
+    // Bilinear upsampling by an integer factor, align_corners false (half-pixel centres, edges
+    // clamped), as ONNX Resize linear / PyTorch interpolate.
+    Tensor resize_bilinear(Tensor x, uint32_t scale_h, uint32_t scale_w,
+                           const std::string& name = "");
+    // Channels [begin, end) of x (Split, Slice and Gather along channels).
+    Tensor slice_channels(Tensor x, uint32_t begin, uint32_t end, const std::string& name = "");
+    // Channel shuffle with c = groups * k: output channel i * groups + g is input channel
+    // g * k + i (ShuffleNet's reshape to [groups, k], transpose, flatten).
+    Tensor shuffle_channels(Tensor x, uint32_t groups, const std::string& name = "");
+    // A CPU task (BuildOptions::cpu_fallback must allow it): an operator the hardware cannot
+    // run. Inputs are feature tensors of this network.
+    Tensor cpu_op(std::span<const Tensor> inputs, const CpuOpDesc& desc,
+                  const std::string& name = "");
 
     // Marks a tensor as a network output (bound by the application), in order of the calls.
     // `layout` is the layout run() and unpack_output() give its values in. A network input
@@ -299,6 +389,9 @@ struct BuildOptions {
     bool fuse_pooling = true;
     // Sigmoid/tanh LUT input range [-lut_range, lut_range]; beyond it the edge values hold.
     float lut_range = 8.0f;
+    // Layers the hardware cannot run become CPU tasks (cpu_op layers, and hardware layers the
+    // configuration cannot map). false: build() fails with the sentence naming the layer.
+    bool cpu_fallback = true;
 };
 
 // A network input or output as the loadable binds it.
@@ -331,6 +424,14 @@ struct CompiledNetwork {
     // (pool1)"; "prob: EMU softmax (CPU)".
     std::vector<std::string> operations;
     uint32_t hardware_tasks = 0, cpu_tasks = 0;
+    // The layers that run on the CPU, one line each ("sm: CPU softmax axis 3").
+    std::vector<std::string> cpu_operations;
+    // Multiply-accumulates the hardware performs (padding and block-diagonal zeros included)
+    // and the ones the network defines.
+    uint64_t hardware_macs = 0, model_macs = 0;
+    // true when a CPU task needs this runtime (operations beyond the original runtime's
+    // softmax and power).
+    bool needs_extended_cpu_tasks = false;
     uint64_t weight_bytes = 0;      // weight, WMB/WGS and operand surfaces in the loadable
     uint64_t activation_bytes = 0;  // device memory for activations after buffer reuse
 };
