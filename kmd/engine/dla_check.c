@@ -419,18 +419,30 @@ static int check_conv_input(struct dla_check *c, const struct nvdla_dla_conv_op_
 			   dla_pixel_bytes(op->data_format, 1));
 }
 
+/*
+ * The unit in which CDMA counts D_WEIGHT_BYTES: nv_full's register has no bits 6:0 (128 bytes);
+ * the nv_small family's CDMA requests weight_bytes[31:log2(atom)] memory atoms (nvdla/hw
+ * NV_NVDLA_CDMA_wt.v). A size that is a multiple of it is fetched exactly; the firmware
+ * programs weight_data.size unchanged, so another size would silently lose weights.
+ */
+static uint32_t weight_bytes_unit(const struct nvdla_hw_config *cfg)
+{
+	return cfg->reg_map == NVDLA_REG_MAP_FULL ? 128 : cfg->atom_bytes;
+}
+
 static int check_conv_weights(struct dla_check *c, const struct nvdla_dla_conv_op_desc *op,
 			      const struct nvdla_dla_conv_surface_desc *s)
 {
 	const struct nvdla_dla_data_cube *w = &s->weight_data;
+	const uint32_t unit = weight_bytes_unit(c->cfg);
 	uint32_t per_group, groups;
 	int ret;
 
 	ret = check_mem_type(c, "CONV", "weight_data", w->type, false);
 	if (!ret)
-		ret = check_range(c, "CONV", "weight_data.size", w->size, 128, 0xffffffffu);
+		ret = check_range(c, "CONV", "weight_data.size", w->size, unit, 0xffffffffu);
 	if (!ret)
-		ret = check_aligned(c, "CONV", "weight_data.size", w->size, 128);
+		ret = check_aligned(c, "CONV", "weight_data.size", w->size, unit);
 	if (!ret)
 		ret = check_memory(c, "CONV", "weight_data", w->type, w->address, cube_offset(w),
 				   w->size, 256);

@@ -670,6 +670,33 @@ TEST_F(RejectSmall, AddressesBeyondThe32BitSpace) {
         << rig.error().message;
 }
 
+// nv_small's CDMA counts D_WEIGHT_BYTES in 8-byte memory atoms (nv_full's register has no bits
+// 6:0): the original compiler's exact sizes (8 kernels of 3x3x8 int8: 576 bytes) run there.
+TEST_F(RejectSmall, WeightSizesInMemoryAtoms) {
+    const HwConfig& cfg = rig.cfg();
+    const ConvShape sh{4, 4, 8, 8, 3, 3, 1};
+    const Feature in(4, 4, 8, 1, 8);
+    const int a = rig.add_entry(in.bytes), w = rig.add_entry(584), o = rig.add_entry(in.bytes);
+    TaskBuilder t;
+    const int conv = t.add(NVDLA_DLA_OP_CONV), sdp = t.add(NVDLA_DLA_OP_SDP);
+    conv_direct(t[conv], cfg, sh, in.cube(a), w, 576);
+    sdp_after_conv(t[sdp], sh, in.cube(o), 0);
+    t.fuse(conv, sdp);
+    t.finish_queues();
+    rig.write(t, kV12);
+    ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+    t[conv].surf.conv_surface.weight_data.size = 580;
+    rig.write(t, kV12);
+    EXPECT_EQ(rig.validate(), -EINVAL);
+    EXPECT_EQ(rig.error().code, NVDLA_DLA_E_ALIGN);
+    EXPECT_STREQ(rig.error().message,
+                 "operation 0: CONV weight_data.size is 580, not a multiple of 8 bytes");
+    t[conv].surf.conv_surface.weight_data.size = 592;
+    rig.write(t, kV12);
+    EXPECT_EQ(rig.validate(), -EINVAL);
+    EXPECT_EQ(rig.error().code, NVDLA_DLA_E_EXTENT) << rig.error().message;
+}
+
 // ---- layouts ----
 
 TEST(DescriptorLayout, SizesOfBothVersions) {

@@ -230,8 +230,8 @@ TEST_F(IRuntimeCompat, StridesChangeThroughRelocations) {
     const uint16_t in = b.tensor(true, "data", kInt8, 32, 8, 8, 256, 2048, 4096);
     const uint16_t out = b.tensor(false, "copy", kInt8, 32, 8, 8, 256, 2048, 2048);
     b.bdma_copy(in, out, 256, 8);
-    b.loadable().relocs.push_back({4, 4, 4, 1, 4, runtime::kRelocLineStride});
-    b.loadable().relocs.push_back({4, 4, 7, 1, 4, runtime::kRelocSurfaceStride});
+    b.loadable().relocs.push_back({4, 4, 16, 1, 4, runtime::kRelocLineStride});
+    b.loadable().relocs.push_back({4, 4, 28, 1, 4, runtime::kRelocSurfaceStride});
     std::vector<std::byte> bytes = b.bytes();
     Legacy rt;
     ASSERT_TRUE(rt->load(reinterpret_cast<NvU8*>(bytes.data()), 0));

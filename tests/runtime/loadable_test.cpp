@@ -210,9 +210,10 @@ const Rule kRules[] = {
      "stride"},
     {"RelocOffset",
      [](NetworkBuilder& b) {
-         b.loadable().relocs.push_back({4, 3, 29, 1, 3, 1});
+         b.loadable().relocs.push_back({4, 3, 113, 1, 3, 1});
      },
-     "loadable: reloc_list entry 0: it patches 32-bit word 29 of memory 3, past its 116 bytes"},
+     "loadable: reloc_list entry 0: it patches the 4 bytes at byte offset 113 of memory 3, past "
+     "its 116 bytes"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Rules, LoadableRule, ::testing::ValuesIn(kRules),
@@ -281,6 +282,22 @@ std::vector<std::byte> raw_loadable(const Raw& r) {
     }
     const auto* p = reinterpret_cast<const std::byte*>(b.GetBufferPointer());
     return {p, p + b.GetSize()};
+}
+
+// The original compiler's relocation offsets are bytes, not always 4-byte aligned (an EMU
+// buffer descriptor's line stride sits at byte 18): the last 4 bytes of a memory are in range.
+TEST(Loadable, RelocationOffsetsAreBytes) {
+    NetworkBuilder b;
+    const uint16_t in = b.tensor(true, "data", kInt8, 32, 8, 8, 256, 2048, 2048);
+    const uint16_t out = b.tensor(false, "copy", kInt8, 32, 8, 8, 256, 2048, 2048);
+    b.bdma_copy(in, out, 256, 8);
+    b.finish();
+    b.loadable().relocs.push_back({4, 3, 112, 1, 3, runtime::kRelocLineStride});
+    b.loadable().relocs.push_back({4, 3, 18, 1, 3, runtime::kRelocSurfaceStride});
+    Result<runtime::Loadable> parsed = runtime::parse_loadable(b.bytes());
+    ASSERT_TRUE(parsed.ok()) << parsed.message();
+    EXPECT_EQ(parsed->relocs[0].offset, 112u);
+    EXPECT_EQ(parsed->relocs[1].offset, 18u);
 }
 
 TEST(LoadableRaw, ValidBaseline) {

@@ -368,15 +368,15 @@ TEST(RuntimeQuantization, HugeDescriptorMemoryIsNotImaged) {
 }
 
 // The BDMA copy with relocations: the input's line and surface strides are the transfer's
-// source_line and source_surface, 32-bit words 4 and 7 of the surface list (memory 4 here).
+// source_line and source_surface, bytes 16 and 28 of the surface list (memory 4 here).
 std::vector<std::byte> relocatable_network(bool with_reloc) {
     NetworkBuilder b;
     const uint16_t in = b.tensor(true, "data", kInt8, 32, 8, 8, 256, 2048, 4096);
     const uint16_t out = b.tensor(false, "copy", kInt8, 32, 8, 8, 256, 2048, 2048);
     b.bdma_copy(in, out, 256, 8);
     if (with_reloc) {
-        b.loadable().relocs.push_back({4, 4, 4, 1, 4, runtime::kRelocLineStride});
-        b.loadable().relocs.push_back({4, 4, 7, 1, 4, runtime::kRelocSurfaceStride});
+        b.loadable().relocs.push_back({4, 4, 16, 1, 4, runtime::kRelocLineStride});
+        b.loadable().relocs.push_back({4, 4, 28, 1, 4, runtime::kRelocSurfaceStride});
     }
     return b.bytes();
 }

@@ -588,10 +588,13 @@ class Builder {
             if (e.type != kRelocLineStride && e.type != kRelocSurfaceStride)
                 return fail(where, "reloc_type " + std::to_string(e.type) +
                                        " is neither a line (1) nor a surface (2) stride");
+            // The original compiler writes byte offsets (of a stride field inside a surface
+            // descriptor, not always 4-byte aligned); its runtime's word indexing was a bug.
             const uint64_t size = out_.memories[e.write_id].size;
-            if (e.offset >= size / 4)
-                return fail(where, "it patches 32-bit word " + std::to_string(e.offset) +
-                                       " of memory " + std::to_string(e.write_id) + ", past its " +
+            if (size < 4 || e.offset > size - 4)
+                return fail(where, "it patches the 4 bytes at byte offset " +
+                                       std::to_string(e.offset) + " of memory " +
+                                       std::to_string(e.write_id) + ", past its " +
                                        std::to_string(size) + " bytes");
             out_.relocs.push_back(e);
         }

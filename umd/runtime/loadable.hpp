@@ -111,7 +111,7 @@ inline constexpr uint8_t kRelocSurfaceStride = 2;
 struct RelocEntry {
     uint16_t address_id = 0;
     uint16_t write_id = 0;  // memory id
-    uint64_t offset = 0;    // in 32-bit words
+    uint64_t offset = 0;    // in bytes
     uint32_t interface = 0;
     uint32_t sub_interface = 0;
     uint8_t type = 0;
