@@ -535,10 +535,10 @@ struct Context::Impl {
                 runtime::Buffer* target = memories[r.write_id].buffer;
                 if (!target || !target->data()) continue;
                 if (target->size() < 4 || r.offset > target->size() - 4)
-                    return Status::failure(
-                        what + ": a relocation patches byte offset " + std::to_string(r.offset) +
-                        " of memory " + std::to_string(r.write_id) + ", past its " +
-                        std::to_string(target->size()) + "-byte buffer");
+                    return Status::failure(what + ": a relocation patches byte offset " +
+                                           std::to_string(r.offset) + " of memory " +
+                                           std::to_string(r.write_id) + ", past its " +
+                                           std::to_string(target->size()) + "-byte buffer");
                 const uint32_t value = r.type == runtime::kRelocLineStride ? line : surface;
                 std::memcpy(target->data() + r.offset, &value, 4);
                 ++patched;
