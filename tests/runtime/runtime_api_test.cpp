@@ -395,6 +395,32 @@ TEST(RuntimeStrides, RelocationsPatchTheDescriptors) {
     EXPECT_TRUE(ctx->set_input_strides(0, 512, 4096).ok());  // unchanged: nothing to do
 }
 
+// Extents are bounded by the buffer an address resolves to, not by the address entry's nominal
+// size: the original compiler places a concat slice past an entry's size inside its memory.
+TEST(RuntimeBounds, TheBufferBoundsAccessesNotTheEntrySize) {
+    NetworkBuilder b;
+    const uint16_t in = b.tensor(true, "data", kInt8, 32, 8, 8, 256, 2048, 2048);
+    const uint16_t out = b.tensor(false, "copy", kInt8, 32, 8, 8, 256, 2048, 2048);
+    b.bdma_copy(in, out, 256, 8);
+    for (runtime::AddressEntry& a : b.loadable().addresses)
+        if (a.mem_id == out) a.size = 256;
+    auto rt = emu_runtime();
+    auto net = load_or_fail(*rt, b.bytes());
+    auto ctx = std::move(net->create_context()).value();
+    fill(ctx->input(0), 3);
+    const Status ran = ctx->run();
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    EXPECT_EQ(std::memcmp(ctx->output(0).data(), ctx->input(0).data(), 2048), 0);
+
+    // Past the buffer itself: refused before the device runs.
+    for (runtime::AddressEntry& a : b.loadable().addresses)
+        if (a.mem_id == out) a.offset = 256, a.size = 256;
+    auto shifted = load_or_fail(*rt, b.bytes());
+    auto refused = std::move(shifted->create_context()).value();
+    const std::string m = refused->run().message();
+    EXPECT_NE(m.find("past the 1792 bytes of address-list entry"), std::string::npos) << m;
+}
+
 TEST(RuntimeStrides, WithoutRelocationsTheyCannotChange) {
     auto rt = emu_runtime();
     auto net = load_or_fail(*rt, relocatable_network(false));
