@@ -234,6 +234,34 @@ TEST_P(CpuOp, HardwareLayersFallingBack) {
     EXPECT_EQ(r->built.cpu_operations[0].rfind("divide: CPU div", 0), 0u);
 }
 
+// A flatten that is not a view (read by a ReLU, and an output) becomes a CPU reshape.
+TEST_P(CpuOp, FlattenThatIsNotAView) {
+    Network net;
+    Tensor x = net.input("data", {1, 5, 3, 4});
+    ConvolutionDesc c;
+    c.out_channels = 6;
+    x = net.convolution(x, c, random_weights(rng, 6 * 5), random_weights(rng, 6), "conv");
+    Tensor flat = net.flatten(x, "flat");
+    net.output(net.relu(flat, "relu"), "relu");
+    net.output(flat, "flat");
+    auto r = run_and_compare(net, {random_tensor(rng, {1, 5, 3, 4})}, options());
+    ASSERT_TRUE(r);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LE(r->diff[i].relative(), bound()) << describe(*r);
+    ASSERT_EQ(r->built.cpu_operations.size(), 1u);
+    EXPECT_EQ(r->built.cpu_operations[0].rfind("flat: CPU reshape 6x3x4 -> 72x1x1", 0), 0u)
+        << r->built.cpu_operations[0];
+    BuildOptions no = options();
+    no.cpu_fallback = false;
+    Calibration cal;
+    ASSERT_TRUE(cal.add_sample(net, {random_tensor(rng, {1, 5, 3, 4})}).ok());
+    no.calibration = &cal;
+    Result<CompiledNetwork> refused = build(net, no);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.message(),
+              "layer 'flat' (flatten): its 3x4 input can only be flattened for fully connected "
+              "layers, but layer 'relu' (ReLU) reads it");
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, CpuOp,
                          ::testing::Values(Target{"nv_full", Precision::Fp16},
                                            Target{"nv_full", Precision::Int8},

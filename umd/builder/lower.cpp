@@ -156,6 +156,12 @@ Status Lowering::analyse() {
     for (uint32_t id = 0; id < n; ++id) {
         const Node& node = net_.nodes[id];
         if (node.op != Op::Flatten || alias_[id] != id) continue;
+        if (t_.options->cpu_fallback && runs_on_cpu(id)) {
+            if (node.dims.c > 8192)
+                return error(layer(id), ": its ", node.dims.c,
+                             " values are beyond the 8192 channels a cube can have");
+            continue;  // a CPU reshape
+        }
         for (uint32_t c : cons_[id])
             if (net_.nodes[c].op != Op::FullyConnected)
                 return error(layer(id), ": its ", net_.nodes[root(node.inputs[0])].dims.h, "x",
@@ -734,7 +740,7 @@ Result<Plan> Lowering::run() {
             case Op::Tanh:
             case Op::Eltwise: s = lower_sdp(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
-            case Op::Flatten: s = computed(id); break;
+            case Op::Flatten: s = runs_on_cpu(id) ? lower_cpu(id) : computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;
             case Op::Cpu: s = lower_cpu(id); break;
         }
