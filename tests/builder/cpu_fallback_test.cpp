@@ -234,6 +234,24 @@ TEST_P(CpuOp, HardwareLayersFallingBack) {
     EXPECT_EQ(r->built.cpu_operations[0].rfind("divide: CPU div", 0), 0u);
 }
 
+// CPU operations reading a network input and writing into a concat's cube (at a channel
+// offset) and straight into an output.
+TEST_P(CpuOp, IntoConcatAndOutputs) {
+    Network net;
+    const Dims4 d{1, 32, 3, 5};
+    Tensor x = net.input("data", d);
+    Tensor e = net.cpu_op(std::vector<Tensor>{x}, op(CpuOpKind::Exp), "exp");
+    Tensor n = net.cpu_op(std::vector<Tensor>{x}, op(CpuOpKind::Neg), "neg");
+    const std::vector<Tensor> parts = {n, e};
+    net.output(net.relu(net.concat(parts, "cat"), "relu"), "relu");
+    net.output(net.cpu_op(std::vector<Tensor>{x}, op(CpuOpKind::Abs), "abs"), "abs");
+    auto r = run_and_compare(net, {random_tensor(rng, d)}, options());
+    ASSERT_TRUE(r);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LE(r->diff[i].relative(), bound()) << describe(*r);
+    EXPECT_EQ(r->built.cpu_tasks, 3u) << describe(*r);
+    EXPECT_EQ(r->built.hardware_tasks, 1u) << describe(*r);  // the ReLU; the concat is free
+}
+
 // A flatten that is not a view (read by a ReLU, and an output) becomes a CPU reshape.
 TEST_P(CpuOp, FlattenThatIsNotAView) {
     Network net;
