@@ -297,6 +297,15 @@ TEST(CpuOpReport, ChannelSoftmaxNeedsNoExtendedTasks) {
     EXPECT_FALSE(built->needs_extended_cpu_tasks);
     ASSERT_EQ(built->cpu_operations.size(), 1u);
     EXPECT_EQ(built->cpu_operations[0], "prob: CPU softmax axis 1 10x1x1 -> 10x1x1 fp16");
+    // Network::softmax is the same operation.
+    Network same;
+    Tensor s = same.input("x", {1, 10, 1, 1});
+    same.output(same.softmax(s, "prob"), "prob");
+    Result<CompiledNetwork> softmax = build(same);
+    ASSERT_TRUE(softmax) << softmax.message();
+    EXPECT_FALSE(softmax->needs_extended_cpu_tasks);
+    EXPECT_EQ(softmax->cpu_operations, built->cpu_operations);
+    EXPECT_EQ(softmax->loadable, built->loadable);
     // Over another axis it is one.
     Network other;
     Tensor y = other.input("y", {1, 10, 1, 4});

@@ -639,7 +639,10 @@ Status Lowering::lower_softmax(uint32_t id) {
     s.soft.precision = t_.precision;
     s.soft.input_scale = static_cast<float>(scale(n.inputs[0]));
     s.soft.output_scale = static_cast<float>(scale(id));
-    s.group.note = n.name + ": CPU softmax axis 1 (EMU softmax)";
+    const std::string dims =
+        std::to_string(n.dims.c) + "x" + std::to_string(n.dims.h) + "x" + std::to_string(n.dims.w);
+    s.group.note = n.name + ": CPU softmax axis 1 " + dims + " -> " + dims + " " +
+                   std::string(to_string(t_.precision));
     plan_.steps.push_back(std::move(s));
     return computed(id);
 }
