@@ -1,19 +1,21 @@
 // CPU operations between hardware layers (Network::cpu_op, BuildOptions::cpu_fallback): every
 // CpuOpKind in fp16 on nv_full and int8 on nv_full and nv_small, emulated and compared with the
-// float reference; division and sigmoid/tanh falling back to the CPU; the build report; and
-// the sentences for forbidden fallback and bad arguments.
+// float reference; division, sigmoid/tanh and flatten falling back to the CPU; the build
+// report; and the sentences for forbidden fallback and bad arguments.
 //
 // Bounds, relative to the largest reference value: fp16 kFp16 (the tensors round to 2^-11 at
-// each of the hardware layer, the CPU operation and the next hardware layer: a few units in
-// the last place), int8 kInt8 (a few steps of range/127: the input, the CPU operation's output
-// and the next layer's output each round by half a step, and the operation can double an
-// input's error).
+// the hardware layer before, at the CPU operation and at the hardware layer after: about five
+// half units in the last place with log's and division's gain; 1.5e-3 is the largest seen over
+// 16 seeds), int8 kInt8 (a few steps of range/127: the input, the operation's output and the
+// next layer's output each round by half a step, and log near 0.75 doubles the input's error;
+// 3.3e-2 is the largest seen). Two int8 convolutions with a CPU operation between them get
+// twice that.
 #include "builder_rig.hpp"
 
 namespace nvdla::builder_test {
 namespace {
 
-constexpr double kFp16 = 4e-3;
+constexpr double kFp16 = 2.5e-3;
 constexpr double kInt8 = 4e-2;
 
 struct Target {
@@ -195,7 +197,8 @@ TEST_P(CpuOp, BetweenHardwareTasks) {
     net.output(net.relu(x, "relu"), "out");
     auto r = run_and_compare(net, {random_tensor(rng, {1, 8, 6, 6})}, options());
     ASSERT_TRUE(r);
-    EXPECT_LE(r->diff[0].relative(), bound()) << describe(*r);
+    EXPECT_LE(r->diff[0].relative(), GetParam().precision == Precision::Int8 ? 2 * kInt8 : kFp16)
+        << describe(*r);
     EXPECT_EQ(r->built.cpu_tasks, 2u);
     EXPECT_EQ(r->built.hardware_tasks, 3u);
     EXPECT_TRUE(r->built.needs_extended_cpu_tasks);
