@@ -99,10 +99,6 @@ Status Lowering::lower_cpu(uint32_t id) {
         return error(layer(id), ": CPU operations read ", to_string(t_.precision),
                      " cubes with 32-byte atoms", t_.int8() ? " or 8-byte atoms" : "", ", not the ",
                      atom, "-byte atoms of ", t_.cfg->name);
-    for (uint32_t in : n.inputs)
-        if (image_[root(in)])
-            return error(layer(id), ": it reads the image input '", net_.nodes[root(in)].name,
-                         "', which only convolutions can read");
 
     std::ostringstream note;
     note << n.name << ": CPU " << runtime::cpu_op_name(desc.kind) << parameters_text(desc) << " ";
