@@ -156,6 +156,12 @@ Status Lowering::analyse() {
     for (uint32_t id = 0; id < n; ++id) {
         const Node& node = net_.nodes[id];
         if (node.op != Op::Flatten || alias_[id] != id) continue;
+        if (t_.options->cpu_fallback && runs_on_cpu(id)) {
+            if (node.dims.c > 8192)
+                return error(layer(id), ": its ", node.dims.c,
+                             " values are beyond the 8192 channels a cube can have");
+            continue;  // a CPU reshape
+        }
         for (uint32_t c : cons_[id])
             if (net_.nodes[c].op != Op::FullyConnected)
                 return error(layer(id), ": its ", net_.nodes[root(node.inputs[0])].dims.h, "x",
@@ -308,6 +314,7 @@ int Lowering::next_in_chain(uint32_t cur) const {
     if (out_index_[cur] >= 0 || cons_[cur].size() != 1) return -1;
     const uint32_t c = cons_[cur][0];
     const Node& n = net_.nodes[c];
+    if (runs_on_cpu(c)) return -1;
     switch (n.op) {
         case Op::Affine:
         case Op::Relu:
@@ -632,7 +639,10 @@ Status Lowering::lower_softmax(uint32_t id) {
     s.soft.precision = t_.precision;
     s.soft.input_scale = static_cast<float>(scale(n.inputs[0]));
     s.soft.output_scale = static_cast<float>(scale(id));
-    s.group.note = n.name + ": EMU softmax (CPU)";
+    const std::string dims =
+        std::to_string(n.dims.c) + "x" + std::to_string(n.dims.h) + "x" + std::to_string(n.dims.w);
+    s.group.note = n.name + ": CPU softmax axis 1 " + dims + " -> " + dims + " " +
+                   std::string(to_string(t_.precision));
     plan_.steps.push_back(std::move(s));
     return computed(id);
 }
@@ -640,6 +650,7 @@ Status Lowering::lower_softmax(uint32_t id) {
 // ---- SDP from memory ----
 
 Status Lowering::lower_sdp(uint32_t id) {
+    if (runs_on_cpu(id)) return lower_cpu(id);
     const Node& n = net_.nodes[id];
     const uint32_t source = root(n.inputs[0]);
     SdpSource src;
@@ -732,8 +743,9 @@ Result<Plan> Lowering::run() {
             case Op::Tanh:
             case Op::Eltwise: s = lower_sdp(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
-            case Op::Flatten: s = computed(id); break;
+            case Op::Flatten: s = runs_on_cpu(id) ? lower_cpu(id) : computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;
+            case Op::Cpu: s = lower_cpu(id); break;
         }
         if (!s) return s;
     }

@@ -29,6 +29,7 @@ const char* op_name(Op op) {
         case Op::Concat: return "concat";
         case Op::Flatten: return "flatten";
         case Op::Softmax: return "softmax";
+        case Op::Cpu: return "CPU operation";
     }
     return "?";
 }
@@ -417,7 +418,8 @@ Tensor Network::eltwise(Tensor a, Tensor b, EltwiseOp op, const std::string& nam
     if (r.in(0) != r.in(1))
         r.fail("the inputs are ", dims_text(r.in(0)), " and ", dims_text(r.in(1)),
                "; they must have the same dims");
-    if (op != EltwiseOp::Sum && op != EltwiseOp::Product && op != EltwiseOp::Max)
+    if (op != EltwiseOp::Sum && op != EltwiseOp::Product && op != EltwiseOp::Max &&
+        op != EltwiseOp::Div)
         r.fail("unknown operation ", static_cast<int>(op));
     r.node().eltwise = op;
     return r.finish(r.in(0));
