@@ -227,6 +227,8 @@ TEST_P(ModernOp, DivisionIsLeftToTheCpu) {
     Network net;
     Tensor a = net.input("a", {1, 4, 3, 3});
     Tensor b = net.input("b", {1, 4, 1, 1});
+    // Behind a convolution whose SDP could otherwise take it as a chain element.
+    a = net.convolution(a, conv(4, 1), weights(16), weights(4), "conv");
     net.output(net.eltwise(a, b, EltwiseOp::Div, "div"), "out");
     expect_refused(net, {random_tensor(rng, {1, 4, 3, 3}), random_tensor(rng, {1, 4, 1, 1}, 1, 2)},
                    "div", "divide");

@@ -331,7 +331,7 @@ int Lowering::next_in_chain(uint32_t cur) const {
         case Op::Eltwise: {
             const uint32_t a = root(n.inputs[0]), b = root(n.inputs[1]);
             const uint32_t other = a == cur ? b : a;
-            if (other == cur || !done_[other]) return -1;
+            if (other == cur || !done_[other] || n.eltwise == EltwiseOp::Div) return -1;
             // The chain streams the full-size input; the other one is the operand.
             if (net_.nodes[cur].dims != n.dims || !operand_form(c, other)) return -1;
             return static_cast<int>(c);
