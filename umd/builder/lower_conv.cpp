@@ -146,8 +146,8 @@ Status Lowering::lower_conv(uint32_t id) {
     job.bias = n.bias;
     if (job.bias.empty()) job.bias.assign(job.kernels, 0.0f);
     job.what = n.op == Op::FullyConnected ? "fully connected as "
-               : n.kind.empty()               ? ""
-                                              : n.kind + " as ";
+               : n.kind.empty()           ? ""
+                                          : n.kind + " as ";
     if (folded >= 0) {
         const Node& pn = net_.nodes[size_t(folded)];
         job.pad_t += pn.pads[0];
