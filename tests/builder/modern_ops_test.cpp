@@ -308,6 +308,32 @@ TEST_P(ModernOp, ResizeNearest) {
         << describe(*r);
 }
 
+TEST_P(ModernOp, ResizeBilinear) {
+    // Scale 2 (weights 1/16, 3/16, 9/16: exact in fp16) and 3x2 (thirds), edges clamped.
+    Network net;
+    Tensor x = net.input("data", {1, 5, 6, 7});
+    net.output(net.resize_bilinear(x, 2, 2, "up2"), "up2");
+    net.output(net.resize_bilinear(x, 3, 2, "up32"), "up32");
+    // int8: the weights round to 127ths of the largest (9/16) and the output by half a step.
+    check(net, {random_tensor(rng, {1, 5, 6, 7})}, int8() ? 3.0 / 127 : kFp16);
+}
+
+TEST_P(ModernOp, UNetDecoderStep) {
+    // Upsample the deep map bilinearly, concatenate the skip connection, convolve.
+    Network net;
+    Tensor in = net.input("data", {1, 3, 12, 12});
+    Tensor skip = net.convolution(in, conv(8, 3, 1), weights(8 * 27), weights(8), "enc");
+    skip = net.relu(skip, "enc_relu");
+    Tensor deep =
+        net.convolution(skip, conv(9, 3, 1, 1, 2), weights(9 * 8 * 9, 0.3f), weights(9), "down");
+    deep = net.resize_bilinear(deep, 2, 2, "up");
+    const Tensor parts[] = {skip, deep};
+    Tensor x = net.concat(parts, "cat");
+    x = net.convolution(x, conv(4, 3, 1), weights(4 * 17 * 9, 0.2f), weights(4), "dec");
+    net.output(x, "out");
+    check(net, {random_tensor(rng, {1, 3, 12, 12})}, block_bound());
+}
+
 TEST_P(ModernOp, UpsampleAndConcat) {
     // A YOLO neck: a deep feature map upsampled and concatenated with a shallow one.
     Network net;

@@ -776,8 +776,8 @@ Result<Plan> Lowering::run() {
             case Op::Pad: s = lower_pad(id); break;
             case Op::Slice: s = lower_slice(id); break;
             case Op::ResizeNearest: s = lower_resize_nearest(id); break;
-            case Op::Mish:
-            case Op::ResizeBilinear: s = lower_unmapped(id); break;
+            case Op::ResizeBilinear: s = lower_resize_bilinear(id); break;
+            case Op::Mish: s = lower_unmapped(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
             case Op::Flatten: s = computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;
