@@ -865,10 +865,7 @@ Status Lowering::lower_deconv(uint32_t id) {
     const uint32_t in_id = root(n.inputs[0]);
     const Place in = home(in_id);
     const uint32_t sx = d.stride_w, sy = d.stride_h, sets = sx * sy;
-    if (sets > 1 && !nvdla_hw_has(t_.cfg, NVDLA_FEATURE_RUBIK))
-        return error(layer(id), ": stride ", sy, "x", sx,
-                     " needs the RUBIK unit to interleave the ", sets,
-                     " partial outputs (contract), and ", t_.cfg->name, " has none");
+    const bool rubik = nvdla_hw_has(t_.cfg, NVDLA_FEATURE_RUBIK);
     if (sx > 32 || sy > 32)
         return error(layer(id), ": stride ", sy, "x", sx, " is beyond RUBIK's 32");
     const uint32_t cin = in.dims.c, cout = d.out_channels, groups = d.groups;
@@ -987,24 +984,41 @@ Status Lowering::lower_deconv(uint32_t id) {
             if (Status st = conv_job(job, fused, last); !st) return st;
         }
 
-    HwOp rbk;
-    rbk.type = NVDLA_DLA_OP_RUBIK;
-    std::memset(&rbk.op, 0, sizeof rbk.op);
-    std::memset(&rbk.surf, 0, sizeof rbk.surf);
-    rbk.op.rubik_op.mode = NVDLA_DLA_RUBIK_CONTRACT;
-    rbk.op.rubik_op.precision = t_.int8() ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16;
-    rbk.op.rubik_op.stride_x = static_cast<uint8_t>(sx);
-    rbk.op.rubik_op.stride_y = static_cast<uint8_t>(sy);
-    Place contract_src = set_place;
-    contract_src.offset = 0;
-    contract_src.dims.c = cout * sets;
-    rbk.surf.rubik_surface.src_data = cube_of(contract_src, set_bytes * sets);
-    rbk.surf.rubik_surface.dst_data = cube_of(whole, cube_bytes(whole));
-    Group g;
-    g.ops.push_back(rbk);
-    g.note = n.name + ": RUBIK contract of " + std::to_string(sets) + " sets (" +
-             std::to_string(sy) + "x" + std::to_string(sx) + ")";
-    add_step(std::move(g));
+    if (!rubik) {
+        // Without RUBIK the SDP interleaves the sets (lower_ops.cpp).
+        std::vector<Place> phases;
+        for (uint32_t y = 0; y < sy; ++y)
+            for (uint32_t x = 0; x < sx; ++x) {
+                Place p = set_place;
+                p.offset = uint64_t(y * sx + x) * set_bytes;
+                phases.push_back(p);
+            }
+        const size_t first = plan_.steps.size();
+        Result<uint32_t> copies = interleave(last, phases, sy, sx, whole);
+        if (!copies) return copies.status();
+        plan_.steps[first].group.note =
+            n.name + ": " + std::to_string(*copies) + " SDP copies interleave the " +
+            std::to_string(sets) + " sets (" + std::to_string(sy) + "x" + std::to_string(sx) + ")";
+    } else {
+        HwOp rbk;
+        rbk.type = NVDLA_DLA_OP_RUBIK;
+        std::memset(&rbk.op, 0, sizeof rbk.op);
+        std::memset(&rbk.surf, 0, sizeof rbk.surf);
+        rbk.op.rubik_op.mode = NVDLA_DLA_RUBIK_CONTRACT;
+        rbk.op.rubik_op.precision = t_.int8() ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16;
+        rbk.op.rubik_op.stride_x = static_cast<uint8_t>(sx);
+        rbk.op.rubik_op.stride_y = static_cast<uint8_t>(sy);
+        Place contract_src = set_place;
+        contract_src.offset = 0;
+        contract_src.dims.c = cout * sets;
+        rbk.surf.rubik_surface.src_data = cube_of(contract_src, set_bytes * sets);
+        rbk.surf.rubik_surface.dst_data = cube_of(whole, cube_bytes(whole));
+        Group g;
+        g.ops.push_back(rbk);
+        g.note = n.name + ": RUBIK contract of " + std::to_string(sets) + " sets (" +
+                 std::to_string(sy) + "x" + std::to_string(sx) + ")";
+        add_step(std::move(g));
+    }
 
     // The padding crops the contracted cube.
     Place crop = whole;
