@@ -499,6 +499,38 @@ TEST(ModernOpReference, BilinearShuffleAndBroadcast) {
     EXPECT_EQ((*out)[3].at(0, 0, 0, 0), 4.0f);
 }
 
+TEST(ModernOpCalibration, InnerNodesNeedNoRange) {
+    // An importer sets ranges for the tensors it knows; the nodes an operator adds inside
+    // (hard swish's linear part and gate, a subtraction's negation, a broadcast's expansion)
+    // derive theirs from their input's.
+    std::mt19937_64 rng = test::rng_for_test();
+    Network net;
+    Tensor in = net.input("data", {1, 6, 5, 5});
+    Tensor s = net.input("s", {1, 1, 1, 1});
+    Tensor x = net.convolution(in, conv(6, 1), random_weights(rng, 36), {}, "conv");
+    Tensor h = net.hard_swish(x, "hswish");
+    Tensor y = net.eltwise(h, s, EltwiseOp::Sub, "sub");
+    net.output(y, "out");
+    const std::vector<HostTensor> inputs{random_tensor(rng, {1, 6, 5, 5}),
+                                         random_tensor(rng, {1, 1, 1, 1})};
+    Result<std::vector<HostTensor>> ref = run_reference(net, inputs);
+    ASSERT_TRUE(ref.ok());
+    Calibration full;
+    ASSERT_TRUE(full.add_sample(net, inputs).ok());
+    Calibration cal;
+    for (Tensor t : {in, s, x, h, y}) cal.set_range(t, *full.range(t));
+    BuildOptions o;
+    o.precision = Precision::Int8;
+    o.calibration = &cal;
+    Result<CompiledNetwork> built = build(net, o);
+    ASSERT_TRUE(built.ok()) << built.message();
+    Result<std::vector<HostTensor>> out = run(*built, emu("nv_full"), inputs);
+    ASSERT_TRUE(out.ok()) << out.message();
+    Result<Difference> d = compare((*out)[0], (*ref)[0]);
+    ASSERT_TRUE(d.ok());
+    EXPECT_LE(d->relative(), kInt8Block);
+}
+
 TEST(ModernOpErrors, BadArgumentsNameTheLayer) {
     Network net;
     Tensor x = net.input("x", {1, 6, 4, 4});
