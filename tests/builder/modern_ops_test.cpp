@@ -387,7 +387,11 @@ TEST_P(ModernOp, ChannelShuffleUnit) {
     Tensor x = net.concat(parts, "cat");
     x = net.shuffle_channels(x, 2, "shuffle");
     net.output(x, "out");
-    check(net, {random_tensor(rng, {1, c, 8, 8})}, block_bound());
+    auto r = check(net, {random_tensor(rng, {1, c, 8, 8})}, block_bound());
+    ASSERT_TRUE(r);
+    // The shuffle's permutation goes into the concat's convolutions.
+    EXPECT_TRUE(contains(r->built.operations, "concat input 1 shuffled")) << describe(*r);
+    EXPECT_FALSE(contains(r->built.operations, "shuffle: CONV")) << describe(*r);
 }
 
 TEST_P(ModernOp, InvertedResidualBlock) {

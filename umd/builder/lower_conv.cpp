@@ -683,6 +683,20 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
 // each convolution's SDP adds the previous one's result (element-wise sum).
 Status Lowering::lower_concat_sum(uint32_t id) {
     const Node& n = net_.nodes[id];
+    // A channel shuffle reading only this concat: its permutation goes into the convolutions'
+    // weights (channel q of the concat lands at dest[q]) and they write the shuffle's tensor.
+    uint32_t target = id;
+    std::vector<uint32_t> dest(n.dims.c);
+    std::iota(dest.begin(), dest.end(), 0u);
+    if (out_index_[id] < 0 && cons_[id].size() == 1 && !home_[id].valid()) {
+        const Node& c = net_.nodes[cons_[id][0]];
+        if (c.op == Op::Convolution && c.kind == "channel shuffle") {
+            target = cons_[id][0];
+            for (uint32_t k = 0; k < n.dims.c; ++k)
+                for (uint32_t q = 0; q < n.dims.c; ++q)
+                    if (c.weights[size_t(k) * n.dims.c + q] != 0) dest[q] = k;
+        }
+    }
     Place acc;
     uint32_t c0 = 0;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -697,9 +711,9 @@ Status Lowering::lower_concat_sum(uint32_t id) {
         job.out_w = n.dims.w;
         job.out_h = n.dims.h;
         job.weights.assign(uint64_t(n.dims.c) * ci, 0.0f);
-        for (uint32_t j = 0; j < ci; ++j) job.weights[uint64_t(c0 + j) * ci + j] = 1.0f;
+        for (uint32_t j = 0; j < ci; ++j) job.weights[uint64_t(dest[c0 + j]) * ci + j] = 1.0f;
         job.bias.assign(n.dims.c, 0.0f);
-        job.what = "concat input " + std::to_string(i) + " as ";
+        job.what = "concat input " + std::to_string(i) + (target != id ? " shuffled" : "") + " as ";
         SdpSource src;
         src.flying = true;
         src.channels = n.dims.c;
@@ -728,11 +742,15 @@ Status Lowering::lower_concat_sum(uint32_t id) {
                 plan_.add_buffer(BufferKind::Pool, cube_bytes(job.out), n.name + " (part)");
         }
         bool fused = false;
-        if (Status s = conv_job(job, fused, id); !s) return s;
-        acc = job.out.valid() ? job.out : home(id);
+        if (Status s = conv_job(job, fused, target); !s) return s;
+        acc = job.out.valid() ? job.out : home(target);
         c0 += ci;
     }
-    return computed(id);
+    if (target != id) {
+        done_[id] = true;  // only the shuffle reads it, and the shuffle is made
+        done_[target] = true;
+    }
+    return computed(target);
 }
 
 // Winograd F(2x2, 3x3) on nv_full in fp16 (as the original compiler: not for int8, groups or
