@@ -416,6 +416,65 @@ TEST_P(ModernOp, InvertedResidualBlock) {
     EXPECT_GT(r->built.hardware_macs, model);
 }
 
+TEST_P(ModernOp, MobileNetV3Block) {
+    // Stem with hard swish, a depthwise layer, squeeze-excitation with hard sigmoid, a
+    // projection with a residual sum, global pooling and a classifier; two outputs.
+    const uint32_t c = 16, se = 8;
+    Network net("mnv3");
+    Tensor in = net.input("data", {1, 3, 16, 16});
+    Tensor x = net.convolution(in, conv(c, 3, 1, 1, 2), weights(c * 27), weights(c), "stem");
+    x = net.hard_swish(x, "stem_hswish");
+    Tensor y = net.convolution(x, conv(c, 3, 1, c), weights(c * 9), weights(c), "dw");
+    y = net.batch_norm(y, weights(c), test::random_vector<float>(rng, c, 0.5f, 2.0f), {}, {}, 1e-5f,
+                       "dw_bn");
+    y = net.relu(y, "dw_relu");
+    PoolingDesc gap;
+    gap.type = PoolingType::Average;
+    gap.kernel_h = gap.stride_h = gap.kernel_w = gap.stride_w = 8;
+    Tensor s = net.pooling(y, gap, "se_pool");
+    s = net.relu(net.convolution(s, conv(se, 1), weights(se * c), weights(se), "se_reduce"),
+                 "se_relu");
+    s = net.hard_sigmoid(
+        net.convolution(s, conv(c, 1), weights(c * se, 1.0f), weights(c), "se_expand"), 1.0f / 6,
+        0.5f, "se_gate");
+    y = net.eltwise(y, s, EltwiseOp::Product, "se_scale");
+    y = net.convolution(y, conv(c, 1), weights(c * c, 0.3f), weights(c), "project");
+    y = net.eltwise(x, y, EltwiseOp::Sum, "residual");
+    net.output(y, "features");
+    Tensor g = net.pooling(y, gap, "head_pool");
+    g = net.hard_swish(net.convolution(g, conv(10, 1), weights(10 * c), weights(10), "head"),
+                       "head_hswish");
+    net.output(g, "logits");
+    check(net, {random_tensor(rng, {1, 3, 16, 16})}, block_bound());
+}
+
+TEST_P(ModernOp, EfficientNetBlock) {
+    // MBConv: expand + SiLU, depthwise + SiLU, squeeze-excitation with sigmoid, project.
+    const uint32_t c = 6, e = 12;
+    Network net("effnet");
+    Tensor in = net.input("data", {1, c, 8, 8});
+    Tensor x = net.silu(net.convolution(in, conv(e, 1), weights(e * c), weights(e), "expand"),
+                        "expand_silu");
+    x = net.silu(net.convolution(x, conv(e, 3, 1, e), weights(e * 9), weights(e), "dw"), "dw_silu");
+    PoolingDesc gap;
+    gap.type = PoolingType::Average;
+    gap.kernel_h = gap.stride_h = gap.kernel_w = gap.stride_w = 8;
+    Tensor s = net.pooling(x, gap, "se_pool");
+    s = net.silu(net.convolution(s, conv(3, 1), weights(3 * e), weights(3), "se_reduce"),
+                 "se_silu");
+    s = net.sigmoid(net.convolution(s, conv(e, 1), weights(e * 3), weights(e), "se_expand"),
+                    "se_gate");
+    x = net.eltwise(s, x, EltwiseOp::Product, "se_scale");
+    x = net.convolution(x, conv(c, 1), weights(c * e, 0.3f), weights(c), "project");
+    net.output(net.eltwise(x, in, EltwiseOp::Sum, "residual"), "out");
+    const std::vector<HostTensor> inputs{random_tensor(rng, {1, c, 8, 8}, -2, 2)};
+    if (!has(NVDLA_FEATURE_SDP_LUT)) {
+        expect_refused(net, inputs, "expand_silu/sigmoid", "lookup table");
+        return;
+    }
+    check(net, inputs, int8() ? kInt8Block : 1e-2, -2, 2);
+}
+
 TEST_P(ModernOp, DepthwiseMacs) {
     // Depthwise layers run as block-diagonal convolutions of `per_chunk` groups, the fewest
     // whose channels fill whole atoms: the core multiplies per_chunk times the model's MACs.
