@@ -283,6 +283,27 @@ TEST_P(ModernOp, PadFoldsIntoMaxPooling) {
     EXPECT_EQ(r->built.operations.size(), 1u) << describe(*r);
 }
 
+TEST_P(ModernOp, PadWithAValueFoldsIntoAnUnpaddedConvolution) {
+    // The convolution core pads with the pad's value (PAD_VALUE) when the convolution has no
+    // padding of its own.
+    Network net;
+    Tensor x = net.input("data", {1, 6, 7, 5});
+    x = net.pad(x, 1, 1, 2, 0, -0.75f, "pad");
+    x = net.convolution(x, conv(5, 3), weights(5 * 6 * 9), weights(5), "conv");
+    net.output(x, "out");
+    auto r = check(net, {random_tensor(rng, {1, 6, 7, 5})}, layer_bound());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->built.operations.size(), 1u) << describe(*r);
+    // In Winograd mode (fp16 on nv_full, a plane large enough to pay) the same.
+    Network big;
+    Tensor y = big.input("data", {1, 16, 16, 16});
+    y = big.pad(y, 1, 1, 1, 1, 0.5f, "pad");
+    y = big.convolution(y, conv(16, 3), weights(16 * 16 * 9, 0.2f), weights(16), "conv");
+    y = big.convolution(y, conv(4, 1), weights(4 * 16, 0.3f), weights(4), "head");
+    big.output(y, "out");
+    check(big, {random_tensor(rng, {1, 16, 16, 16})}, conv_bound());
+}
+
 TEST_P(ModernOp, PadWithAValueIsAnOperation) {
     // A value other than 0 before a convolution, and a pad that is an output.
     Network net;

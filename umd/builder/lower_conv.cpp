@@ -154,6 +154,7 @@ Status Lowering::lower_conv(uint32_t id) {
         job.pad_l += pn.pads[1];
         job.pad_b += pn.pads[2];
         job.pad_r += pn.pads[3];
+        job.pad_value = pad_element(pn.pad_value, in_id);
         job.what = "(" + pn.name + " folded) ";
     }
     if (image_[in_id]) job.image = &*image_[in_id];
@@ -833,6 +834,7 @@ Result<bool> Lowering::conv_winograd(const ConvJob& job, uint32_t last) {
     op.input_height_cmac = static_cast<uint16_t>(ho);
     op.bytes_per_kernel = static_cast<uint32_t>(bpk);
     op.conv_stride_x = op.conv_stride_y = 1;
+    op.pad_val = job.pad_value;
     op.pad_x_left = static_cast<uint8_t>(job.pad_l);
     op.pad_y_top = static_cast<uint8_t>(job.pad_t);
     op.pad_x_right = static_cast<uint8_t>(pad_r);

@@ -70,6 +70,7 @@ class Lowering {
     Status lower_unmapped(uint32_t id);
     // The pad in front of a convolution or pooling layer that its own padding absorbs, or -1.
     int folded_pad(uint32_t consumer) const;
+    int16_t pad_element(float value, uint32_t in) const;
 
     // A convolution over `in` (dense KCRS weights, possibly grouped), its SDP program and an
     // optional fused pooling layer, written to `out`.

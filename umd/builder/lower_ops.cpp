@@ -24,12 +24,16 @@ namespace {
 
 constexpr float kLowest = -65504.0f;  // at or below every fp16 value: "never the maximum"
 
-bool absorbs(const Node& consumer, const Node& pad) {
+// value_fits: the pad value is an element of the input's precision (int8: within its scale).
+bool absorbs(const Node& consumer, const Node& pad, bool value_fits) {
     const auto& p = pad.pads;  // top, left, bottom, right
     if (consumer.op == Op::Convolution) {
+        // The convolution core pads with one value (PAD_VALUE): the pad's, when the
+        // convolution has no padding of its own.
         const ConvolutionDesc& c = consumer.conv;
-        return pad.pad_value == 0 && c.pad_left + p[1] <= 31 && c.pad_top + p[0] <= 31 &&
-               c.pad_right + p[3] <= 63 && c.pad_bottom + p[2] <= 63;
+        const bool own = c.pad_left || c.pad_top || c.pad_right || c.pad_bottom;
+        return (pad.pad_value == 0 || (!own && value_fits)) && c.pad_left + p[1] <= 31 &&
+               c.pad_top + p[0] <= 31 && c.pad_right + p[3] <= 63 && c.pad_bottom + p[2] <= 63;
     }
     if (consumer.op == Op::Pooling) {
         const PoolingDesc& q = consumer.pool;
@@ -54,9 +58,20 @@ int Lowering::folded_pad(uint32_t consumer) const {
     if (pad.op != Op::Pad || out_index_[in] >= 0 || home_[in].valid() || cons_[in].empty() ||
         image_[root(pad.inputs[0])])
         return -1;
+    const bool value_fits =
+        std::isfinite(pad.pad_value) &&
+        (!t_.int8() || std::fabs(pad.pad_value) <= 127.5 * scale(root(pad.inputs[0])));
     for (uint32_t c : cons_[in])
-        if (!absorbs(net_.nodes[c], pad)) return -1;
+        if (!absorbs(net_.nodes[c], pad, value_fits)) return -1;
     return static_cast<int>(in);
+}
+
+// The padding element of a convolution reading `in` (fp16 bits or int8 in the input's scale).
+int16_t Lowering::pad_element(float value, uint32_t in) const {
+    if (t_.int8())
+        return static_cast<int16_t>(
+            std::clamp(std::round(double(value) / scale(in)), -128.0, 127.0));
+    return static_cast<int16_t>(aux_register_value(Precision::Fp16, std::max(value, kLowest)));
 }
 
 // A pad every consumer absorbs costs nothing; otherwise an identity depthwise convolution
@@ -76,16 +91,9 @@ Status Lowering::lower_pad(uint32_t id) {
                      " is beyond the convolution core's 31 (left, top) and 63 (right, bottom) "
                      "that writes it");
     const uint32_t c = n.dims.c;
-    int16_t pad_value = 0;
-    if (t_.int8()) {
-        const double q = std::round(double(n.pad_value) / scale(in_id));
-        pad_value = static_cast<int16_t>(std::clamp(q, -128.0, 127.0));
-    } else {
-        pad_value = static_cast<int16_t>(
-            aux_register_value(Precision::Fp16, std::max(n.pad_value, kLowest)));
-    }
     return selection_conv(id, in_id, home(in_id), c, c, std::vector<float>(c, 1.0f),
-                          "pad as identity depthwise ", {p[0], p[1], p[2], p[3]}, pad_value);
+                          "pad as identity depthwise ", {p[0], p[1], p[2], p[3]},
+                          pad_element(n.pad_value, in_id));
 }
 
 // Channels [begin, end): a view where they start on an atom, else a 1x1 convolution selecting
