@@ -329,6 +329,14 @@ TEST_P(ModernOp, ResizeNearest) {
         << describe(*r);
 }
 
+TEST_P(ModernOp, ResizeNearestOfALargePlane) {
+    // 100x100 = 10000 pixels: the column pass reads bands of 81 rows (8192 pixels at most).
+    Network net;
+    Tensor x = net.input("data", {1, 3, 100, 100});
+    net.output(net.resize_nearest(x, 1, 2, "up"), "out");
+    check(net, {random_tensor(rng, {1, 3, 100, 100})}, layer_bound());
+}
+
 TEST_P(ModernOp, ResizeBilinear) {
     // Scale 2 (weights 1/16, 3/16, 9/16: exact in fp16) and 3x2 (thirds), edges clamped.
     Network net;
