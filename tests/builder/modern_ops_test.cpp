@@ -256,6 +256,25 @@ TEST_P(ModernOp, SqueezeExcitationBlock) {
     check(net, {random_tensor(rng, {1, 3, h, w})}, block_bound());
 }
 
+TEST_P(ModernOp, GlobalPoolingOfLargePlanes) {
+    // ReduceMean / ReduceMax over H and W: 56x56 runs as two PDP passes (8x8 then 7x7), 7x7 in
+    // one.
+    for (uint32_t size : {56u, 7u}) {
+        Network net;
+        Tensor x = net.input("data", {1, 5, size, size});
+        PoolingDesc mean, max;
+        mean.type = PoolingType::Average;
+        max.type = PoolingType::Max;
+        for (PoolingDesc* d : {&mean, &max})
+            d->kernel_h = d->kernel_w = d->stride_h = d->stride_w = size;
+        net.output(net.pooling(x, mean, "mean"), "mean");
+        net.output(net.pooling(x, max, "max"), "max");
+        // The mean of uniform values in [0, 1] is near 0.5 whatever the plane: a relative bound
+        // on it is a bound on the arithmetic, not on cancellation.
+        check(net, {random_tensor(rng, {1, 5, size, size}, 0, 1)}, layer_bound(), 0, 1);
+    }
+}
+
 // ---- pad ----
 
 TEST_P(ModernOp, PadFoldsIntoConvolution) {
