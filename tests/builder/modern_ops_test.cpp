@@ -158,6 +158,19 @@ TEST_P(ModernOp, HardSwishBlock) {
     check(net, {random_tensor(rng, {1, 3, 10, 10}, -2, 2)}, limit, -2, 2);
 }
 
+TEST_P(ModernOp, HardSwishOfALargerConvolution) {
+    // 3x3 stride 1 on a 16x16 plane: Winograd in fp16 on nv_full; the convolution's output is
+    // both the gate's source and the product's operand.
+    Network net;
+    Tensor x = net.input("data", {1, 16, 16, 16});
+    x = net.convolution(x, conv(16, 3, 1), weights(16 * 16 * 9, 0.2f), weights(16), "conv");
+    x = net.hard_swish(x, "hswish");
+    x = net.convolution(x, conv(5, 1), weights(5 * 16, 0.3f), weights(5), "head");
+    net.output(x, "out");
+    const double limit = int8() && !has(NVDLA_FEATURE_SDP_EW) ? kInt8Block : conv_bound();
+    check(net, {random_tensor(rng, {1, 16, 16, 16}, -2, 2)}, limit, -2, 2);
+}
+
 TEST_P(ModernOp, SiLU) {
     Network net;
     Tensor x = net.input("data", {1, 7, 6, 9});
