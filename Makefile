@@ -72,6 +72,8 @@ help:
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
 	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, FUZZ_SECONDS, PREFIX, KDIR (kernel build tree)."
+	@echo "SKIP_KERNEL_TESTS=1 skips test-kmd and test-vp on purpose (without it they fail when QEMU"
+	@echo "cannot run)."
 
 
 deps:
