@@ -377,6 +377,18 @@ TEST_F(Reject, OffsetPastTheEnd) {
     EXPECT_EQ(rig.error().limit, pooled.bytes);
 }
 
+// A cube that starts inside its entry but has fewer bytes left there than it covers.
+TEST_F(Reject, OffsetLeavesTooFewBytes) {
+    t[pdp].surf.pdp_surface.dst_data.offset = 64;
+    rig.entry(out).size = pooled.bytes + 63;
+    std::string m = reject(NVDLA_DLA_E_EXTENT, "dst_data");
+    EXPECT_NE(m.find("at offset 64 end at " + std::to_string(pooled.bytes + 64)), std::string::npos)
+        << m;
+    rig.entry(out).size = pooled.bytes + 64;  // exactly enough
+    write();
+    ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+}
+
 TEST_F(Reject, OffsetIgnoredByTheOlderLayout) {
     // 0.10 has no offset: the same bytes are read as part of the next field there.
     t[pdp].surf.pdp_surface.dst_data.offset = 4096;
