@@ -444,6 +444,37 @@ TEST_F(Reject, DimensionsOutOfRange) {
     reject(NVDLA_DLA_E_FIELD, "dst_data");
 }
 
+// 8192 (13-bit fields holding the size minus one) is the largest width, height and channel count.
+TEST_F(Reject, TheLargestExtentsAreAccepted) {
+    t[sdp].op.sdp_op.x1_op.enable = 0;  // no per-channel operand to size
+    const Feature wide{8192, 1, 16, 1, 32}, tall{1, 8192, 16, 1, 32}, deep{1, 1, 8192, 1, 32};
+    for (const Feature& g : {wide, tall, deep}) {
+        const int a = rig.add_entry(g.bytes), b = rig.add_entry(g.bytes);
+        t[sdp].surf.sdp_surface.src_data = g.cube(a);
+        t[sdp].surf.sdp_surface.dst_data = g.cube(b);
+        write();
+        ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+    }
+    const Feature wider{8193, 1, 16, 1, 32};
+    const int a = rig.add_entry(wider.bytes), b = rig.add_entry(wider.bytes);
+    t[sdp].surf.sdp_surface.src_data = wider.cube(a);
+    t[sdp].surf.sdp_surface.dst_data = wider.cube(b);
+    const std::string m = reject(NVDLA_DLA_E_FIELD, "src_data");
+    EXPECT_NE(m.find("width is 8193, outside 1..8192"), std::string::npos) << m;
+}
+
+// Batches: the output holds batch_num cubes batch_stride apart, the last one whole.
+TEST_F(Reject, BatchesMustFitTheirBuffer) {
+    t[sdp].op.sdp_op.batch_num = 2;
+    t[sdp].op.sdp_op.batch_stride = static_cast<uint32_t>(f.bytes);
+    rig.entry(mid).size = 2 * f.bytes;  // exactly two cubes
+    write();
+    ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+    rig.entry(mid).size = 2 * f.bytes - 1;
+    const std::string m = reject(NVDLA_DLA_E_EXTENT, "dst_data");
+    EXPECT_NE(m.find("end at " + std::to_string(2 * f.bytes)), std::string::npos) << m;
+}
+
 TEST_F(Reject, MemoryTypes) {
     t[pdp].surf.pdp_surface.dst_data.type = 3;
     reject(NVDLA_DLA_E_ENUM, "dst_data");
