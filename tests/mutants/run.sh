@@ -36,7 +36,8 @@ say() { printf 'mutants: %s\n' "$*"; }
 # ---- the scratch copy ----------------------------------------------------------------
 mkdir -p "$tree"
 cp "$here/mutants.txt" "$list"
-(cd "$root" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -C "$tree" -xf -
+(cd "$root" && git ls-files -z -co --exclude-standard |
+	tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$tree" -xf -
 if [ "$check_only" = 0 ] && [ ! -f "$build/build.ninja" ]; then
 	say "configuring $build"
 	# -O1 without debug information: quicker to compile, and without -g ccache does not hash the
