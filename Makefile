@@ -53,6 +53,9 @@ help:
 	@echo "  make train          retrain the main job's LeNet (a few minutes, one core) and rewrite"
 	@echo "                      tools/lenet/lenet_fmnist.weights"
 	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
+	@echo "  make mutants        compile each one-character bug of tests/mutants/mutants.txt into a"
+	@echo "                      scratch copy, run the test binary that must notice it; fails if any"
+	@echo "                      survives (slow: run before a release, not in CI)"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
@@ -72,6 +75,8 @@ help:
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
 	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, FUZZ_SECONDS, PREFIX, KDIR (kernel build tree)."
+	@echo "SKIP_KERNEL_TESTS=1 skips test-kmd and test-vp on purpose (without it they fail when QEMU"
+	@echo "cannot run)."
 
 
 deps:
@@ -227,3 +232,11 @@ vp: vp-host vp-guest
 
 fuzz-vp: vp-host vp-guest
 	@$(VP_ENV) tests/vp/run.sh fuzz
+
+# ---- Mutation testing (docs/development.md) -----------------------------------------------
+# One-character bugs, each compiled into a scratch copy ($(BUILD_DIR)/mutants/tree) and checked
+# by the test binary that must notice it. Slow (a rebuild per mutant); not run in CI.
+.PHONY: mutants
+
+mutants: deps
+	@WORK=$(abspath $(BUILD_DIR))/mutants JOBS=$(JOBS) SHARED_DIR=$(SHARED_DIR) tests/mutants/run.sh

@@ -1,15 +1,16 @@
 // One network per layer type (odd shapes), on nv_full in fp16 and int8 and on nv_small in
 // int8, against the float reference. Bounds: fp16 outputs within kFp16 of the largest
 // reference value (fp16 inputs and weights round to 2^-11; the seed's convolution threshold
-// for these sizes is of the same order), int8 within kInt8 (a few quantization steps of the
-// output range: input, weights and output each round by half a step of range/127).
+// for these sizes is of the same order), int8 within kInt8: 2.5 steps of range/127 (input,
+// weights and output each round by half a step, and the requantization scale, held as a
+// multiplier and a shift, by up to one more), so an off-by-one in a scale or shift fails.
 #include "builder_rig.hpp"
 
 namespace nvdla::builder_test {
 namespace {
 
 constexpr double kFp16 = 4e-3;
-constexpr double kInt8 = 4e-2;
+constexpr double kInt8 = 2e-2;
 
 struct Target {
     const char* config;
@@ -215,7 +216,7 @@ TEST_P(Layer, Lrn) {
     d.k = 1.0f;
     x = net.lrn(x, d, "lrn");
     net.output(x, "out");
-    check(net, {random_tensor(rng, {1, 12, 5, 4}, -2, 2)}, bound(5e-3, 4e-2));
+    check(net, {random_tensor(rng, {1, 12, 5, 4}, -2, 2)}, bound(5e-3, 2e-2));
 }
 
 TEST_P(Layer, StandaloneAffineAndActivations) {
@@ -299,7 +300,7 @@ TEST_P(Layer, EltwiseFromMemory) {
         Tensor b = net.input("b", {1, 20, 3, 9});
         net.output(net.eltwise(a, b, op, "eltwise"), "out");
         check(net, {random_tensor(rng, {1, 20, 3, 9}), random_tensor(rng, {1, 20, 3, 9}, -2, 2)},
-              bound(2e-3, 3e-2));
+              bound(2e-3, 2e-2));
     }
 }
 
@@ -328,7 +329,7 @@ TEST_P(Layer, Softmax) {
     Tensor x = net.input("data", {1, 10, 1, 1});
     x = net.fully_connected(x, 10, random_weights(rng, 100, 1.0f), random_weights(rng, 10), "fc");
     net.output(net.softmax(x, "prob"), "prob");
-    check(net, {random_tensor(rng, {1, 10, 1, 1})}, bound(2e-3, 4e-2));
+    check(net, {random_tensor(rng, {1, 10, 1, 1})}, bound(2e-3, 3e-2));
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Layer,
@@ -455,7 +456,7 @@ TEST_P(Layer, PerTensorWeightScales) {
     net.output(x, "out");
     BuildOptions o = options();
     o.quantization = Quantization::PerTensor;
-    check(net, {random_tensor(rng, {1, 6, 7, 7})}, bound(kFp16, 6e-2), o);
+    check(net, {random_tensor(rng, {1, 6, 7, 7})}, bound(kFp16, 3e-2), o);
 }
 
 TEST_P(Layer, SparseWeightsAreCompressedWhereItPays) {

@@ -377,6 +377,18 @@ TEST_F(Reject, OffsetPastTheEnd) {
     EXPECT_EQ(rig.error().limit, pooled.bytes);
 }
 
+// A cube that starts inside its entry but has fewer bytes left there than it covers.
+TEST_F(Reject, OffsetLeavesTooFewBytes) {
+    t[pdp].surf.pdp_surface.dst_data.offset = 64;
+    rig.entry(out).size = pooled.bytes + 63;
+    std::string m = reject(NVDLA_DLA_E_EXTENT, "dst_data");
+    EXPECT_NE(m.find("at offset 64 end at " + std::to_string(pooled.bytes + 64)), std::string::npos)
+        << m;
+    rig.entry(out).size = pooled.bytes + 64;  // exactly enough
+    write();
+    ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+}
+
 TEST_F(Reject, OffsetIgnoredByTheOlderLayout) {
     // 0.10 has no offset: the same bytes are read as part of the next field there.
     t[pdp].surf.pdp_surface.dst_data.offset = 4096;
@@ -430,6 +442,37 @@ TEST_F(Reject, DimensionsOutOfRange) {
     reject(NVDLA_DLA_E_FIELD, "dst_data");
     t[pdp].surf.pdp_surface.dst_data.width = 9000;
     reject(NVDLA_DLA_E_FIELD, "dst_data");
+}
+
+// 8192 (13-bit fields holding the size minus one) is the largest width, height and channel count.
+TEST_F(Reject, TheLargestExtentsAreAccepted) {
+    t[sdp].op.sdp_op.x1_op.enable = 0;  // no per-channel operand to size
+    const Feature wide{8192, 1, 16, 1, 32}, tall{1, 8192, 16, 1, 32}, deep{1, 1, 8192, 1, 32};
+    for (const Feature& g : {wide, tall, deep}) {
+        const int a = rig.add_entry(g.bytes), b = rig.add_entry(g.bytes);
+        t[sdp].surf.sdp_surface.src_data = g.cube(a);
+        t[sdp].surf.sdp_surface.dst_data = g.cube(b);
+        write();
+        ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+    }
+    const Feature wider{8193, 1, 16, 1, 32};
+    const int a = rig.add_entry(wider.bytes), b = rig.add_entry(wider.bytes);
+    t[sdp].surf.sdp_surface.src_data = wider.cube(a);
+    t[sdp].surf.sdp_surface.dst_data = wider.cube(b);
+    const std::string m = reject(NVDLA_DLA_E_FIELD, "src_data");
+    EXPECT_NE(m.find("width is 8193, outside 1..8192"), std::string::npos) << m;
+}
+
+// Batches: the output holds batch_num cubes batch_stride apart, the last one whole.
+TEST_F(Reject, BatchesMustFitTheirBuffer) {
+    t[sdp].op.sdp_op.batch_num = 2;
+    t[sdp].op.sdp_op.batch_stride = static_cast<uint32_t>(f.bytes);
+    rig.entry(mid).size = 2 * f.bytes;  // exactly two cubes
+    write();
+    ASSERT_EQ(rig.validate(), 0) << rig.error().message;
+    rig.entry(mid).size = 2 * f.bytes - 1;
+    const std::string m = reject(NVDLA_DLA_E_EXTENT, "dst_data");
+    EXPECT_NE(m.find("end at " + std::to_string(2 * f.bytes)), std::string::npos) << m;
 }
 
 TEST_F(Reject, MemoryTypes) {
@@ -668,6 +711,9 @@ TEST_F(RejectSmall, AddressesBeyondThe32BitSpace) {
     EXPECT_EQ(rig.error().code, NVDLA_DLA_E_EXTENT);
     EXPECT_NE(std::string(rig.error().message).find("32-bit address space"), std::string::npos)
         << rig.error().message;
+    // The output's last byte at the last address is fine.
+    rig.entry(b).address = (uint64_t(1) << 32) - f.bytes;
+    EXPECT_EQ(rig.validate(), 0) << rig.error().message;
 }
 
 // nv_small's CDMA counts D_WEIGHT_BYTES in 8-byte memory atoms (nv_full's register has no bits

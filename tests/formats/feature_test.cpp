@@ -116,6 +116,12 @@ TEST(FeatureCube, OneByOneByCSurfacePackedReadsAsALine) {
     EXPECT_EQ(line->height, 1u);
     EXPECT_EQ(line->channels, 32u);
     EXPECT_EQ(line->size_bytes(), cube->size_bytes());
+    // The strides of the packed 3-atom line, as make_feature_cube gives them.
+    auto packed = make_feature_cube(config("nv_full"), Precision::Int8, {1, 32, 1, 3});
+    ASSERT_TRUE(packed.ok());
+    EXPECT_EQ(line->line_stride, packed->line_stride);
+    EXPECT_EQ(line->line_stride, 96u);
+    EXPECT_EQ(line->surface_stride, packed->surface_stride);
     // Every element sits at the same byte in both views.
     for (uint32_t c = 0; c < 70; ++c)
         EXPECT_EQ(cube->offset(0, c, 0, 0), line->offset(0, c % 32, 0, c / 32));
@@ -137,6 +143,12 @@ TEST(FeatureCube, BatchesFollowTheBatchStride) {
     auto nv_small = make_feature_cube(config("nv_small"), Precision::Int8, {2, 8, 1, 1});
     ASSERT_FALSE(nv_small.ok());
     EXPECT_NE(nv_small.message().find("maximum of 1"), std::string::npos) << nv_small.message();
+    // nv_full's MAX_BATCH_SIZE is 32: 32 batches are accepted, 33 are not.
+    auto most = make_feature_cube(config("nv_full"), Precision::Int8, {32, 8, 1, 1});
+    ASSERT_TRUE(most.ok()) << most.message();
+    EXPECT_EQ(most->batch_stride, 32u);  // packed: one atom per cube
+    EXPECT_EQ(most->size_bytes(), 32u * 32u);
+    EXPECT_FALSE(make_feature_cube(config("nv_full"), Precision::Int8, {33, 8, 1, 1}).ok());
 }
 
 TEST(FeatureCube, ConversionRoundsHalfAwayAndCountsSaturation) {
@@ -354,6 +366,25 @@ TEST(FeatureCube, RejectsWhatTheHardwareCannotHold) {
                           {uint64_t(1) << 32, 0, 0});
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("address space"), std::string::npos) << r.message();
+}
+
+// 8192 (13-bit size fields hold the size minus one) is the largest legal extent of each axis.
+TEST(FeatureCube, TheLargestLegalExtentIsAccepted) {
+    const HwConfig& full = config("nv_full");
+    // int8 on nv_full: 32 channels per 32-byte atom.
+    auto r = make_feature_cube(full, Precision::Int8, {1, 8192, 1, 1});
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r.value().size_bytes(), 256u * 32u);  // 256 surfaces of one atom
+    r = make_feature_cube(full, Precision::Int8, {1, 1, 8192, 1});
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r.value().size_bytes(), 8192u * 32u);
+    r = make_feature_cube(full, Precision::Int8, {1, 1, 1, 8192});
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r.value().size_bytes(), 8192u * 32u);
+    r = make_feature_cube(full, Precision::Int8, {1, 1, 8193, 1});
+    EXPECT_EQ(r.message(), "feature cube: height 8193 is out of range 1..8192");
+    r = make_feature_cube(full, Precision::Int8, {1, 1, 1, 8193});
+    EXPECT_EQ(r.message(), "feature cube: width 8193 is out of range 1..8192");
 }
 
 TEST(FeatureCube, BadBuffersAreRejectedAndNothingIsWritten) {

@@ -7,7 +7,7 @@
 # arguments; die and skip exit) and sets root (the repository) and SUDO.
 
 # Installs the Debian packages named in $@ that are missing (--no-install-recommends).
-# Skips the test when QEMU cannot be installed at all.
+# Skips (see the caller's skip) when QEMU cannot be installed at all.
 lib_packages() {
 	local missing="" p
 	for p in "$@"; do

@@ -27,7 +27,8 @@
 #
 # Environment: WORK (default build/kmd-test), KVER (default: from
 # linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240).
-# Exit status: 0 pass (or skip when QEMU cannot run at all), 1 fail.
+# Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
+# cannot run).
 
 set -euo pipefail
 
@@ -39,10 +40,17 @@ SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 
 say() { printf 'test-kmd: %s\n' "$*"; }
 die() { printf 'test-kmd: FAIL: %s\n' "$*" >&2; exit 1; }
+# Not running is a failure unless SKIP_KERNEL_TESTS=1 asks for it: make test must not pass
+# without the kernel tests by accident.
 skip() {
-	printf 'test-kmd: SKIP: %s\n' "$*"
-	exit 0
+	if [ "${SKIP_KERNEL_TESTS:-0}" = 1 ]; then
+		printf 'test-kmd: SKIP: %s\n' "$*"
+		exit 0
+	fi
+	printf 'test-kmd: FAIL: %s (SKIP_KERNEL_TESTS=1 skips the kernel tests on purpose)\n' "$*" >&2
+	exit 1
 }
+[ "${SKIP_KERNEL_TESTS:-0}" != 1 ] || skip "SKIP_KERNEL_TESTS=1: not run"
 
 start=$(date +%s)
 

@@ -140,8 +140,8 @@ const Rule kRules[] = {
     {"ContentOffset", [](NetworkBuilder& b) { b.loadable().memories[2].contents[0].offset = 8; },
      "loadable: memory_list entry 2: blob 't0_network' (40 bytes) at offset 8 does not fit in "
      "its 40 bytes"},
-    {"AddressMemory", [](NetworkBuilder& b) { b.loadable().addresses[3].mem_id = 40; },
-     "loadable: address_list entry 3: mem_id 40 is not one of the 6 memory entries"},
+    {"AddressMemory", [](NetworkBuilder& b) { b.loadable().addresses[3].mem_id = 6; },
+     "loadable: address_list entry 3: mem_id 6 is not one of the 6 memory entries"},
     {"AddressOffset", [](NetworkBuilder& b) { b.loadable().addresses[4].offset = 2048; },
      "loadable: address_list entry 4: offset 2048 is past the end of memory 0 (2048 bytes)"},
     {"TensorDescMemory", [](NetworkBuilder& b) { b.loadable().tensor_descs[1].mem_id = 9; },
@@ -194,9 +194,9 @@ const Rule kRules[] = {
      "loadable: submit_list entry 0: task 1 is not one of the 1 tasks"},
     {"RelocAddress",
      [](NetworkBuilder& b) {
-         b.loadable().relocs.push_back({7, 3, 0, 1, 3, 1});
+         b.loadable().relocs.push_back({6, 3, 0, 1, 3, 1});
      },
-     "loadable: reloc_list entry 0: address_id 7 is not one of the 6 address-list entries"},
+     "loadable: reloc_list entry 0: address_id 6 is not one of the 6 address-list entries"},
     {"RelocMemory",
      [](NetworkBuilder& b) {
          b.loadable().relocs.push_back({4, 6, 0, 1, 3, 1});

@@ -27,7 +27,8 @@
 # FUZZ_ITERATIONS (test: 10000 over both devices; fuzz: 100000), FUZZ_SEED,
 # JOB_TIMEOUT_MS (5000, the module's default), KVER, VP_GUEST_SCRIPT (a shell script the guest runs instead
 # of the checks, after loading the module; for debugging).
-# Exit status: 0 pass (or skip when QEMU cannot run at all), 1 fail.
+# Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
+# cannot run).
 
 set -euo pipefail
 
@@ -63,10 +64,17 @@ esac
 
 say() { printf 'test-vp: %s\n' "$*"; }
 die() { printf 'test-vp: FAIL: %s\n' "$*" >&2; exit 1; }
+# Not running is a failure unless SKIP_KERNEL_TESTS=1 asks for it: make test must not pass
+# without the kernel tests by accident.
 skip() {
-	printf 'test-vp: SKIP: %s\n' "$*"
-	exit 0
+	if [ "${SKIP_KERNEL_TESTS:-0}" = 1 ]; then
+		printf 'test-vp: SKIP: %s\n' "$*"
+		exit 0
+	fi
+	printf 'test-vp: FAIL: %s (SKIP_KERNEL_TESTS=1 skips the kernel tests on purpose)\n' "$*" >&2
+	exit 1
 }
+[ "${SKIP_KERNEL_TESTS:-0}" != 1 ] || skip "SKIP_KERNEL_TESTS=1: not run"
 
 start=$(date +%s)
 # shellcheck source=tests/kmd/lib.sh
