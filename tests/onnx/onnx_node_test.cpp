@@ -68,10 +68,6 @@ struct Case {
     const char* small_refusal = nullptr;
 };
 
-// nv_small's refusals: what it lacks.
-constexpr const char* kNoRubik = "needs the RUBIK unit to interleave";
-constexpr const char* kNoLut = "has no SDP lookup table (NVDLA_FEATURE_SDP_LUT)";
-
 // The supported cases, and a few that the importer refuses with a reason.
 const std::vector<Case>& cases() {
     static const std::vector<Case> all = {
@@ -96,16 +92,11 @@ const std::vector<Case>& cases() {
         {"pytorch-converted/test_Conv1d_stride", {}, Kind::Mac},
         {"pytorch-converted/test_Conv1d_pad1", {}, Kind::Mac},
         {"node/test_convtranspose", {1}, Kind::Mac},
-        {"node/test_convtranspose_pads", {1}, Kind::Mac, nullptr, nullptr, kNoRubik},
+        {"node/test_convtranspose_pads", {1}, Kind::Mac},
         {"node/test_convtranspose_1d", {1}, Kind::Mac},
-        {"pytorch-converted/test_ConvTranspose2d", {}, Kind::Mac, nullptr, nullptr, kNoRubik},
-        {"pytorch-converted/test_ConvTranspose2d_no_bias",
-         {},
-         Kind::Mac,
-         nullptr,
-         nullptr,
-         kNoRubik},
-        {"node/test_convtranspose_autopad_same", {1}, Kind::Mac, nullptr, nullptr, kNoRubik},
+        {"pytorch-converted/test_ConvTranspose2d", {}, Kind::Mac},
+        {"pytorch-converted/test_ConvTranspose2d_no_bias", {}, Kind::Mac},
+        {"node/test_convtranspose_autopad_same", {1}, Kind::Mac},
         {"pytorch-converted/test_Conv3d", {}, Kind::Mac, "tensors of rank 5 are not supported"},
         {"node/test_convtranspose_pad", {1}, Kind::Mac, "beyond the end padding"},
         // Pooling.
@@ -171,11 +162,11 @@ const std::vector<Case>& cases() {
         {"pytorch-converted/test_PReLU_2d", {}, Kind::Pointwise},
         {"pytorch-converted/test_PReLU_2d_multiparam", {}, Kind::Pointwise},
         {"node/test_prelu_broadcast", {1}, Kind::Pointwise, "does not broadcast per channel"},
-        {"node/test_sigmoid", {}, Kind::Lut, nullptr, nullptr, kNoLut},
-        {"node/test_sigmoid_example", {}, Kind::Lut, nullptr, nullptr, kNoLut},
-        {"pytorch-converted/test_Sigmoid", {}, Kind::Lut, nullptr, nullptr, kNoLut},
-        {"node/test_tanh", {}, Kind::Lut, nullptr, nullptr, kNoLut},
-        {"pytorch-converted/test_Tanh", {}, Kind::Lut, nullptr, nullptr, kNoLut},
+        {"node/test_sigmoid", {}, Kind::Lut},
+        {"node/test_sigmoid_example", {}, Kind::Lut},
+        {"pytorch-converted/test_Sigmoid", {}, Kind::Lut},
+        {"node/test_tanh", {}, Kind::Lut},
+        {"pytorch-converted/test_Tanh", {}, Kind::Lut},
         // Softmax.
         {"node/test_softmax_axis_1", {}, Kind::Softmax},
         {"node/test_softmax_example", {}, Kind::Softmax},
