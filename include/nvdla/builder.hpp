@@ -240,7 +240,7 @@ class NVDLA_API Network {
     // Through the SDP lookup table: configurations with NVDLA_FEATURE_SDP_LUT only.
     Tensor sigmoid(Tensor x, const std::string& name = "");
     Tensor tanh(Tensor x, const std::string& name = "");
-    // Element by element; a and b must have the same dims. Needs NVDLA_FEATURE_SDP_EW.
+    // Element by element (b may broadcast: see below). Sub and Min as a - b and min(a, b).
     Tensor eltwise(Tensor a, Tensor b, EltwiseOp op, const std::string& name = "");
     // Along the channels; every input has the same n, h, w. Inputs starting on a whole atom
     // of channels are written in place; otherwise 1x1 convolutions move each input to its

@@ -121,8 +121,8 @@ TEST(NetworkErrors, OtherLayers) {
               "layer 'pr' (PReLU): 2 slope values given, 4 (one per channel) or 1 expected");
     EXPECT_EQ(first_error(
                   [&](Network& n, Tensor a, Tensor b) { n.eltwise(a, b, EltwiseOp::Sum, "add"); }),
-              "layer 'add' (element-wise): the inputs are 1x4x6x6 and 1x4x5x6; they must have the "
-              "same dims");
+              "layer 'add' (element-wise): the inputs are 1x4x6x6 and 1x4x5x6; each of channels, "
+              "height and width must be equal or 1 in one of them");
     EXPECT_EQ(first_error([&](Network& n, Tensor a, Tensor b) {
                   const Tensor parts[] = {a, b};
                   n.concat(parts, "cat");

@@ -59,6 +59,8 @@ Result<CompiledNetwork> build(const Network& net, const BuildOptions& options) {
         previous_emu = s.emu;
         first = false;
     }
+    out.hardware_macs = plan->hardware_macs;
+    out.model_macs = plan->model_macs;
     out.weight_bytes = plan->consts.size();
     out.activation_bytes = pool;
     return out;

@@ -2,6 +2,7 @@
 // is the node's index. Nodes only refer to earlier nodes, so index order is a topological order.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,12 @@ enum class Op : uint8_t {
     Sigmoid,
     Tanh,
     Eltwise,
+    Clip,            // clip_min <= y <= clip_max
+    Mish,            // x * tanh(softplus(x)); no SDP program computes it
+    Pad,             // pads[] with pad_value
+    Slice,           // channels [slice_begin, slice_begin + dims.c)
+    ResizeNearest,   // scales[]
+    ResizeBilinear,  // scales[] (align_corners false)
     Concat,
     Flatten,
     Softmax,
@@ -44,6 +51,17 @@ struct Node {
     PoolingDesc pool;
     LrnDesc lrn;
     EltwiseOp eltwise = EltwiseOp::Sum;
+    float clip_min = 0, clip_max = 0;
+    std::array<uint32_t, 4> pads{};  // top, left, bottom, right
+    float pad_value = 0;
+    uint32_t slice_begin = 0;
+    std::array<uint32_t, 2> scales{};  // h, w
+    // A node an operator added around the one the caller asked for (e.g. the negation of a
+    // subtraction): its int8 scale is its first input's, and calibrations need no range for it.
+    bool shares_input_scale = false;
+    // Another inner node of a composite operator: without a calibrated range, int8 assumes
+    // range_gain * range(input 0) + range_offset.
+    float range_gain = 0, range_offset = 0;
     // Convolution and FullyConnected: KCRS (c = input channels per group). Deconvolution: as
     // given, (in_channels, out_channels / groups, kh, kw).
     std::vector<float> weights, bias;

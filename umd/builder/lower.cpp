@@ -2,6 +2,7 @@
 // PDP, SDP -> PDP, PDP, CDP, RUBIK) and EMU softmax steps, with placed tensors, packed
 // weights and operands, and int8 scales.
 #include "builder/lower_impl.hpp"
+#include "builder/recorder.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -193,21 +194,33 @@ Status Lowering::assign_scales() {
     auto unite = [&](uint32_t a, uint32_t b) { parent[find(a)] = find(b); };
     for (uint32_t id = 0; id < n; ++id) {
         const Node& node = net_.nodes[id];
-        if (node.op == Op::Pooling || node.op == Op::Flatten) unite(id, node.inputs[0]);
+        if (node.op == Op::Pooling || node.op == Op::Flatten || node.shares_input_scale)
+            unite(id, node.inputs[0]);
         if (node.op == Op::Concat)
             for (uint32_t in : node.inputs) unite(id, in);
     }
-    std::vector<float> range(n, 0.0f);
+    std::vector<float> own(n, 0.0f);  // each tensor's range (inner nodes: derived)
     for (uint32_t id = 0; id < n; ++id) {
+        const Node& node = net_.nodes[id];
         float r = 0;
         if (cal_ && id < cal_->range.size()) r = cal_->range[id];
+        if (!(r > 0) && !node.inputs.empty() && (node.range_gain > 0 || node.range_offset > 0))
+            r = node.range_gain * own[node.inputs[0]] + node.range_offset;
         if (!(r > 0) && cal_ && cal_->samples > 0 && id < cal_->range.size()) r = 1e-3f;
-        if (!(r > 0))
+        own[id] = r;
+    }
+    std::vector<float> range(n, 0.0f);
+    for (uint32_t id = 0; id < n; ++id) {
+        // A node sharing its input's scale does not widen it (a pad's "-infinity" value).
+        const Node& node = net_.nodes[id];
+        if (node.shares_input_scale && own[node.inputs[0]] > 0) continue;
+        range[find(id)] = std::max(range[find(id)], own[id]);
+    }
+    for (uint32_t id = 0; id < n; ++id)
+        if (!(own[id] > 0) && !(net_.nodes[id].shares_input_scale && range[find(id)] > 0))
             return error(layer(id),
                          ": the calibration has no range for its output; int8 needs "
                          "one for every tensor (Calibration::add_sample or set_range)");
-        range[find(id)] = std::max(range[find(id)], r);
-    }
     for (uint32_t id = 0; id < n; ++id) scale_[id] = double(range[find(id)]) / 127.0;
     return Status();
 }
@@ -313,11 +326,14 @@ int Lowering::next_in_chain(uint32_t cur) const {
         case Op::Relu:
         case Op::PRelu:
         case Op::Sigmoid:
+        case Op::Clip:
         case Op::Tanh: return static_cast<int>(c);
         case Op::Eltwise: {
             const uint32_t a = root(n.inputs[0]), b = root(n.inputs[1]);
             const uint32_t other = a == cur ? b : a;
             if (other == cur || !done_[other]) return -1;
+            // The chain streams the full-size input; the other one is the operand.
+            if (net_.nodes[cur].dims != n.dims || !operand_form(c, other)) return -1;
             return static_cast<int>(c);
         }
         default: return -1;
@@ -333,11 +349,14 @@ ChainElem Lowering::chain_elem(uint32_t id, uint32_t from) {
     e.shift = &n.shift;
     e.eltwise = n.eltwise;
     e.out_scale = scale(id);
+    e.clip_min = n.clip_min;
+    e.clip_max = n.clip_max;
     if (n.op == Op::Eltwise) {
         const uint32_t a = root(n.inputs[0]), b = root(n.inputs[1]);
         const uint32_t other = a == from ? b : a;
         e.operand = home(other);
         e.operand_scale = scale(other);
+        e.per_channel = net_.nodes[other].dims != n.dims;
     }
     return e;
 }
@@ -365,8 +384,8 @@ uint32_t Lowering::pdp_max_width(const PoolingDesc& p) const {
     return std::max<uint32_t>(1, (7 * 1024 * 8) / (overlap[lines] * kpg * bits));
 }
 
-Status Lowering::check_pool(uint32_t id) const {
-    const PoolingDesc& p = net_.nodes[id].pool;
+Status Lowering::check_pool(uint32_t id, const PoolingDesc* desc) const {
+    const PoolingDesc& p = desc ? *desc : net_.nodes[id].pool;
     if (p.kernel_w > 8 || p.kernel_h > 8)
         return error(layer(id), ": the ", p.kernel_h, "x", p.kernel_w,
                      " window is larger than the 8x8 PDP maximum");
@@ -465,10 +484,20 @@ std::pair<uint32_t, uint32_t> two_factors(uint32_t k) {
 // depthwise convolution of 1/(kh*kw).
 Status Lowering::lower_pool(uint32_t id) {
     const Node& n = net_.nodes[id];
-    const PoolingDesc& p = n.pool;
-    const Place in = home(n.inputs[0]);
+    PoolingDesc p = n.pool;
+    uint32_t in_id = n.inputs[0];
+    if (const int pad = folded_pad(id); pad >= 0) {
+        const Node& pn = net_.nodes[size_t(pad)];
+        in_id = pn.inputs[0];
+        p.pad_top += pn.pads[0];
+        p.pad_left += pn.pads[1];
+        p.pad_bottom += pn.pads[2];
+        p.pad_right += pn.pads[3];
+        p.count_include_pad = true;  // explicit zeros are elements of the window
+    }
+    const Place in = home(in_id);
     if (p.kernel_w <= 8 && p.kernel_h <= 8) {
-        if (Status s = check_pool(id); !s) return s;
+        if (Status s = check_pool(id, &p); !s) return s;
         pool_steps(p, in, home(id), n.name);
         return computed(id);
     }
@@ -642,6 +671,18 @@ Status Lowering::lower_softmax(uint32_t id) {
 Status Lowering::lower_sdp(uint32_t id) {
     const Node& n = net_.nodes[id];
     const uint32_t source = root(n.inputs[0]);
+    if (n.op == Op::Eltwise) {
+        if (n.eltwise == EltwiseOp::Div)
+            return error(layer(id),
+                         ": the hardware cannot divide by a computed tensor (the SDP multiplies "
+                         "and adds); division runs on the CPU");
+        if (net_.nodes[source].dims != n.dims || !operand_form(id, root(n.inputs[1])))
+            return error(layer(id),
+                         ": the SDP reads an element-wise operand per element or per "
+                         "channel, not of dims ",
+                         dims_text(net_.nodes[root(n.inputs[1])].dims), " against ",
+                         dims_text(n.dims));
+    }
     SdpSource src;
     src.in_scale = scale(source);
     src.scale = scale(source);
@@ -730,7 +771,13 @@ Result<Plan> Lowering::run() {
             case Op::PRelu:
             case Op::Sigmoid:
             case Op::Tanh:
+            case Op::Clip:
             case Op::Eltwise: s = lower_sdp(id); break;
+            case Op::Pad: s = lower_pad(id); break;
+            case Op::Slice: s = lower_slice(id); break;
+            case Op::ResizeNearest: s = lower_resize_nearest(id); break;
+            case Op::Mish:
+            case Op::ResizeBilinear: s = lower_unmapped(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
             case Op::Flatten: s = computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;

@@ -43,9 +43,11 @@ struct ChainElem {
     const std::vector<float>* scale = nullptr;  // Affine scale, PRelu slopes
     const std::vector<float>* shift = nullptr;  // Affine shift
     EltwiseOp eltwise = EltwiseOp::Sum;
-    Place operand;             // Eltwise: the other input
-    double operand_scale = 1;  // its int8 scale
-    double out_scale = 1;      // int8 scale of this element's output
+    Place operand;                     // Eltwise: the other input
+    double operand_scale = 1;          // its int8 scale
+    double out_scale = 1;              // int8 scale of this element's output
+    float clip_min = 0, clip_max = 0;  // Clip
+    bool per_channel = false;          // Eltwise: the operand is {1, C, 1, 1} (per kernel)
 };
 
 // Where an SDP's data comes from.
@@ -100,7 +102,9 @@ class SdpProgram {
         EltAlu,
         EltMul,
         PRelu,
-        LutPrep
+        LutPrep,
+        ClipMax,  // ALU max with a register operand (a clip's lower bound)
+        ClipMin   // ALU min with a register operand (a clip's upper bound)
     };
     struct Stage {
         Slot alu = Slot::None, mul = Slot::None;
@@ -111,6 +115,7 @@ class SdpProgram {
     };
 
     bool place(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
+    bool place_clip(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
 
     const Target& t_;
     SdpSource src_;

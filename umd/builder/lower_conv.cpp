@@ -122,6 +122,9 @@ Status Lowering::lower_conv(uint32_t id) {
     ConvJob job;
     job.node = id;
     job.name = n.name;
+    // A pad in front that the convolution's own padding absorbs: read the pad's input.
+    const int folded = n.op == Op::Convolution ? folded_pad(id) : -1;
+    if (folded >= 0) in_id = root(net_.nodes[size_t(folded)].inputs[0]);
     job.in = home(in_id);
     const ConvolutionDesc& c = n.conv;
     job.kernels = c.out_channels;
@@ -143,8 +146,20 @@ Status Lowering::lower_conv(uint32_t id) {
     job.bias = n.bias;
     if (job.bias.empty()) job.bias.assign(job.kernels, 0.0f);
     job.what = n.op == Op::FullyConnected ? "fully connected as " : "";
+    if (folded >= 0) {
+        const Node& pn = net_.nodes[size_t(folded)];
+        job.pad_t += pn.pads[0];
+        job.pad_l += pn.pads[1];
+        job.pad_b += pn.pads[2];
+        job.pad_r += pn.pads[3];
+        job.what = "(" + pn.name + " folded) ";
+    }
     if (image_[in_id]) job.image = &*image_[in_id];
     job.in_scale = scale(in_id);
+    if (n.kind.empty()) {
+        const uint64_t per_output = uint64_t(job.channels) * c.kernel_h * c.kernel_w;
+        plan_.model_macs += per_output * n.dims.c * n.dims.h * n.dims.w;
+    }
 
     // Batch norm, scale and bias right after the convolution fold into its weights.
     uint32_t cur = id;
@@ -206,11 +221,18 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
         return error(who, ": the ", job.r, "x", job.s,
                      " kernel is larger than the 32x32 the convolution core takes");
 
-    if (job.image) return conv_image(job, last, pool_fused);
-    if (Result<bool> wg = conv_winograd(job, last); !wg)
+    const uint64_t dense_macs =
+        uint64_t(job.kernels) * job.channels * job.r * job.s * uint64_t(job.out_w) * job.out_h;
+    if (job.image) {
+        plan_.hardware_macs += dense_macs;
+        return conv_image(job, last, pool_fused);
+    }
+    if (Result<bool> wg = conv_winograd(job, last); !wg) {
         return wg.status();
-    else if (*wg)
+    } else if (*wg) {
+        plan_.hardware_macs += dense_macs * 16 / 36;  // F(2x2, 3x3): 16 products per 4 outputs
         return Status();
+    }
 
     const uint32_t groups = job.groups, cg = job.channels, kg = job.kernels / groups;
     uint32_t per_chunk = 1;
@@ -388,6 +410,7 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
                 op.bytes_per_kernel = static_cast<uint32_t>(bpk);
                 op.conv_stride_x = static_cast<uint8_t>(job.stride_x);
                 op.conv_stride_y = static_cast<uint8_t>(job.stride_y);
+                op.pad_val = job.pad_value;
                 op.pad_x_left = static_cast<uint8_t>(job.pad_l);
                 op.pad_x_right = static_cast<uint8_t>(job.pad_r);
                 op.pad_y_top = static_cast<uint8_t>(std::max<int64_t>(0, -first));
@@ -430,6 +453,7 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
                     g.ops.push_back(sdp);
                 }
                 add_step(std::move(g));
+                plan_.hardware_macs += uint64_t(kn) * cc * job.r * job.s * uint64_t(job.out_w) * on;
                 ++operations;
             }
         }
@@ -847,6 +871,8 @@ Status Lowering::lower_deconv(uint32_t id) {
         return error(layer(id), ": stride ", sy, "x", sx, " is beyond RUBIK's 32");
     const uint32_t cin = in.dims.c, cout = d.out_channels, groups = d.groups;
     const uint32_t cg = cin / groups, kg = cout / groups;
+    if (n.kind.empty())
+        plan_.model_macs += uint64_t(cin) * in.dims.h * in.dims.w * kg * d.kernel_h * d.kernel_w;
     const uint32_t sp = (d.kernel_w + sx - 1) / sx, rp = (d.kernel_h + sy - 1) / sy;
     // Set outputs: the whole transposed convolution, and with output padding enough phases
     // to cover the output's last rows and columns.

@@ -47,7 +47,7 @@ class Lowering {
 
     // Units
     uint32_t pdp_max_width(const PoolingDesc& p) const;
-    Status check_pool(uint32_t id) const;
+    Status check_pool(uint32_t id, const PoolingDesc* desc = nullptr) const;
     HwOp pdp_op(const PoolingDesc& p, const nvdla_dla_data_cube& src,
                 const nvdla_dla_data_cube& dst, uint32_t pad_left, uint32_t pad_right) const;
     void pool_steps(const PoolingDesc& p, const Place& in, const Place& out,
@@ -59,6 +59,14 @@ class Lowering {
     Status lower_conv(uint32_t id);
     Status lower_deconv(uint32_t id);
     Status lower_concat_sum(uint32_t id);
+    // lower_ops.cpp: the operators of post-2018 vision models
+    bool operand_form(uint32_t eltwise, uint32_t operand) const;
+    Status lower_pad(uint32_t id);
+    Status lower_slice(uint32_t id);
+    Status lower_resize_nearest(uint32_t id);
+    Status lower_unmapped(uint32_t id);
+    // The pad in front of a convolution or pooling layer that its own padding absorbs, or -1.
+    int folded_pad(uint32_t consumer) const;
 
     // A convolution over `in` (dense KCRS weights, possibly grouped), its SDP program and an
     // optional fused pooling layer, written to `out`.
@@ -81,7 +89,11 @@ class Lowering {
         std::string what;                    // "direct", for the note
         const InputFormat* image = nullptr;  // the input is an image surface
         double in_scale = 1;                 // int8 scale of the input
+        int16_t pad_value = 0;               // the padding's element (fp16 bits or int8)
     };
+    Status selection_conv(uint32_t id, uint32_t in_id, const Place& in, uint32_t kernels,
+                          uint32_t groups, const std::vector<float>& weights, const char* what,
+                          std::array<uint32_t, 4> pads, int16_t pad_value);
     Status conv_image(const ConvJob& job, uint32_t last, bool& pool_fused);
     Status conv_job(const ConvJob& job, bool& pool_fused, uint32_t last);
     // Winograd (3x3, stride 1, fp16) when it saves work and fits; false: use direct mode.

@@ -8,8 +8,10 @@
 // uniform unit and 8 extra bits of precision. Element-wise operands (int8 tensors) are shifted
 // or converted into the current unit before they are added.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "builder/lower.hpp"
@@ -52,6 +54,18 @@ std::vector<int32_t> shifted_operand(const std::vector<double>& values, int& shi
         out[i] = static_cast<int32_t>(
             std::clamp(std::round(values[i] / std::ldexp(1.0, shift)), -32768.0, 32767.0));
     return out;
+}
+
+uint8_t eltwise_alu(EltwiseOp op) {
+    return op == EltwiseOp::Max   ? NVDLA_DLA_SDP_ALU_MAX
+           : op == EltwiseOp::Min ? NVDLA_DLA_SDP_ALU_MIN
+                                  : NVDLA_DLA_SDP_ALU_SUM;
+}
+
+std::string number(double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
 }
 
 bool all_equal(const std::vector<double>& v) {
@@ -207,6 +221,7 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
                 return take(s);
             }
             return false;
+        case Op::Clip: return place_clip(e, index, st, cur);
         case Op::Sigmoid:
         case Op::Tanh:
             if (!has_y || !has_lut || st[2].used()) return false;
@@ -218,6 +233,51 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
             return take(2);
         default: return false;
     }
+}
+
+// A clip: the lower bound as a ReLU (bound 0) or an ALU max, then the upper bound as an ALU
+// min of a later stage (the ALU of a stage comes before its ReLU); register operands.
+bool SdpProgram::place_clip(const ChainElem& e, int index, Stage (&st)[3], int& cur) const {
+    const bool has_y = nvdla_hw_has(t_.cfg, NVDLA_FEATURE_SDP_EW);
+    const bool need_lo = e.clip_min > -std::numeric_limits<float>::infinity();
+    const bool need_hi = e.clip_max < std::numeric_limits<float>::infinity();
+    auto empty = [](const Stage& s) { return !s.used(); };
+    auto take = [&](int s) {
+        st[s].last_elem = index;
+        cur = s;
+        return true;
+    };
+    int lo_stage = cur;
+    if (need_lo) {
+        lo_stage = -1;
+        for (int s = cur; s <= 1 && lo_stage < 0 && !st[2].used(); ++s) {
+            if (e.clip_min == 0 && !st[s].relu) {
+                st[s].relu = true;
+                lo_stage = s;
+            } else if (empty(st[s])) {
+                st[s].alu = Slot::ClipMax;
+                st[s].alu_elem = index;
+                lo_stage = s;
+            }
+        }
+        if (lo_stage < 0) {
+            if (need_hi || !has_y || st[2].used()) return false;
+            st[2].alu = Slot::ClipMax;
+            st[2].alu_elem = index;
+            return take(2);
+        }
+        if (!need_hi) return take(lo_stage);
+    }
+    for (int s = need_lo ? lo_stage + 1 : cur; s <= 1 && !st[2].used(); ++s)
+        if (empty(st[s])) {
+            st[s].alu = Slot::ClipMin;
+            st[s].alu_elem = index;
+            return take(s);
+        }
+    if (!has_y || st[2].used()) return false;
+    st[2].alu = Slot::ClipMin;
+    st[2].alu_elem = index;
+    return take(2);
 }
 
 bool SdpProgram::add(const ChainElem& e) {
@@ -241,9 +301,17 @@ std::string SdpProgram::describe() const {
             case Slot::AffineAdd: return "add";
             case Slot::AffineMul: return "scale";
             case Slot::Rescale: return "requantize";
-            case Slot::EltAlu:
-                return elem >= 0 && elems_[size_t(elem)].eltwise == EltwiseOp::Max ? "max" : "sum";
-            case Slot::EltMul: return "product";
+            case Slot::EltAlu: {
+                const ChainElem& e = elems_[size_t(elem)];
+                const std::string what = e.eltwise == EltwiseOp::Max   ? "max"
+                                         : e.eltwise == EltwiseOp::Min ? "min"
+                                                                       : "sum";
+                return e.per_channel ? what + " per channel" : what;
+            }
+            case Slot::EltMul:
+                return elems_[size_t(elem)].per_channel ? "product per channel" : "product";
+            case Slot::ClipMax: return "max " + number(elems_[size_t(elem)].clip_min);
+            case Slot::ClipMin: return "min " + number(elems_[size_t(elem)].clip_max);
             case Slot::PRelu: return "prelu";
             case Slot::LutPrep: return "";
         }
@@ -347,8 +415,13 @@ Status SdpProgram::emit(Plan& plan, const Piece& pc, double out_scale, HwOp& hw)
     // The operand view of an element-wise input for this piece.
     auto operand_cube = [&](const ChainElem& e) {
         Place q = e.operand;
-        q.offset += uint64_t(c0 / t_.lanes()) * q.surface + uint64_t(pc.row_begin) * q.line;
-        q.dims = {1, n, pc.src.height, pc.src.width};
+        q.offset += uint64_t(c0 / t_.lanes()) * q.surface;
+        if (e.per_channel)
+            q.dims = {1, n, 1, 1};
+        else {
+            q.offset += uint64_t(pc.row_begin) * q.line;
+            q.dims = {1, n, pc.src.height, pc.src.width};
+        }
         const uint64_t size = uint64_t((n + t_.lanes() - 1) / t_.lanes() - 1) * q.surface +
                               uint64_t(q.dims.h - 1) * q.line +
                               uint64_t(q.dims.w) * t_.cfg->atom_bytes;
@@ -430,15 +503,27 @@ Status SdpProgram::emit(Plan& plan, const Piece& pc, double out_scale, HwOp& hw)
                 }
                 continue;
             }
+            if (st.alu == Slot::ClipMax || st.alu == Slot::ClipMin) {
+                // A bound in a register: int8 in the current units (32 bits, no shift), fp16
+                // as fp32 bits.
+                const ChainElem& e = elems_[size_t(st.alu_elem)];
+                const double bound = st.alu == Slot::ClipMax ? e.clip_min : e.clip_max;
+                o.alu_type =
+                    st.alu == Slot::ClipMax ? NVDLA_DLA_SDP_ALU_MAX : NVDLA_DLA_SDP_ALU_MIN;
+                o.alu_operand =
+                    int8 ? static_cast<int32_t>(
+                               std::clamp(std::round(bound / u[0]), -2147483648.0, 2147483647.0))
+                         : static_cast<int32_t>(std::bit_cast<uint32_t>(static_cast<float>(bound)));
+                continue;
+            }
             const ChainElem& e = elems_[size_t(st.alu != Slot::None ? st.alu_elem : st.mul_elem)];
-            o.mode = NVDLA_DLA_SDP_PER_POINT;
+            o.mode = e.per_channel ? NVDLA_DLA_SDP_PER_KERNEL : NVDLA_DLA_SDP_PER_POINT;
             o.precision = static_cast<uint8_t>(p);
             data = operand_cube(e);
             nvdla_dla_cvt_param& cvt = alu ? o.cvt.alu_cvt : o.cvt.mul_cvt;
             cvt.scale = 1;
             if (st.alu == Slot::EltAlu) {
-                o.alu_type =
-                    e.eltwise == EltwiseOp::Max ? NVDLA_DLA_SDP_ALU_MAX : NVDLA_DLA_SDP_ALU_SUM;
+                o.alu_type = eltwise_alu(e.eltwise);
                 if (int8) {
                     const Fixed f = fixed_one(e.operand_scale / u[0], 32767, 63);
                     cvt.enable = 1;
@@ -461,12 +546,11 @@ Status SdpProgram::emit(Plan& plan, const Piece& pc, double out_scale, HwOp& hw)
         // ---- X1/X2: ALU, MUL, truncation, ReLU/PReLU ----
         if (st.alu == Slot::EltAlu || st.mul == Slot::EltMul) {
             const ChainElem& e = elems_[size_t(st.alu == Slot::EltAlu ? st.alu_elem : st.mul_elem)];
-            o.mode = NVDLA_DLA_SDP_PER_POINT;
+            o.mode = e.per_channel ? NVDLA_DLA_SDP_PER_KERNEL : NVDLA_DLA_SDP_PER_POINT;
             o.precision = static_cast<uint8_t>(p);
             data = operand_cube(e);
             if (st.alu == Slot::EltAlu) {
-                o.alu_type =
-                    e.eltwise == EltwiseOp::Max ? NVDLA_DLA_SDP_ALU_MAX : NVDLA_DLA_SDP_ALU_SUM;
+                o.alu_type = eltwise_alu(e.eltwise);
                 if (int8) o.shift_value = static_cast<uint8_t>(next_alu_shift);
             } else if (int8) {
                 bool constrained = false;
@@ -492,6 +576,10 @@ Status SdpProgram::emit(Plan& plan, const Piece& pc, double out_scale, HwOp& hw)
                 const double b = src_.bias.empty() ? 0.0 : src_.bias[c0 + i];
                 alu_v[i] = int8 ? b / u[i] : b;
             }
+        } else if (st.alu == Slot::ClipMax || st.alu == Slot::ClipMin) {
+            const double bound = st.alu == Slot::ClipMax ? ae->clip_min : ae->clip_max;
+            o.alu_type = st.alu == Slot::ClipMax ? NVDLA_DLA_SDP_ALU_MAX : NVDLA_DLA_SDP_ALU_MIN;
+            for (uint32_t i = 0; i < n; ++i) alu_v[i] = int8 ? bound / u[i] : bound;
         } else if (st.alu == Slot::AffineAdd) {
             for (uint32_t i = 0; i < n; ++i) {
                 double sc = st.mul == Slot::AffineMul && st.mul_elem == st.alu_elem

@@ -4,9 +4,12 @@
 #include <utility>
 
 #include "builder/graph.hpp"
+#include "builder/modern_ops.hpp"
+#include "builder/recorder.hpp"
 
 namespace nvdla::builder {
 
+using detail::dims_text;
 using detail::Node;
 using detail::Op;
 
@@ -26,6 +29,12 @@ const char* op_name(Op op) {
         case Op::Sigmoid: return "sigmoid";
         case Op::Tanh: return "tanh";
         case Op::Eltwise: return "element-wise";
+        case Op::Clip: return "clip";
+        case Op::Mish: return "mish";
+        case Op::Pad: return "pad";
+        case Op::Slice: return "slice";
+        case Op::ResizeNearest: return "nearest resize";
+        case Op::ResizeBilinear: return "bilinear resize";
         case Op::Concat: return "concat";
         case Op::Flatten: return "flatten";
         case Op::Softmax: return "softmax";
@@ -42,12 +51,6 @@ std::string Network::Impl::describe(uint32_t id) const {
 
 namespace {
 
-std::string dims_text(Dims4 d) {
-    std::ostringstream o;
-    o << d.n << "x" << d.c << "x" << d.h << "x" << d.w;
-    return o.str();
-}
-
 bool finite(std::span<const float> v) {
     for (float x : v)
         if (!std::isfinite(x)) return false;
@@ -55,64 +58,6 @@ bool finite(std::span<const float> v) {
 }
 
 }  // namespace
-
-// Records a layer and its checks. Every public layer call goes through here.
-class LayerRecorder {
-  public:
-    LayerRecorder(Network::Impl& net, Op op, const char* kind, const std::string& name,
-                  std::initializer_list<Tensor> inputs)
-        : net_(net) {
-        node_.op = op;
-        node_.kind = kind ? kind : "";
-        node_.name = name.empty() ? std::string(kind ? kind : detail::op_name(op)) + "_" +
-                                        std::to_string(net.nodes.size())
-                                  : name;
-        for (Tensor t : inputs) add_input(t);
-    }
-
-    void add_input(Tensor t) {
-        if (!t.valid()) {
-            skip_ = true;  // an earlier failure; no new error
-            return;
-        }
-        if (t.id >= net_.nodes.size()) {
-            fail("input tensor ", t.id, " does not belong to this network");
-            return;
-        }
-        node_.inputs.push_back(t.id);
-    }
-
-    bool ok() const { return !skip_ && !failed_; }
-    Node& node() { return node_; }
-    const Dims4& in(size_t i = 0) const { return net_.nodes[node_.inputs[i]].dims; }
-
-    template <class... Parts>
-    void fail(const Parts&... parts) {
-        if (failed_ || skip_) return;
-        failed_ = true;
-        std::ostringstream o;
-        o << "layer '" << node_.name << "' ("
-          << (node_.kind.empty() ? detail::op_name(node_.op) : node_.kind) << "): ";
-        (o << ... << parts);
-        if (net_.error.ok()) net_.error = Status::failure(o.str());
-    }
-
-    Tensor finish(Dims4 dims) {
-        if (!ok()) return {};
-        if (dims.c == 0 || dims.h == 0 || dims.w == 0) {
-            fail("the output would be ", dims_text(dims), "; every extent must be at least 1");
-            return {};
-        }
-        node_.dims = dims;
-        net_.nodes.push_back(std::move(node_));
-        return Tensor{static_cast<uint32_t>(net_.nodes.size() - 1)};
-    }
-
-  private:
-    Network::Impl& net_;
-    Node node_;
-    bool skip_ = false, failed_ = false;
-};
 
 Network::Network(std::string name) : impl_(std::make_unique<Impl>()) {
     impl_->name = std::move(name);
@@ -412,15 +357,7 @@ Tensor Network::tanh(Tensor x, const std::string& name) {
 }
 
 Tensor Network::eltwise(Tensor a, Tensor b, EltwiseOp op, const std::string& name) {
-    LayerRecorder r(*impl_, Op::Eltwise, nullptr, name, {a, b});
-    if (!r.ok()) return r.finish({});
-    if (r.in(0) != r.in(1))
-        r.fail("the inputs are ", dims_text(r.in(0)), " and ", dims_text(r.in(1)),
-               "; they must have the same dims");
-    if (op != EltwiseOp::Sum && op != EltwiseOp::Product && op != EltwiseOp::Max)
-        r.fail("unknown operation ", static_cast<int>(op));
-    r.node().eltwise = op;
-    return r.finish(r.in(0));
+    return detail::broadcast_eltwise(*impl_, a, b, op, name);
 }
 
 Tensor Network::concat(std::span<const Tensor> inputs, const std::string& name) {

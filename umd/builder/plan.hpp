@@ -70,6 +70,9 @@ struct Plan {
     std::vector<Step> steps;        // in execution order
     std::vector<nvdla_dla_lut_param> luts;
     std::vector<TensorDesc> inputs, outputs;
+    // Multiply-accumulates of the convolution core's operations and of the network's own
+    // convolution layers (CompiledNetwork::hardware_macs, model_macs).
+    uint64_t hardware_macs = 0, model_macs = 0;
 
     uint32_t add_buffer(BufferKind kind, uint64_t size, const std::string& what, uint32_t bind = 0);
     // Appends bytes to the Const buffer at a 256-byte boundary; returns their offset.

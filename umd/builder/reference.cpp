@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "builder/graph.hpp"
+#include "builder/modern_ops.hpp"
 
 namespace nvdla::builder {
 
@@ -235,16 +236,16 @@ Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
             case Op::Tanh:
                 for (size_t i = 0; i < y.size(); ++i) y[i] = std::tanh(x.data[i]);
                 break;
-            case Op::Eltwise: {
-                const float* b = t[n.inputs[1]].data();
-                for (size_t i = 0; i < y.size(); ++i) {
-                    const float a = x.data[i];
-                    y[i] = n.eltwise == EltwiseOp::Sum       ? a + b[i]
-                           : n.eltwise == EltwiseOp::Product ? a * b[i]
-                                                             : std::max(a, b[i]);
-                }
+            case Op::Eltwise:
+                reference_eltwise(n, t[n.inputs[0]], x.d, t[n.inputs[1]],
+                                  net.nodes[n.inputs[1]].dims, y);
                 break;
-            }
+            case Op::Clip:
+            case Op::Mish:
+            case Op::Pad:
+            case Op::Slice:
+            case Op::ResizeNearest:
+            case Op::ResizeBilinear: reference_modern(n, t[n.inputs[0]], x.d, y); break;
             case Op::Concat: {
                 size_t at = 0;
                 for (uint32_t in : n.inputs) {
