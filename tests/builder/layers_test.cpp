@@ -264,12 +264,15 @@ TEST_P(Layer, SigmoidAndTanh) {
             ASSERT_TRUE(cal.add_sample(net, {in}).ok());
             BuildOptions o = options();
             o.calibration = &cal;
+            o.cpu_fallback = false;  // otherwise the CPU computes it (cpu_fallback_test.cpp)
             Result<CompiledNetwork> b = build(net, o);
             ASSERT_FALSE(b.ok());
             EXPECT_EQ(b.message(), std::string("layer 'act' (") + (tanh ? "tanh" : "sigmoid") +
                                        "): " + GetParam().config +
                                        " has no SDP lookup table (NVDLA_FEATURE_SDP_LUT) for " +
-                                       (tanh ? "tanh" : "sigmoid"));
+                                       (tanh ? "tanh" : "sigmoid") +
+                                       "; BuildOptions::cpu_fallback is false, so it cannot "
+                                       "run on the CPU");
             continue;
         }
         check(net, {in}, bound(3e-3, 5e-2));

@@ -10,7 +10,10 @@
 //                  CDP with a LUT; a convolution with its fused SDP), in the 0.12 and 0.10
 //                  layouts, as dla_task_input.hpp inputs
 //   loadable/      loadables made of those tasks (one DLA task each, descriptors as SET
-//                  blobs, data buffers allocated)
+//                  blobs, data buffers allocated), and builder networks whose CPU tasks
+//                  (docs/runtime.md "CPU tasks") lie between DLA tasks
+//   cpu_task/      those networks' EMU tasks as nvdla_fuzz_cpu_task inputs
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +23,7 @@
 #include "dla_task_input.hpp"
 #include "engine_ops.hpp"
 #include "image_test_files.hpp"
+#include "nvdla/builder.hpp"
 #include "runtime/loadable.hpp"
 
 namespace {
@@ -253,6 +257,83 @@ std::vector<std::byte> task_loadable(const BuiltTask& task, uint32_t version) {
     return bytes;
 }
 
+// conv -> CPU softmax over h -> conv -> CPU add of a broadcast CPU reduce mean -> CPU
+// layer norm with gamma and beta, fp16 on nv_full and int8 on nv_small.
+std::vector<std::byte> cpu_task_loadable(const char* config, Precision precision) {
+    using namespace nvdla::builder;
+    builder::Network net("cpu_tasks");
+    Tensor x = net.input("data", {1, 3, 4, 4});
+    ConvolutionDesc c;
+    c.out_channels = 4;
+    c.kernel_h = c.kernel_w = 3;
+    c.pad_top = c.pad_left = c.pad_bottom = c.pad_right = 1;
+    const std::vector<float> w1(4 * 3 * 9, 0.1f), w2(4 * 4 * 9, -0.05f);
+    auto cpu = [&](std::vector<Tensor> in, CpuOpKind kind, std::vector<int64_t> ints,
+                   std::vector<float> floats, const char* name) {
+        CpuOpDesc d;
+        d.kind = kind;
+        d.ints = std::move(ints);
+        d.floats = std::move(floats);
+        return net.cpu_op(in, d, name);
+    };
+    x = net.convolution(x, c, w1, {}, "conv1");
+    x = cpu({x}, CpuOpKind::Softmax, {2}, {}, "softmax_h");
+    x = net.convolution(x, c, w2, {}, "conv2");
+    Tensor mean = cpu({x}, CpuOpKind::ReduceMean, {2, 3}, {}, "mean");
+    x = cpu({x, mean}, CpuOpKind::Add, {}, {}, "add");
+    x = cpu({x}, CpuOpKind::LayerNorm, {3},
+            {1e-5f, 1.0f, 0.5f, 2.0f, 1.5f, 0.0f, 0.1f, -0.1f, 0.2f}, "norm");
+    net.output(x, "out");
+    Calibration cal;
+    for (Tensor t : {Tensor{0}, Tensor{1}, Tensor{2}, Tensor{3}, Tensor{4}, Tensor{5}, Tensor{6}})
+        cal.set_range(t, 4.0f);
+    BuildOptions opt;
+    opt.config = config;
+    opt.precision = precision;
+    opt.calibration = &cal;
+    Result<CompiledNetwork> built = build(net, opt);
+    if (!built) {
+        std::fprintf(stderr, "cpu_tasks: %s\n", built.message().c_str());
+        std::exit(1);
+    }
+    return built->loadable;
+}
+
+// The EMU tasks of a loadable as nvdla_fuzz_cpu_task inputs: entry count - 1, the lengths,
+// then each address-list entry's bytes (SET contents, zeros elsewhere).
+void cpu_task_seeds(const fs::path& dir, const std::string& name,
+                    const std::vector<std::byte>& bytes) {
+    Result<runtime::Loadable> l = runtime::parse_loadable(bytes);
+    if (!l) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), l.message().c_str());
+        std::exit(1);
+    }
+    int index = 0;
+    for (const runtime::TaskEntry& task : l->tasks) {
+        if (task.interface != runtime::TaskInterface::Emu1 || task.addresses.size() > 8) continue;
+        std::vector<std::vector<std::byte>> entries;
+        for (uint16_t id : task.addresses) {
+            const runtime::AddressEntry& a = l->addresses[id];
+            const runtime::MemoryEntry& m = l->memories[a.mem_id];
+            std::vector<std::byte> e(std::min<uint64_t>(m.size - a.offset, 65535));
+            for (const runtime::MemoryContent& c : m.contents) {
+                const std::vector<std::byte>& data = l->blobs[c.blob].data;
+                for (size_t i = 0; i < data.size(); ++i)
+                    if (c.offset + i >= a.offset && c.offset + i - a.offset < e.size())
+                        e[c.offset + i - a.offset] = data[i];
+            }
+            entries.push_back(std::move(e));
+        }
+        std::vector<std::byte> input = {std::byte(entries.size() - 1)};
+        for (size_t i = 0; i + 1 < entries.size(); ++i) {
+            input.push_back(std::byte(entries[i].size() & 0xff));
+            input.push_back(std::byte(entries[i].size() >> 8));
+        }
+        for (const auto& e : entries) input.insert(input.end(), e.begin(), e.end());
+        write_file(dir / (name + "_task" + std::to_string(index++)), input);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,5 +354,12 @@ int main(int argc, char** argv) {
                        task_loadable(task, version));
         }
     }
+    fs::create_directories(root / "cpu_task");
+    const std::vector<std::byte> fp16 = cpu_task_loadable("nv_full", Precision::Fp16);
+    const std::vector<std::byte> int8 = cpu_task_loadable("nv_small", Precision::Int8);
+    write_file(root / "loadable" / "cpu_tasks_fp16.nvdla", fp16);
+    write_file(root / "loadable" / "cpu_tasks_int8.nvdla", int8);
+    cpu_task_seeds(root / "cpu_task", "fp16", fp16);
+    cpu_task_seeds(root / "cpu_task", "int8", int8);
     return 0;
 }

@@ -279,7 +279,9 @@ TEST(EmuOpsErrors, BufferListTooShort) {
 TEST(EmuOpsErrors, OperationType) {
     HostTask t(EmuLayout::Current, Op{.format = 3}, 32, 32);
     put<uint8_t>(t.memory[1], 0, 7);
-    EXPECT_EQ(error_of(t), "EMU operation 0: type 7 is neither power (0) nor softmax (1)");
+    EXPECT_EQ(error_of(t),
+              "EMU operation 0: type 7 is neither power (0), softmax (1) nor a CPU operation (16 "
+              "to 44)");
 }
 
 TEST(EmuOpsErrors, UnsupportedFormats) {

@@ -48,6 +48,8 @@ Result<CompiledNetwork> build(const Network& net, const BuildOptions& options) {
     bool previous_emu = true, first = true;
     for (const detail::Step& s : plan->steps) {
         out.operations.push_back(s.group.note);
+        if (s.emu) out.cpu_operations.push_back(s.group.note);
+        if (s.cpu) out.needs_extended_cpu_tasks = true;
         if (first || s.emu != previous_emu) {
             if (s.emu)
                 ++out.cpu_tasks;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/emu_ops.hpp"
 #include "runtime/loadable.hpp"
 
 namespace nvdla::builder::detail {
@@ -17,6 +18,8 @@ using runtime::Loadable;
 
 constexpr BlobVersion kDlaVersion{0, 12, 3};
 constexpr BlobVersion kEmuVersion{0, 0, 1};
+constexpr BlobVersion kCpuTaskVersion{runtime::kCpuTaskVersion[0], runtime::kCpuTaskVersion[1],
+                                      runtime::kCpuTaskVersion[2]};
 constexpr uint64_t kPoolAlignment = 256;
 
 template <class T>
@@ -59,6 +62,11 @@ uint64_t plan_pool(Plan& plan) {
             buf.last_use = std::max(buf.last_use, static_cast<uint32_t>(s));
         };
         Step& step = plan.steps[s];
+        if (step.emu && step.cpu) {
+            for (const Place& p : step.cpu->inputs) touch(p.buffer);
+            touch(step.cpu->output.buffer);
+            continue;
+        }
         if (step.emu) {
             touch(step.soft.src.buffer);
             touch(step.soft.dst.buffer);
@@ -201,6 +209,33 @@ Result<std::vector<std::byte>> emit_loadable(Plan& plan, const HwConfig& cfg, Pr
         const std::string tag = "task-" + std::to_string(l.tasks.size()) + "-";
         runtime::TaskEntry task;
         task.instance = -1;
+        if (plan.steps[s].emu && plan.steps[s].cpu) {
+            // A CPU task: descriptors, parameters, then every data memory.
+            const CpuStep& step = *plan.steps[s].cpu;
+            std::vector<uint16_t> list = {0, 0, 0, 0};
+            for (uint16_t m : data_mems) list.push_back(m);
+            std::vector<std::pair<int16_t, uint32_t>> where;
+            for (size_t k = 0; k <= step.inputs.size(); ++k) {
+                const Place& p = k < step.inputs.size() ? step.inputs[k] : step.output;
+                const uint16_t m = static_cast<uint16_t>(mem_of.at(p.buffer));
+                where.push_back({static_cast<int16_t>(std::find(list.begin() + 4, list.end(), m) -
+                                                      list.begin()),
+                                 static_cast<uint32_t>(base[p.buffer] + p.offset)});
+            }
+            CpuTaskBlobs blobs = encode_cpu_task(step, cfg, precision, where, 3);
+            const auto emu = runtime::TaskInterface::Emu1;
+            list[0] = mem.constant(tag + "addr0", blobs.network, kCpuTaskVersion, emu, 1);
+            list[1] = mem.constant(tag + "op_list", blobs.operations, kCpuTaskVersion, emu, 3);
+            list[2] = mem.constant(tag + "op_buf_list", blobs.buffers, kCpuTaskVersion, emu, 4);
+            if (blobs.parameters.empty()) blobs.parameters.assign(4, std::byte{0});
+            list[3] = mem.constant(tag + "parameters", blobs.parameters, kCpuTaskVersion, emu, 0);
+            task.interface = emu;
+            task.addresses = list;
+            task.version = kCpuTaskVersion;
+            l.tasks.push_back(task);
+            ++s;
+            continue;
+        }
         if (plan.steps[s].emu) {
             const EmuSoftmax& e = plan.steps[s].soft;
             std::vector<std::byte> net(256), ops(24), buffers(512);

@@ -33,6 +33,7 @@ enum class Op : uint8_t {
     Concat,
     Flatten,
     Softmax,
+    Cpu,  // cpu_op, and layers the hardware cannot run that fall back to the CPU
 };
 
 // "convolution", "batch norm", ... as error messages name them.
@@ -67,6 +68,7 @@ struct Node {
     std::vector<float> weights, bias;
     // Affine: per channel (expanded to c values). PRelu: the slopes (c values).
     std::vector<float> scale, shift;
+    CpuOpDesc cpu;  // Cpu
 };
 
 struct OutputInfo {
@@ -102,6 +104,9 @@ namespace detail {
 // Every tensor of the network in float32 NCHW (index = tensor id), for inputs in any layout.
 Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
                                                  const std::vector<HostTensor>& inputs);
+// The float reference of a CPU operation (umd/builder/cpu_op.cpp): node id's output into y.
+void cpu_op_reference(const Network::Impl& net, uint32_t id,
+                      const std::vector<std::vector<float>>& tensors, std::vector<float>& y);
 
 }  // namespace detail
 

@@ -321,6 +321,7 @@ int Lowering::next_in_chain(uint32_t cur) const {
     if (out_index_[cur] >= 0 || cons_[cur].size() != 1) return -1;
     const uint32_t c = cons_[cur][0];
     const Node& n = net_.nodes[c];
+    if (runs_on_cpu(c)) return -1;
     switch (n.op) {
         case Op::Affine:
         case Op::Relu:
@@ -661,7 +662,7 @@ Status Lowering::lower_softmax(uint32_t id) {
     s.soft.precision = t_.precision;
     s.soft.input_scale = static_cast<float>(scale(n.inputs[0]));
     s.soft.output_scale = static_cast<float>(scale(id));
-    s.group.note = n.name + ": EMU softmax (CPU)";
+    s.group.note = n.name + ": CPU softmax axis 1 (EMU softmax)";
     plan_.steps.push_back(std::move(s));
     return computed(id);
 }
@@ -669,6 +670,7 @@ Status Lowering::lower_softmax(uint32_t id) {
 // ---- SDP from memory ----
 
 Status Lowering::lower_sdp(uint32_t id) {
+    if (runs_on_cpu(id)) return lower_cpu(id);
     const Node& n = net_.nodes[id];
     const uint32_t source = root(n.inputs[0]);
     if (n.op == Op::Eltwise) {
@@ -781,6 +783,7 @@ Result<Plan> Lowering::run() {
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
             case Op::Flatten: s = computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;
+            case Op::Cpu: s = lower_cpu(id); break;
         }
         if (!s) return s;
     }

@@ -55,6 +55,10 @@ class Lowering {
     Status lower_pool(uint32_t id);
     Status lower_lrn(uint32_t id);
     Status lower_softmax(uint32_t id);
+    // CPU operations (cpu_lower.cpp): cpu_op layers, and layers the configuration cannot run
+    // that fall back to the CPU.
+    bool runs_on_cpu(uint32_t id) const;
+    Status lower_cpu(uint32_t id);
     Status lower_sdp(uint32_t id);
     Status lower_conv(uint32_t id);
     Status lower_deconv(uint32_t id);

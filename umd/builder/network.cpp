@@ -38,6 +38,7 @@ const char* op_name(Op op) {
         case Op::Concat: return "concat";
         case Op::Flatten: return "flatten";
         case Op::Softmax: return "softmax";
+        case Op::Cpu: return "CPU operation";
     }
     return "?";
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,10 +59,22 @@ struct EmuSoftmax {
     float input_scale = 1, output_scale = 1;
 };
 
+// A CPU operation in the extended encoding (umd/builder/cpu_lower.cpp, docs/runtime.md).
+struct CpuStep {
+    CpuOpKind kind = CpuOpKind::Exp;
+    std::vector<Place> inputs;  // 1 or 2
+    Place output;
+    std::vector<float> input_scales;  // int8: per input
+    float output_scale = 1;
+    std::vector<int64_t> ints;
+    std::vector<float> floats;
+};
+
 struct Step {
     bool emu = false;
-    Group group;      // hardware
-    EmuSoftmax soft;  // emu
+    Group group;                 // hardware; the note for every step
+    EmuSoftmax soft;             // emu without cpu: the original's softmax
+    std::optional<CpuStep> cpu;  // emu: a CPU operation only this runtime runs
 };
 
 struct Plan {

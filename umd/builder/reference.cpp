@@ -256,6 +256,7 @@ Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
             }
             case Op::Flatten: y = t[n.inputs[0]]; break;
             case Op::Softmax: softmax(x, y); break;
+            case Op::Cpu: cpu_op_reference(net, id, t, y); break;
         }
     }
     return t;

@@ -1,5 +1,6 @@
-// EMU1 tasks: the operations the original compiler leaves to the CPU (softmax and power), run
-// by the runtime between DLA tasks.
+// EMU1 tasks: the operations the original compiler leaves to the CPU (softmax and power), and
+// this project's CPU operations (CPU tasks: the builder's cpu_op), run by the runtime between DLA
+// tasks.
 //
 // An EMU task's address list holds, at entry 0, its network descriptor (operation list index,
 // buffer-descriptor list index, operation count); the operation list holds one slot per
@@ -24,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "nvdla/builder.hpp"
 #include "nvdla/status.hpp"
+#include "nvdla/types.hpp"
 
 namespace nvdla::runtime {
 
@@ -45,7 +48,7 @@ struct EmuOperationTime {
 // What the task's descriptors say before anything runs: the layout, each operation's type and
 // the scale factors of the buffers it reads and writes (for tensor quantization queries).
 struct EmuOperationInfo {
-    uint8_t type = 0;  // 0 power, 1 softmax
+    uint8_t type = 0;  // 0 power, 1 softmax, kCpuOpTypeBase + CpuOpKind
     int16_t source_address = -1, destination_address = -1;
     float input_scale = 1.0f, output_scale = 1.0f;
     bool int8 = false;
@@ -54,6 +57,28 @@ struct EmuTaskInfo {
     EmuLayout layout = EmuLayout::Current;
     std::vector<EmuOperationInfo> operations;
 };
+
+// ---- CPU tasks (the extended encoding; docs/runtime.md "CPU tasks") ----
+// Operation type of a CPU operation: kCpuOpTypeBase + builder::CpuOpKind.
+inline constexpr uint8_t kCpuOpTypeBase = 16;
+inline constexpr uint8_t kCpuOpKindCount = static_cast<uint8_t>(builder::CpuOpKind::Reshape) + 1;
+// Operation 0 of a task holding CPU operations is a marker: a power operation with an FF16 source
+// and a destination of format kCpuTaskMarkerFormat carrying kCpuTaskMagic at byte 32. The
+// original runtime stops the task there (source and destination formats differ); this one skips
+// it. The task's descriptor blobs carry version kCpuTaskVersion (0.1.0; the original's are 0.0.1).
+inline constexpr uint16_t kCpuTaskMarkerFormat = 0xffff;
+inline constexpr char kCpuTaskMagic[8] = {'C', 'P', 'U', '-', 'T', 'A', 'S', 'K'};
+inline constexpr uint8_t kCpuTaskVersion[3] = {0, 1, 0};
+
+// "exp", "softmax", "reduce mean", ... as reports and messages name a CPU operation.
+const char* cpu_op_name(builder::CpuOpKind kind);
+
+// The output dims of a CPU operation for its input dims and parameters (ints; float_count
+// floats; Reshape: reshape_dims), or the sentence saying what does not fit (without a prefix).
+// Shared by the builder's checks and the runtime's descriptor checks.
+Result<Dims4> cpu_op_output_dims(builder::CpuOpKind kind, std::span<const Dims4> inputs,
+                                 std::span<const int64_t> ints, size_t float_count,
+                                 Dims4 reshape_dims);
 
 // Decodes an EMU task's descriptors (no execution).
 Result<EmuTaskInfo> inspect_emu_task(std::span<const EmuAddress> addresses);
