@@ -113,6 +113,24 @@ std::vector<int64_t> onnx_shape(Dims4 d, int rank, int64_t batch) {
     }
 }
 
+int builder_axis(int64_t axis, int rank) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return -1;
+    switch (rank) {
+        case 1: return 1;
+        case 2: return axis == 0 ? 0 : 1;
+        case 3: return axis == 0 ? 0 : axis == 1 ? 1 : 3;
+        default: return static_cast<int>(axis);
+    }
+}
+
+std::vector<int64_t> value_shape(const Val& v, Dims4 d, int64_t batch) {
+    const int64_t g = v.groups;
+    if (v.pending == Pending::Grouped) return {batch, g, d.c / g, d.h, d.w};
+    if (v.pending == Pending::Shuffled) return {batch, d.c / g, g, d.h, d.w};
+    return onnx_shape(d, v.rank, batch);
+}
+
 void same_pads(const std::string& mode, const std::vector<int64_t>& in,
                const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                const std::vector<int64_t>& dilation, std::vector<int64_t>& pads) {
@@ -168,7 +186,89 @@ Result<const Val*> Importer::feature(int i) {
     if ((*v)->constant)
         return fail("input '" + node_->input(i) +
                     "' is a constant; this operator needs a feature tensor there");
+    if ((*v)->pending != Pending::None) {
+        Val& pending = values_[node_->input(i)];
+        if (Status s = make_pending(pending); !s) return s;
+        if (Status s = check_builder(); !s) return s;
+    }
     return v;
+}
+
+Status Importer::make_pending(Val& v) {
+    auto& net = model_.network;
+    switch (v.pending) {
+        case Pending::None: return Status();
+        case Pending::Sigmoid: v.tensor = net.sigmoid(v.source, v.layer); break;
+        case Pending::HardSigmoid:
+            v.tensor = net.hard_sigmoid(v.source, v.alpha, v.beta, v.layer);
+            break;
+        case Pending::Softplus:
+        case Pending::TanhSoftplus: {
+            // softplus(x) = relu(x) + log(1 + exp(-|x|)): exp of a value <= 0 lies in (0, 1],
+            // which int8 resolves (exp(x) itself overflows fp16 and spans too wide a range).
+            using builder::CpuOpKind;
+            Tensor t = cpu({v.source}, CpuOpKind::Abs, {}, {}, {}, v.layer + "_abs");
+            t = cpu({t}, CpuOpKind::Neg, {}, {}, {}, v.layer + "_neg");
+            t = cpu({t}, CpuOpKind::Exp, {}, {}, {}, v.layer + "_exp");
+            const float one[1] = {1.0f};
+            t = net.bias(t, one, v.layer + "_plus1");
+            t = cpu({t}, CpuOpKind::Log, {}, {}, {}, v.layer + "_log");
+            const Tensor r = net.relu(v.source, v.layer + "_relu");
+            t = net.eltwise(r, t, builder::EltwiseOp::Sum, v.layer + "_softplus");
+            v.tensor = v.pending == Pending::Softplus ? t : net.tanh(t, v.layer);
+            break;
+        }
+        case Pending::Grouped:
+        case Pending::Shuffled:
+            return fail(
+                "a 5-D tensor is supported only as the middle of a channel shuffle "
+                "(Reshape to [N, g, C/g, H, W], Transpose 0 2 1 3 4, Reshape to [N, C, H, "
+                "W])");
+    }
+    v.pending = Pending::None;
+    return Status();
+}
+
+void Importer::define_pending(Val v, int index) {
+    v.layer = layer_name();
+    define(node_->output(index), std::move(v));
+}
+
+std::vector<int64_t> Importer::shape_of(const Val& v) const {
+    if (v.constant) return v.data.shape;
+    const Dims4 d = model_.network.dims(v.pending == Pending::None ? v.tensor : v.source);
+    return value_shape(v, d, model_.batch);
+}
+
+Status Importer::define_shaped(Tensor t, const std::vector<int64_t>& shape, int index,
+                               const std::string& suffix) {
+    if (Status s = check_builder(); !s) return s;
+    if (shape.empty() || shape.size() > 4)
+        return fail("a result of shape " + shape_text(shape) +
+                    " is not supported (ranks 1 to 4 are)");
+    if (shape.size() >= 2 && shape[0] != model_.batch)
+        return fail("a result of shape " + shape_text(shape) +
+                    " mixes batch items (each runs separately)");
+    Result<Dims4> d = item_dims(shape);
+    if (!d) return fail("a result of shape " + shape_text(shape) + ": " + d.message());
+    if (*d != model_.network.dims(t)) {
+        builder::CpuOpDesc desc;
+        desc.kind = builder::CpuOpKind::Reshape;
+        desc.out_dims = *d;
+        const Tensor in[1] = {t};
+        t = model_.network.cpu_op(in, desc, layer_name() + suffix);
+    }
+    return define_feature(t, static_cast<int>(shape.size()), index);
+}
+
+Tensor Importer::cpu(std::vector<Tensor> inputs, builder::CpuOpKind kind, std::vector<int64_t> ints,
+                     std::vector<float> floats, Dims4 out_dims, const std::string& name) {
+    builder::CpuOpDesc desc;
+    desc.kind = kind;
+    desc.ints = std::move(ints);
+    desc.floats = std::move(floats);
+    desc.out_dims = out_dims;
+    return model_.network.cpu_op(inputs, desc, name.empty() ? layer_name() : name);
 }
 
 Result<const TensorData*> Importer::constant(int i) const {
@@ -346,6 +446,11 @@ Status Importer::import_outputs() {
         if (it->second.constant)
             return Status::failure("ONNX graph output '" + out.name() +
                                    "' is a constant; outputs must be computed from the inputs");
+        Val& v = it->second;
+        if (v.pending == Pending::Grouped || v.pending == Pending::Shuffled)
+            return Status::failure("ONNX graph output '" + out.name() +
+                                   "' is 5-D, which is supported only inside a channel shuffle");
+        if (Status s = make_pending(v); !s) return s;
         model_.network.output(it->second.tensor, out.name());
         if (Status s = model_.network.status(); !s)
             return Status::failure("ONNX graph output '" + out.name() + "': " + s.message());
@@ -381,6 +486,7 @@ const OpTable& operator_table() {
         add_linear_ops(t);
         add_normalization_ops(t);
         add_tensor_ops(t);
+        add_resize_ops(t);
         return t;
     }();
     return table;
@@ -391,8 +497,8 @@ Result<Model> Importer::run() {
     for (const auto& o : proto_.opset_import())
         if (o.domain().empty() || o.domain() == "ai.onnx") model_.opset = o.version();
     if (model_.opset == 0) model_.opset = 1;
-    if (model_.opset > 17)
-        return error("ONNX: opset ", model_.opset, " is newer than this importer knows (17)");
+    if (model_.opset > 18)
+        return error("ONNX: opset ", model_.opset, " is newer than this importer knows (18)");
     model_.producer = proto_.producer_name();
     if (!proto_.producer_version().empty()) model_.producer += " " + proto_.producer_version();
     model_.network =

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -21,10 +22,31 @@ std::string shape_text(const std::vector<int64_t>& shape);
 uint64_t product(const std::vector<int64_t>& shape, size_t from = 0);
 // A TensorProto's values as floats (float32, float64, int32, int64).
 Result<TensorData> from_proto(const ::onnx::TensorProto& t);
+// A constant's element as an integer (shapes, axes, indices), saturated to +-2^62 so that the
+// INT64_MAX and INT64_MIN sentinels of Slice come through without overflow.
+inline int64_t to_int(float v) {
+    constexpr float kLimit = 4.6116860184273879e18f;  // 2^62
+    if (!(v == v)) return 0;                          // NaN
+    return static_cast<int64_t>(std::clamp(v, -kLimit, kLimit));
+}
+
 // Per-item builder dims of an ONNX shape (rank 1..4).
 Result<Dims4> item_dims(const std::vector<int64_t>& shape);
 // The ONNX shape of a feature tensor of `rank` whose item has dims d.
 std::vector<int64_t> onnx_shape(Dims4 d, int rank, int64_t batch);
+
+// A feature value whose layer is not made until a consumer needs it, so that the consumer can
+// fuse it: Mul(x, Sigmoid(x)) -> silu, Mul(x, HardSigmoid(x)) -> hard_swish, Mul(x,
+// Tanh(Softplus(x))) -> mish, Reshape -> Transpose -> Reshape -> shuffle_channels.
+enum class Pending : uint8_t {
+    None,
+    Sigmoid,       // sigmoid(source)
+    HardSigmoid,   // hard_sigmoid(source, alpha, beta)
+    Softplus,      // log(1 + exp(source))
+    TanhSoftplus,  // tanh(softplus(source))
+    Grouped,       // source [N, C, H, W] viewed as [N, groups, C / groups, H, W]
+    Shuffled,      // Grouped with axes 1 and 2 swapped: [N, C / groups, groups, H, W]
+};
 
 // A value of the graph: a constant, or a feature tensor (one batch item) with its ONNX rank.
 struct Val {
@@ -32,8 +54,20 @@ struct Val {
     TensorData data;       // constant
     bool integer = false;  // constant: of an integer type (Div truncates)
     Tensor tensor;         // feature
-    int rank = 0;          // feature: the ONNX rank (1..4)
+    int rank = 0;          // feature: the ONNX rank (1..4; 5 for Grouped and Shuffled)
+    // A pending feature: `tensor` is invalid until made (Importer::feature).
+    Pending pending = Pending::None;
+    Tensor source;
+    float alpha = 0, beta = 0;
+    uint32_t groups = 0;
+    std::string layer;  // the producing node's layer name
 };
+
+// The builder axis (1 c, 2 h, 3 w) of ONNX axis `axis` (negative counts from the end) of a
+// feature of `rank`; 0 for the batch axis, -1 when out of range.
+int builder_axis(int64_t axis, int rank);
+// The feature's ONNX shape per item for pending 5-D values, else onnx_shape.
+std::vector<int64_t> value_shape(const Val& v, Dims4 d, int64_t batch);
 
 // Kernel-window attributes of Conv/ConvTranspose/pooling for n spatial axes.
 struct Window {
@@ -59,6 +93,7 @@ void add_elementwise_ops(OpTable& table);
 void add_linear_ops(OpTable& table);
 void add_normalization_ops(OpTable& table);
 void add_tensor_ops(OpTable& table);
+void add_resize_ops(OpTable& table);
 
 class Importer {
   public:
@@ -79,7 +114,7 @@ class Importer {
 
     bool has_input(int i) const { return i < node_->input_size() && !node_->input(i).empty(); }
     Result<const Val*> input(int i) const;
-    // Input i, which must be a feature tensor (not a constant).
+    // Input i, which must be a feature tensor (not a constant); a pending value is made here.
     Result<const Val*> feature(int i);
     // Input i, which must be a constant.
     Result<const TensorData*> constant(int i) const;
@@ -98,7 +133,21 @@ class Importer {
     void define(const std::string& name, Val v) { values_[name] = std::move(v); }
     Status define_feature(Tensor t, int rank, int index = 0);
     Status define_constant(TensorData d, bool integer = false, int index = 0);
+    // Makes a pending value's layers (v.tensor).
+    Status make_pending(Val& v);
+    // Defines output `index` as a pending value.
+    void define_pending(Val v, int index = 0);
     Dims4 dims(const Val& v) const { return model_.network.dims(v.tensor); }
+    // The ONNX shape of a value (constant or feature, batch included).
+    std::vector<int64_t> shape_of(const Val& v) const;
+    // Defines output `index` as t reshaped to the ONNX shape (a CPU reshape where the builder's
+    // dims differ, nothing where they agree).
+    Status define_shaped(Tensor t, const std::vector<int64_t>& shape, int index = 0,
+                         const std::string& suffix = "");
+    // A CPU task on feature tensors, named `name` (default: the node's layer name).
+    Tensor cpu(std::vector<Tensor> inputs, builder::CpuOpKind kind, std::vector<int64_t> ints = {},
+               std::vector<float> floats = {}, Dims4 out_dims = {}, const std::string& name = "");
+
     // `axis` of x, which must be the channel axis: the axis, or a failure saying why not.
     Result<int> channel_axis_check(const Val& x, int64_t axis, const std::string& what) const;
     // Per-channel (or single) values of a constant that broadcasts onto feature x.

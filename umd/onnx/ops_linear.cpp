@@ -1,4 +1,4 @@
-// ONNX operators: Gemm, MatMul.
+// ONNX operators: Gemm, MatMul (a constant B: fully connected; a computed B: a CPU task).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -59,11 +59,48 @@ Status gemm(Importer& im, bool matmul) {
         2);
 }
 
+// MatMul of two computed tensors [N, (C,) M, K] x [N, (C or 1,) K, P]: a CPU task on
+// {1, C, M, K} x {1, C, K, P} views.
+Status matmul_features(Importer& im) {
+    Result<const Val*> a = im.feature(0);
+    if (!a) return a.status();
+    Result<const Val*> b = im.feature(1);
+    if (!b) return b.status();
+    const std::vector<int64_t> sa = im.shape_of(**a), sb = im.shape_of(**b);
+    const size_t rank = sa.size();
+    if (rank < 3 || sb.size() != rank)
+        return im.fail("MatMul of computed tensors of shapes " + shape_text(sa) + " and " +
+                       shape_text(sb) +
+                       " is not supported ([N, M, K] x [N, K, P] or [N, C, M, "
+                       "K] x [N, C, K, P])");
+    const int64_t c = rank == 4 ? sa[1] : 1, cb = rank == 4 ? sb[1] : 1;
+    const int64_t m = sa[rank - 2], k = sa[rank - 1], p = sb[rank - 1];
+    if (sb[rank - 2] != k || (cb != c && cb != 1))
+        return im.fail("shapes " + shape_text(sa) + " and " + shape_text(sb) +
+                       " do not agree for a matrix product");
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto view = [&](const Val& v, Dims4 want, const char* suffix) {
+        if (im.dims(v) == want) return v.tensor;
+        return im.cpu({v.tensor}, builder::CpuOpKind::Reshape, {}, {}, want,
+                      im.layer_name() + suffix);
+    };
+    const Tensor ta = view(**a, Dims4{1, u(c), u(m), u(k)}, "_a");
+    const Tensor tb = view(**b, Dims4{1, u(cb), u(k), u(p)}, "_b");
+    const Tensor t = im.cpu({ta, tb}, builder::CpuOpKind::MatMul);
+    std::vector<int64_t> shape = sa;
+    shape[rank - 1] = p;
+    return im.define_shaped(t, shape, 0, "_reshape");
+}
+
 }  // namespace
 
 void add_linear_ops(OpTable& table) {
     table["Gemm"] = [](Importer& im) { return gemm(im, false); };
-    table["MatMul"] = [](Importer& im) { return gemm(im, true); };
+    table["MatMul"] = [](Importer& im) {
+        Result<const Val*> b = im.input(1);
+        if (b && !(*b)->constant && im.node().input_size() == 2) return matmul_features(im);
+        return gemm(im, true);
+    };
 }
 
 }  // namespace nvdla::onnx::detail

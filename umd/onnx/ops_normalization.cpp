@@ -1,4 +1,4 @@
-// ONNX operators: BatchNormalization, LRN, Softmax.
+// ONNX operators: BatchNormalization, LRN, Softmax, LogSoftmax, LayerNormalization.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -44,27 +44,71 @@ Status lrn(Importer& im) {
     return im.define_feature(im.network().lrn((*x)->tensor, desc, im.layer_name()), (*x)->rank);
 }
 
+// Softmax and LogSoftmax. Over the channels: the existing CPU softmax (the original runtime has
+// it); over another axis, or (before opset 13) over the flattened axes from `axis` on: a CPU
+// task over the last builder axis of a reshaped view.
 Status softmax(Importer& im) {
     Result<const Val*> x = im.feature(0);
     if (!x) return x.status();
     const int rank = (*x)->rank;
     const Dims4 d = im.dims(**x);
-    if (im.opset() >= 13) {
-        Result<int> a = im.channel_axis_check(**x, im.attr_int("axis", -1), "axis");
-        if (!a) return a.status();
-    } else {
-        // Before opset 13: softmax over the flattened dimensions from axis on.
-        int64_t axis = im.attr_int("axis", 1);
-        if (axis < 0) axis += rank;
-        const bool channels_only =
-            (rank == 1 && axis == 0) || (rank >= 2 && axis == 1 && d.h == 1 && d.w == 1);
-        if (!channels_only)
-            return im.fail("softmax over the flattened dimensions from axis " +
-                           std::to_string(axis) + " of a tensor of shape " +
-                           shape_text(onnx_shape(d, rank, im.batch())) +
-                           " is not supported (only over the channels)");
+    const bool log = im.op() == "LogSoftmax";
+    int64_t axis = im.attr_int("axis", im.opset() >= 13 ? -1 : 1);
+    if (axis < -rank || axis >= rank)
+        return im.fail("axis " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
+    if (axis < 0) axis += rank;
+    const int b = builder_axis(axis, rank);
+    if (b == 0)
+        return im.fail("axis " + std::to_string(axis) +
+                       " is the batch dimension (each batch item runs separately)");
+    // Opset 13 normalizes along `axis`; before, over everything from `axis` on, which is the
+    // same where the axes after it have one element.
+    const uint32_t after = b == 1 ? d.h * d.w : b == 2 ? d.w : 1;
+    const bool span_one = im.opset() >= 13 || after == 1;
+    using builder::CpuOpKind;
+    const CpuOpKind kind = log ? CpuOpKind::LogSoftmax : CpuOpKind::Softmax;
+    if (span_one && b == 1 && !log)
+        return im.define_feature(im.network().softmax((*x)->tensor, im.layer_name()), rank);
+    if (span_one) return im.define_feature(im.cpu({(*x)->tensor}, kind, {b}), rank);
+    // Before opset 13, over the flattened axes from b on: {1, outer, 1, inner}, axis 3.
+    const uint32_t outer = b == 1 ? 1 : b == 2 ? d.c : d.c * d.h;
+    const uint32_t inner = static_cast<uint32_t>(d.elements() / outer);
+    const Tensor flat = im.cpu({(*x)->tensor}, CpuOpKind::Reshape, {}, {},
+                               Dims4{1, outer, 1, inner}, im.layer_name() + "_flatten");
+    const Tensor t = im.cpu({flat}, kind, {3});
+    return im.define_shaped(t, im.shape_of(**x), 0, "_reshape");
+}
+
+// LayerNormalization over the axes from `axis` to the end, scale and bias constants.
+Status layer_norm(Importer& im) {
+    Result<const Val*> x = im.feature(0);
+    if (!x) return x.status();
+    const int rank = (*x)->rank;
+    int64_t axis = im.attr_int("axis", -1);
+    if (axis < -rank || axis >= rank) return im.fail("axis is out of range");
+    if (axis < 0) axis += rank;
+    const int b = builder_axis(axis, rank);
+    if (b == 0) return im.fail("normalizing over the batch (axis 0) is not supported");
+    if (im.output_used(1) || im.output_used(2))
+        return im.fail("the mean and inverse deviation outputs are not supported");
+    const Dims4 d = im.dims(**x);
+    const uint64_t count = b == 1 ? d.elements() : b == 2 ? uint64_t(d.h) * d.w : d.w;
+    std::vector<float> floats = {im.attr_float("epsilon", 1e-5f)};
+    for (int i = 1; i <= 2; ++i) {
+        if (!im.has_input(i)) continue;
+        Result<const TensorData*> c = im.constant(i);
+        if (!c) return c.status();
+        if ((*c)->values.size() != count && (*c)->values.size() != 1)
+            return im.fail(std::string(i == 1 ? "the scale" : "the bias") + " of shape " +
+                           shape_text((*c)->shape) + " does not match the normalized axes");
+        std::vector<float> v = (*c)->values;
+        if (v.size() == 1) v.assign(count, v[0]);
+        floats.insert(floats.end(), v.begin(), v.end());
+        if (i == 1 && !im.has_input(2)) floats.insert(floats.end(), count, 0.0f);
     }
-    return im.define_feature(im.network().softmax((*x)->tensor, im.layer_name()), rank);
+    return im.define_feature(im.cpu({(*x)->tensor}, builder::CpuOpKind::LayerNorm, {b}, floats),
+                             rank);
 }
 
 }  // namespace
@@ -73,6 +117,8 @@ void add_normalization_ops(OpTable& table) {
     table["BatchNormalization"] = batch_norm;
     table["LRN"] = lrn;
     table["Softmax"] = softmax;
+    table["LogSoftmax"] = softmax;
+    table["LayerNormalization"] = layer_norm;
 }
 
 }  // namespace nvdla::onnx::detail

@@ -1,4 +1,5 @@
-// ONNX operators: MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool.
+// ONNX operators: MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool, and ReduceMean,
+// ReduceMax, ReduceMin, ReduceSum.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -25,8 +26,9 @@ Status pool(Importer& im, bool max, bool global) {
     Window win;
     bool include_pad = true;
     if (global) {
+        // One window: its stride is the window (what the builder splits over 8x8 needs).
         win.kernel = in;
-        win.stride.assign(n, 1);
+        win.stride = in;
         win.pads.assign(2 * n, 0);
     } else {
         win.kernel = im.attr_ints("kernel_shape");
@@ -84,6 +86,71 @@ Status pool(Importer& im, bool max, bool global) {
     return im.define_feature(im.network().pooling((*x)->tensor, desc, im.layer_name()), rank);
 }
 
+// ReduceMean/ReduceMax over H and W: global pooling; other reductions and axes: CPU tasks.
+// Axes come as an attribute, or as input 1 (ReduceSum from opset 13, the others from 18).
+Status reduce(Importer& im) {
+    Result<const Val*> x = im.feature(0);
+    if (!x) return x.status();
+    const int rank = (*x)->rank;
+    std::vector<int64_t> axes = im.attr_ints("axes");
+    if (im.has_input(1)) {
+        Result<const TensorData*> c = im.constant(1);
+        if (!c) return c.status();
+        for (float f : (*c)->values) axes.push_back(to_int(f));
+    }
+    const bool keep = im.attr_int("keepdims", 1) != 0;
+    if (axes.empty()) {
+        if (im.attr_int("noop_with_empty_axes", 0)) {
+            im.define(im.node().output(0), **x);
+            return Status();
+        }
+        for (int64_t i = rank >= 2 ? 1 : 0; i < rank; ++i) axes.push_back(i);
+        if (rank >= 2) axes.insert(axes.begin(), 0);  // all axes, the batch included
+    }
+    std::vector<int64_t> builder_axes;
+    std::vector<bool> reduced(static_cast<size_t>(rank), false);
+    for (int64_t a : axes) {
+        const int b = builder_axis(a, rank);
+        if (b < 0) return im.fail("axis " + std::to_string(a) + " is out of range");
+        if (b == 0)
+            return im.fail(
+                "reducing over the batch (axis 0) is not supported (each batch item "
+                "runs separately)");
+        builder_axes.push_back(b);
+        reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+    }
+    std::sort(builder_axes.begin(), builder_axes.end());
+    builder_axes.erase(std::unique(builder_axes.begin(), builder_axes.end()), builder_axes.end());
+    std::vector<int64_t> shape;
+    const std::vector<int64_t> in = im.shape_of(**x);
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (!reduced[i])
+            shape.push_back(in[i]);
+        else if (keep)
+            shape.push_back(1);
+    }
+    if (shape.empty()) shape = {1};
+    const std::string& op = im.op();
+    const bool plane = rank == 4 && builder_axes == std::vector<int64_t>{2, 3};
+    Tensor t;
+    if (plane && (op == "ReduceMean" || op == "ReduceMax")) {
+        const Dims4 d = im.dims(**x);
+        builder::PoolingDesc desc;
+        desc.type = op == "ReduceMax" ? builder::PoolingType::Max : builder::PoolingType::Average;
+        desc.kernel_h = desc.stride_h = d.h;
+        desc.kernel_w = desc.stride_w = d.w;
+        t = im.network().pooling((*x)->tensor, desc, im.layer_name());
+    } else {
+        using builder::CpuOpKind;
+        const CpuOpKind kind = op == "ReduceMean"  ? CpuOpKind::ReduceMean
+                               : op == "ReduceMax" ? CpuOpKind::ReduceMax
+                               : op == "ReduceMin" ? CpuOpKind::ReduceMin
+                                                   : CpuOpKind::ReduceSum;
+        t = im.cpu({(*x)->tensor}, kind, builder_axes);
+    }
+    return im.define_shaped(t, shape, 0, "_reshape");
+}
+
 }  // namespace
 
 void add_pooling_ops(OpTable& table) {
@@ -91,6 +158,7 @@ void add_pooling_ops(OpTable& table) {
     table["AveragePool"] = [](Importer& im) { return pool(im, false, false); };
     table["GlobalMaxPool"] = [](Importer& im) { return pool(im, true, true); };
     table["GlobalAveragePool"] = [](Importer& im) { return pool(im, false, true); };
+    for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum"}) table[op] = reduce;
 }
 
 }  // namespace nvdla::onnx::detail
