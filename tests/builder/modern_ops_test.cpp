@@ -227,6 +227,8 @@ TEST_P(ModernOp, DivisionIsLeftToTheCpu) {
     Network net;
     Tensor a = net.input("a", {1, 4, 3, 3});
     Tensor b = net.input("b", {1, 4, 1, 1});
+    // Behind a convolution whose SDP could otherwise take it as a chain element.
+    a = net.convolution(a, conv(4, 1), weights(16), weights(4), "conv");
     net.output(net.eltwise(a, b, EltwiseOp::Div, "div"), "out");
     expect_refused(net, {random_tensor(rng, {1, 4, 3, 3}), random_tensor(rng, {1, 4, 1, 1}, 1, 2)},
                    "div", "divide");
@@ -281,6 +283,27 @@ TEST_P(ModernOp, PadFoldsIntoMaxPooling) {
     EXPECT_EQ(r->built.operations.size(), 1u) << describe(*r);
 }
 
+TEST_P(ModernOp, PadWithAValueFoldsIntoAnUnpaddedConvolution) {
+    // The convolution core pads with the pad's value (PAD_VALUE) when the convolution has no
+    // padding of its own.
+    Network net;
+    Tensor x = net.input("data", {1, 6, 7, 5});
+    x = net.pad(x, 1, 1, 2, 0, -0.75f, "pad");
+    x = net.convolution(x, conv(5, 3), weights(5 * 6 * 9), weights(5), "conv");
+    net.output(x, "out");
+    auto r = check(net, {random_tensor(rng, {1, 6, 7, 5})}, layer_bound());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->built.operations.size(), 1u) << describe(*r);
+    // In Winograd mode (fp16 on nv_full, a plane large enough to pay) the same.
+    Network big;
+    Tensor y = big.input("data", {1, 16, 16, 16});
+    y = big.pad(y, 1, 1, 1, 1, 0.5f, "pad");
+    y = big.convolution(y, conv(16, 3), weights(16 * 16 * 9, 0.2f), weights(16), "conv");
+    y = big.convolution(y, conv(4, 1), weights(4 * 16, 0.3f), weights(4), "head");
+    big.output(y, "out");
+    check(big, {random_tensor(rng, {1, 16, 16, 16})}, conv_bound());
+}
+
 TEST_P(ModernOp, PadWithAValueIsAnOperation) {
     // A value other than 0 before a convolution, and a pad that is an output.
     Network net;
@@ -304,6 +327,32 @@ TEST_P(ModernOp, ResizeNearest) {
     ASSERT_TRUE(r);
     EXPECT_TRUE(contains(r->built.operations, "up: nearest resize 2x3 as 5 SDP copies"))
         << describe(*r);
+}
+
+TEST_P(ModernOp, ResizeBilinear) {
+    // Scale 2 (weights 1/16, 3/16, 9/16: exact in fp16) and 3x2 (thirds), edges clamped.
+    Network net;
+    Tensor x = net.input("data", {1, 5, 6, 7});
+    net.output(net.resize_bilinear(x, 2, 2, "up2"), "up2");
+    net.output(net.resize_bilinear(x, 3, 2, "up32"), "up32");
+    // int8: the weights round to 127ths of the largest (9/16) and the output by half a step.
+    check(net, {random_tensor(rng, {1, 5, 6, 7})}, int8() ? 3.0 / 127 : kFp16);
+}
+
+TEST_P(ModernOp, UNetDecoderStep) {
+    // Upsample the deep map bilinearly, concatenate the skip connection, convolve.
+    Network net;
+    Tensor in = net.input("data", {1, 3, 12, 12});
+    Tensor skip = net.convolution(in, conv(8, 3, 1), weights(8 * 27), weights(8), "enc");
+    skip = net.relu(skip, "enc_relu");
+    Tensor deep =
+        net.convolution(skip, conv(9, 3, 1, 1, 2), weights(9 * 8 * 9, 0.3f), weights(9), "down");
+    deep = net.resize_bilinear(deep, 2, 2, "up");
+    const Tensor parts[] = {skip, deep};
+    Tensor x = net.concat(parts, "cat");
+    x = net.convolution(x, conv(4, 3, 1), weights(4 * 17 * 9, 0.2f), weights(4), "dec");
+    net.output(x, "out");
+    check(net, {random_tensor(rng, {1, 3, 12, 12})}, block_bound());
 }
 
 TEST_P(ModernOp, UpsampleAndConcat) {
@@ -359,7 +408,11 @@ TEST_P(ModernOp, ChannelShuffleUnit) {
     Tensor x = net.concat(parts, "cat");
     x = net.shuffle_channels(x, 2, "shuffle");
     net.output(x, "out");
-    check(net, {random_tensor(rng, {1, c, 8, 8})}, block_bound());
+    auto r = check(net, {random_tensor(rng, {1, c, 8, 8})}, block_bound());
+    ASSERT_TRUE(r);
+    // The shuffle's permutation goes into the concat's convolutions.
+    EXPECT_TRUE(contains(r->built.operations, "concat input 1 shuffled")) << describe(*r);
+    EXPECT_FALSE(contains(r->built.operations, "shuffle: CONV")) << describe(*r);
 }
 
 TEST_P(ModernOp, InvertedResidualBlock) {
@@ -382,6 +435,65 @@ TEST_P(ModernOp, InvertedResidualBlock) {
     const uint64_t model = plane * (e * c) + plane * e * 9 + plane * c * e;
     EXPECT_EQ(r->built.model_macs, model);
     EXPECT_GT(r->built.hardware_macs, model);
+}
+
+TEST_P(ModernOp, MobileNetV3Block) {
+    // Stem with hard swish, a depthwise layer, squeeze-excitation with hard sigmoid, a
+    // projection with a residual sum, global pooling and a classifier; two outputs.
+    const uint32_t c = 16, se = 8;
+    Network net("mnv3");
+    Tensor in = net.input("data", {1, 3, 16, 16});
+    Tensor x = net.convolution(in, conv(c, 3, 1, 1, 2), weights(c * 27), weights(c), "stem");
+    x = net.hard_swish(x, "stem_hswish");
+    Tensor y = net.convolution(x, conv(c, 3, 1, c), weights(c * 9), weights(c), "dw");
+    y = net.batch_norm(y, weights(c), test::random_vector<float>(rng, c, 0.5f, 2.0f), {}, {}, 1e-5f,
+                       "dw_bn");
+    y = net.relu(y, "dw_relu");
+    PoolingDesc gap;
+    gap.type = PoolingType::Average;
+    gap.kernel_h = gap.stride_h = gap.kernel_w = gap.stride_w = 8;
+    Tensor s = net.pooling(y, gap, "se_pool");
+    s = net.relu(net.convolution(s, conv(se, 1), weights(se * c), weights(se), "se_reduce"),
+                 "se_relu");
+    s = net.hard_sigmoid(
+        net.convolution(s, conv(c, 1), weights(c * se, 1.0f), weights(c), "se_expand"), 1.0f / 6,
+        0.5f, "se_gate");
+    y = net.eltwise(y, s, EltwiseOp::Product, "se_scale");
+    y = net.convolution(y, conv(c, 1), weights(c * c, 0.3f), weights(c), "project");
+    y = net.eltwise(x, y, EltwiseOp::Sum, "residual");
+    net.output(y, "features");
+    Tensor g = net.pooling(y, gap, "head_pool");
+    g = net.hard_swish(net.convolution(g, conv(10, 1), weights(10 * c), weights(10), "head"),
+                       "head_hswish");
+    net.output(g, "logits");
+    check(net, {random_tensor(rng, {1, 3, 16, 16})}, block_bound());
+}
+
+TEST_P(ModernOp, EfficientNetBlock) {
+    // MBConv: expand + SiLU, depthwise + SiLU, squeeze-excitation with sigmoid, project.
+    const uint32_t c = 6, e = 12;
+    Network net("effnet");
+    Tensor in = net.input("data", {1, c, 8, 8});
+    Tensor x = net.silu(net.convolution(in, conv(e, 1), weights(e * c), weights(e), "expand"),
+                        "expand_silu");
+    x = net.silu(net.convolution(x, conv(e, 3, 1, e), weights(e * 9), weights(e), "dw"), "dw_silu");
+    PoolingDesc gap;
+    gap.type = PoolingType::Average;
+    gap.kernel_h = gap.stride_h = gap.kernel_w = gap.stride_w = 8;
+    Tensor s = net.pooling(x, gap, "se_pool");
+    s = net.silu(net.convolution(s, conv(3, 1), weights(3 * e), weights(3), "se_reduce"),
+                 "se_silu");
+    s = net.sigmoid(net.convolution(s, conv(e, 1), weights(e * 3), weights(e), "se_expand"),
+                    "se_gate");
+    x = net.eltwise(s, x, EltwiseOp::Product, "se_scale");
+    x = net.convolution(x, conv(c, 1), weights(c * e, 0.3f), weights(c), "project");
+    net.output(net.eltwise(x, in, EltwiseOp::Sum, "residual"), "out");
+    const std::vector<HostTensor> inputs{random_tensor(rng, {1, c, 8, 8}, -2, 2)};
+    if (!has(NVDLA_FEATURE_SDP_LUT)) {
+        expect_refused(net, inputs, "expand_silu/sigmoid", "lookup table");
+        return;
+    }
+    check(net, inputs, int8() ? kInt8Block : 1e-2, -2, 2);
 }
 
 TEST_P(ModernOp, DepthwiseMacs) {
@@ -469,6 +581,38 @@ TEST(ModernOpReference, BilinearShuffleAndBroadcast) {
     EXPECT_EQ((*out)[2].at(0, 2, 0, 1), 21.0f);
     EXPECT_EQ((*out)[3].dims, (Dims4{1, 2, 2, 2}));
     EXPECT_EQ((*out)[3].at(0, 0, 0, 0), 4.0f);
+}
+
+TEST(ModernOpCalibration, InnerNodesNeedNoRange) {
+    // An importer sets ranges for the tensors it knows; the nodes an operator adds inside
+    // (hard swish's linear part and gate, a subtraction's negation, a broadcast's expansion)
+    // derive theirs from their input's.
+    std::mt19937_64 rng = test::rng_for_test();
+    Network net;
+    Tensor in = net.input("data", {1, 6, 5, 5});
+    Tensor s = net.input("s", {1, 1, 1, 1});
+    Tensor x = net.convolution(in, conv(6, 1), random_weights(rng, 36), {}, "conv");
+    Tensor h = net.hard_swish(x, "hswish");
+    Tensor y = net.eltwise(h, s, EltwiseOp::Sub, "sub");
+    net.output(y, "out");
+    const std::vector<HostTensor> inputs{random_tensor(rng, {1, 6, 5, 5}),
+                                         random_tensor(rng, {1, 1, 1, 1})};
+    Result<std::vector<HostTensor>> ref = run_reference(net, inputs);
+    ASSERT_TRUE(ref.ok());
+    Calibration full;
+    ASSERT_TRUE(full.add_sample(net, inputs).ok());
+    Calibration cal;
+    for (Tensor t : {in, s, x, h, y}) cal.set_range(t, *full.range(t));
+    BuildOptions o;
+    o.precision = Precision::Int8;
+    o.calibration = &cal;
+    Result<CompiledNetwork> built = build(net, o);
+    ASSERT_TRUE(built.ok()) << built.message();
+    Result<std::vector<HostTensor>> out = run(*built, emu("nv_full"), inputs);
+    ASSERT_TRUE(out.ok()) << out.message();
+    Result<Difference> d = compare((*out)[0], (*ref)[0]);
+    ASSERT_TRUE(d.ok());
+    EXPECT_LE(d->relative(), kInt8Block);
 }
 
 TEST(ModernOpErrors, BadArgumentsNameTheLayer) {

@@ -332,7 +332,7 @@ int Lowering::next_in_chain(uint32_t cur) const {
         case Op::Eltwise: {
             const uint32_t a = root(n.inputs[0]), b = root(n.inputs[1]);
             const uint32_t other = a == cur ? b : a;
-            if (other == cur || !done_[other]) return -1;
+            if (other == cur || !done_[other] || n.eltwise == EltwiseOp::Div) return -1;
             // The chain streams the full-size input; the other one is the operand.
             if (net_.nodes[cur].dims != n.dims || !operand_form(c, other)) return -1;
             return static_cast<int>(c);
@@ -778,8 +778,8 @@ Result<Plan> Lowering::run() {
             case Op::Pad: s = lower_pad(id); break;
             case Op::Slice: s = lower_slice(id); break;
             case Op::ResizeNearest: s = lower_resize_nearest(id); break;
-            case Op::Mish:
-            case Op::ResizeBilinear: s = lower_unmapped(id); break;
+            case Op::ResizeBilinear: s = lower_resize_bilinear(id); break;
+            case Op::Mish: s = lower_unmapped(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
             case Op::Flatten: s = computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;

@@ -145,13 +145,16 @@ Status Lowering::lower_conv(uint32_t id) {
     job.weights = n.weights;
     job.bias = n.bias;
     if (job.bias.empty()) job.bias.assign(job.kernels, 0.0f);
-    job.what = n.op == Op::FullyConnected ? "fully connected as " : "";
+    job.what = n.op == Op::FullyConnected ? "fully connected as "
+               : n.kind.empty()           ? ""
+                                          : n.kind + " as ";
     if (folded >= 0) {
         const Node& pn = net_.nodes[size_t(folded)];
         job.pad_t += pn.pads[0];
         job.pad_l += pn.pads[1];
         job.pad_b += pn.pads[2];
         job.pad_r += pn.pads[3];
+        job.pad_value = pad_element(pn.pad_value, in_id);
         job.what = "(" + pn.name + " folded) ";
     }
     if (image_[in_id]) job.image = &*image_[in_id];
@@ -681,6 +684,20 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
 // each convolution's SDP adds the previous one's result (element-wise sum).
 Status Lowering::lower_concat_sum(uint32_t id) {
     const Node& n = net_.nodes[id];
+    // A channel shuffle reading only this concat: its permutation goes into the convolutions'
+    // weights (channel q of the concat lands at dest[q]) and they write the shuffle's tensor.
+    uint32_t target = id;
+    std::vector<uint32_t> dest(n.dims.c);
+    std::iota(dest.begin(), dest.end(), 0u);
+    if (out_index_[id] < 0 && cons_[id].size() == 1 && !home_[id].valid()) {
+        const Node& c = net_.nodes[cons_[id][0]];
+        if (c.op == Op::Convolution && c.kind == "channel shuffle") {
+            target = cons_[id][0];
+            for (uint32_t k = 0; k < n.dims.c; ++k)
+                for (uint32_t q = 0; q < n.dims.c; ++q)
+                    if (c.weights[size_t(k) * n.dims.c + q] != 0) dest[q] = k;
+        }
+    }
     Place acc;
     uint32_t c0 = 0;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -695,9 +712,9 @@ Status Lowering::lower_concat_sum(uint32_t id) {
         job.out_w = n.dims.w;
         job.out_h = n.dims.h;
         job.weights.assign(uint64_t(n.dims.c) * ci, 0.0f);
-        for (uint32_t j = 0; j < ci; ++j) job.weights[uint64_t(c0 + j) * ci + j] = 1.0f;
+        for (uint32_t j = 0; j < ci; ++j) job.weights[uint64_t(dest[c0 + j]) * ci + j] = 1.0f;
         job.bias.assign(n.dims.c, 0.0f);
-        job.what = "concat input " + std::to_string(i) + " as ";
+        job.what = "concat input " + std::to_string(i) + (target != id ? " shuffled" : "") + " as ";
         SdpSource src;
         src.flying = true;
         src.channels = n.dims.c;
@@ -726,11 +743,15 @@ Status Lowering::lower_concat_sum(uint32_t id) {
                 plan_.add_buffer(BufferKind::Pool, cube_bytes(job.out), n.name + " (part)");
         }
         bool fused = false;
-        if (Status s = conv_job(job, fused, id); !s) return s;
-        acc = job.out.valid() ? job.out : home(id);
+        if (Status s = conv_job(job, fused, target); !s) return s;
+        acc = job.out.valid() ? job.out : home(target);
         c0 += ci;
     }
-    return computed(id);
+    if (target != id) {
+        done_[id] = true;  // only the shuffle reads it, and the shuffle is made
+        done_[target] = true;
+    }
+    return computed(target);
 }
 
 // Winograd F(2x2, 3x3) on nv_full in fp16 (as the original compiler: not for int8, groups or
@@ -813,6 +834,7 @@ Result<bool> Lowering::conv_winograd(const ConvJob& job, uint32_t last) {
     op.input_height_cmac = static_cast<uint16_t>(ho);
     op.bytes_per_kernel = static_cast<uint32_t>(bpk);
     op.conv_stride_x = op.conv_stride_y = 1;
+    op.pad_val = job.pad_value;
     op.pad_x_left = static_cast<uint8_t>(job.pad_l);
     op.pad_y_top = static_cast<uint8_t>(job.pad_t);
     op.pad_x_right = static_cast<uint8_t>(pad_r);
@@ -863,10 +885,7 @@ Status Lowering::lower_deconv(uint32_t id) {
     const uint32_t in_id = root(n.inputs[0]);
     const Place in = home(in_id);
     const uint32_t sx = d.stride_w, sy = d.stride_h, sets = sx * sy;
-    if (sets > 1 && !nvdla_hw_has(t_.cfg, NVDLA_FEATURE_RUBIK))
-        return error(layer(id), ": stride ", sy, "x", sx,
-                     " needs the RUBIK unit to interleave the ", sets,
-                     " partial outputs (contract), and ", t_.cfg->name, " has none");
+    const bool rubik = nvdla_hw_has(t_.cfg, NVDLA_FEATURE_RUBIK);
     if (sx > 32 || sy > 32)
         return error(layer(id), ": stride ", sy, "x", sx, " is beyond RUBIK's 32");
     const uint32_t cin = in.dims.c, cout = d.out_channels, groups = d.groups;
@@ -985,24 +1004,41 @@ Status Lowering::lower_deconv(uint32_t id) {
             if (Status st = conv_job(job, fused, last); !st) return st;
         }
 
-    HwOp rbk;
-    rbk.type = NVDLA_DLA_OP_RUBIK;
-    std::memset(&rbk.op, 0, sizeof rbk.op);
-    std::memset(&rbk.surf, 0, sizeof rbk.surf);
-    rbk.op.rubik_op.mode = NVDLA_DLA_RUBIK_CONTRACT;
-    rbk.op.rubik_op.precision = t_.int8() ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16;
-    rbk.op.rubik_op.stride_x = static_cast<uint8_t>(sx);
-    rbk.op.rubik_op.stride_y = static_cast<uint8_t>(sy);
-    Place contract_src = set_place;
-    contract_src.offset = 0;
-    contract_src.dims.c = cout * sets;
-    rbk.surf.rubik_surface.src_data = cube_of(contract_src, set_bytes * sets);
-    rbk.surf.rubik_surface.dst_data = cube_of(whole, cube_bytes(whole));
-    Group g;
-    g.ops.push_back(rbk);
-    g.note = n.name + ": RUBIK contract of " + std::to_string(sets) + " sets (" +
-             std::to_string(sy) + "x" + std::to_string(sx) + ")";
-    add_step(std::move(g));
+    if (!rubik) {
+        // Without RUBIK the SDP interleaves the sets (lower_ops.cpp).
+        std::vector<Place> phases;
+        for (uint32_t y = 0; y < sy; ++y)
+            for (uint32_t x = 0; x < sx; ++x) {
+                Place p = set_place;
+                p.offset = uint64_t(y * sx + x) * set_bytes;
+                phases.push_back(p);
+            }
+        const size_t first = plan_.steps.size();
+        Result<uint32_t> copies = interleave(last, phases, sy, sx, whole);
+        if (!copies) return copies.status();
+        plan_.steps[first].group.note =
+            n.name + ": " + std::to_string(*copies) + " SDP copies interleave the " +
+            std::to_string(sets) + " sets (" + std::to_string(sy) + "x" + std::to_string(sx) + ")";
+    } else {
+        HwOp rbk;
+        rbk.type = NVDLA_DLA_OP_RUBIK;
+        std::memset(&rbk.op, 0, sizeof rbk.op);
+        std::memset(&rbk.surf, 0, sizeof rbk.surf);
+        rbk.op.rubik_op.mode = NVDLA_DLA_RUBIK_CONTRACT;
+        rbk.op.rubik_op.precision = t_.int8() ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16;
+        rbk.op.rubik_op.stride_x = static_cast<uint8_t>(sx);
+        rbk.op.rubik_op.stride_y = static_cast<uint8_t>(sy);
+        Place contract_src = set_place;
+        contract_src.offset = 0;
+        contract_src.dims.c = cout * sets;
+        rbk.surf.rubik_surface.src_data = cube_of(contract_src, set_bytes * sets);
+        rbk.surf.rubik_surface.dst_data = cube_of(whole, cube_bytes(whole));
+        Group g;
+        g.ops.push_back(rbk);
+        g.note = n.name + ": RUBIK contract of " + std::to_string(sets) + " sets (" +
+                 std::to_string(sy) + "x" + std::to_string(sx) + ")";
+        add_step(std::move(g));
+    }
 
     // The padding crops the contracted cube.
     Place crop = whole;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "builder/lower_impl.hpp"
 #include "nvdla/formats/auxiliary.hpp"
@@ -23,12 +24,16 @@ namespace {
 
 constexpr float kLowest = -65504.0f;  // at or below every fp16 value: "never the maximum"
 
-bool absorbs(const Node& consumer, const Node& pad) {
+// value_fits: the pad value is an element of the input's precision (int8: within its scale).
+bool absorbs(const Node& consumer, const Node& pad, bool value_fits) {
     const auto& p = pad.pads;  // top, left, bottom, right
     if (consumer.op == Op::Convolution) {
+        // The convolution core pads with one value (PAD_VALUE): the pad's, when the
+        // convolution has no padding of its own.
         const ConvolutionDesc& c = consumer.conv;
-        return pad.pad_value == 0 && c.pad_left + p[1] <= 31 && c.pad_top + p[0] <= 31 &&
-               c.pad_right + p[3] <= 63 && c.pad_bottom + p[2] <= 63;
+        const bool own = c.pad_left || c.pad_top || c.pad_right || c.pad_bottom;
+        return (pad.pad_value == 0 || (!own && value_fits)) && c.pad_left + p[1] <= 31 &&
+               c.pad_top + p[0] <= 31 && c.pad_right + p[3] <= 63 && c.pad_bottom + p[2] <= 63;
     }
     if (consumer.op == Op::Pooling) {
         const PoolingDesc& q = consumer.pool;
@@ -53,9 +58,20 @@ int Lowering::folded_pad(uint32_t consumer) const {
     if (pad.op != Op::Pad || out_index_[in] >= 0 || home_[in].valid() || cons_[in].empty() ||
         image_[root(pad.inputs[0])])
         return -1;
+    const bool value_fits =
+        std::isfinite(pad.pad_value) &&
+        (!t_.int8() || std::fabs(pad.pad_value) <= 127.5 * scale(root(pad.inputs[0])));
     for (uint32_t c : cons_[in])
-        if (!absorbs(net_.nodes[c], pad)) return -1;
+        if (!absorbs(net_.nodes[c], pad, value_fits)) return -1;
     return static_cast<int>(in);
+}
+
+// The padding element of a convolution reading `in` (fp16 bits or int8 in the input's scale).
+int16_t Lowering::pad_element(float value, uint32_t in) const {
+    if (t_.int8())
+        return static_cast<int16_t>(
+            std::clamp(std::round(double(value) / scale(in)), -128.0, 127.0));
+    return static_cast<int16_t>(aux_register_value(Precision::Fp16, std::max(value, kLowest)));
 }
 
 // A pad every consumer absorbs costs nothing; otherwise an identity depthwise convolution
@@ -75,16 +91,9 @@ Status Lowering::lower_pad(uint32_t id) {
                      " is beyond the convolution core's 31 (left, top) and 63 (right, bottom) "
                      "that writes it");
     const uint32_t c = n.dims.c;
-    int16_t pad_value = 0;
-    if (t_.int8()) {
-        const double q = std::round(double(n.pad_value) / scale(in_id));
-        pad_value = static_cast<int16_t>(std::clamp(q, -128.0, 127.0));
-    } else {
-        pad_value = static_cast<int16_t>(
-            aux_register_value(Precision::Fp16, std::max(n.pad_value, kLowest)));
-    }
     return selection_conv(id, in_id, home(in_id), c, c, std::vector<float>(c, 1.0f),
-                          "pad as identity depthwise ", {p[0], p[1], p[2], p[3]}, pad_value);
+                          "pad as identity depthwise ", {p[0], p[1], p[2], p[3]},
+                          pad_element(n.pad_value, in_id));
 }
 
 // Channels [begin, end): a view where they start on an atom, else a 1x1 convolution selecting
@@ -162,80 +171,190 @@ Status Lowering::selection_conv(uint32_t id, uint32_t in_id, const Place& in, ui
     return Status();
 }
 
-// Nearest upsampling by (sh, sw) as SDP copies, exact on every configuration: sw copies
-// spread the columns (the plane read as one column of h*w pixels, written with a line stride
-// of sw atoms at column offset b, so pixel (y, x) lands at (y, x*sw + b)), then sh copies
-// spread the rows (line stride sh lines, row offset a).
+// Writes the phases of an upsampling by (sh, sw) into `out` with SDP copies: phase (a, b)
+// (phases[a * sw + b], h x w) holds the outputs (y * sh + a, x * sw + b). sw copies per row
+// phase spread the columns (a phase read as one column of h*w pixels, written with a line
+// stride of sw atoms at column offset b, so pixel (y, x) lands at (y, x*sw + b)), then sh
+// copies spread the rows (line stride sh lines, row offset a). Returns the number of copies.
+Result<uint32_t> Lowering::interleave(uint32_t id, const std::vector<Place>& phases, uint32_t sh,
+                                      uint32_t sw, const Place& out) {
+    const Node& n = net_.nodes[id];
+    const uint32_t atom = t_.cfg->atom_bytes;
+    const Dims4 d = phases[0].dims;
+    if (sw > 1 && (uint64_t(d.h) * d.w > 8192 || (d.h == 1 && d.w == 1 && d.c > t_.lanes())))
+        return error(layer(id), ": the ", d.h, "x", d.w,
+                     " input plane is read as one column of pixels, which the SDP takes up to "
+                     "8192 long (and a 1x1 plane only within one atom of channels)");
+    uint32_t copies = 0;
+    auto emit = [&](const Place& from, const Place& to) {
+        ++copies;
+        return copy(id, from, to);
+    };
+    const bool dense_out = out.line == uint64_t(out.dims.w) * atom;
+    std::vector<Place> dense_phases;  // rows following each other, for the column pass
+    for (const Place& p : phases) {
+        if (sw == 1 || p.line == uint64_t(d.w) * atom) {
+            dense_phases.push_back(p);
+            continue;
+        }
+        if (!dense_phases.empty() && phases[0].buffer == p.buffer && phases[0].offset == p.offset) {
+            dense_phases.push_back(dense_phases[0]);
+            continue;
+        }
+        Place q = dense(0, d);
+        q.buffer = plan_.add_buffer(BufferKind::Pool, cube_bytes(q), n.name + " (dense)");
+        if (Status s = emit(p, q); !s) return s;
+        dense_phases.push_back(q);
+    }
+    // Row phases made of the same places (nearest resizing) share one column pass.
+    bool rows_alike = true;
+    for (size_t i = sw; i < phases.size(); ++i)
+        rows_alike = rows_alike && phases[i].buffer == phases[i % sw].buffer &&
+                     phases[i].offset == phases[i % sw].offset;
+    Place wide = out;  // the row phase being written, columns spread
+    for (uint32_t a = 0; a < sh; ++a) {
+        const bool spread = sw > 1 && (a == 0 || !rows_alike);
+        if (sw == 1) {
+            wide = dense_phases[a];
+        } else if (spread && (sh > 1 || !dense_out)) {
+            wide = dense(0, {1, d.c, d.h, d.w * sw});
+            wide.buffer = plan_.add_buffer(BufferKind::Pool, cube_bytes(wide), n.name + " (wide)");
+        }
+        for (uint32_t b = 0; spread && b < sw; ++b) {
+            Place src = dense_phases[a * sw + b], dst = wide;
+            src.dims = dst.dims = {1, d.c, d.h * d.w, 1};
+            src.line = atom;
+            dst.offset += uint64_t(b) * atom;
+            dst.line = sw * atom;
+            if (Status s = emit(src, dst); !s) return s;
+        }
+        if (sh > 1 || !dense_out || sw == 1) {
+            Place dst = out;
+            dst.offset += uint64_t(a) * out.line;
+            dst.dims = wide.dims;
+            dst.line = sh * out.line;
+            if (Status s = emit(wide, dst); !s) return s;
+        }
+    }
+    return copies;
+}
+
+// Nearest upsampling: every phase is the input.
 Status Lowering::lower_resize_nearest(uint32_t id) {
+    const Node& n = net_.nodes[id];
+    const uint32_t in_id = root(n.inputs[0]);
+    const uint32_t sh = n.scales[0], sw = n.scales[1];
+    const size_t first_step = plan_.steps.size();
+    done_[id] = true;
+    Result<uint32_t> copies =
+        interleave(id, std::vector<Place>(size_t(sh) * sw, home(in_id)), sh, sw, home(id));
+    if (!copies) return copies.status();
+    plan_.steps[first_step].group.note = n.name + ": nearest resize " + std::to_string(sh) + "x" +
+                                         std::to_string(sw) + " as " + std::to_string(*copies) +
+                                         " SDP copies (columns, then rows)";
+    for (size_t i = first_step + 1; i < plan_.steps.size(); ++i)
+        plan_.steps[i].group.note = n.name + ": (copy " + std::to_string(i - first_step + 1) + ")";
+    return computed(id);
+}
+
+// Bilinear upsampling by integer scales, half-pixel centres, edges clamped: the input padded
+// by one replicated row and column on each side (SDP copies), then per output phase (a, b) a
+// depthwise 2x2 convolution of that padded cube at offset (oa, ob) with the phase's fixed
+// weights, and the phases interleaved. Output x*s + b samples the input at x + d, d = (b +
+// 1/2) / s - 1/2 in (-1/2, 1/2): the neighbours x - 1, x (offset 0, weights -d, 1 + d) for
+// d < 0, else x, x + 1 (offset 1, weights 1 - d, d); weights are products of the two axes'.
+Status Lowering::lower_resize_bilinear(uint32_t id) {
     const Node& n = net_.nodes[id];
     const uint32_t in_id = root(n.inputs[0]);
     const Place in = home(in_id);
     const uint32_t sh = n.scales[0], sw = n.scales[1], atom = t_.cfg->atom_bytes;
     const Dims4 d = in.dims;
-    if (uint64_t(d.h) * d.w > 8192 || (d.h == 1 && d.w == 1 && d.c > t_.lanes()))
-        return error(layer(id), ": the ", d.h, "x", d.w,
-                     " input plane is read as one column of pixels, which the SDP takes up to "
-                     "8192 long (and a 1x1 plane only within one atom of channels)");
-    Place out = home(id);
-    const bool dense_out = out.line == uint64_t(out.dims.w) * atom;
-    Place wide = out;  // after the column pass
-    if (sh > 1 || !dense_out) {
-        wide = dense(0, {1, d.c, d.h, d.w * sw});
-        if (sw > 1)
-            wide.buffer = plan_.add_buffer(BufferKind::Pool, cube_bytes(wide), n.name + " (wide)");
-    }
     const size_t first_step = plan_.steps.size();
-    if (sh == 1 && sw == 1) {
-        done_[id] = true;
-        if (Status s = copy(id, in, out); !s) return s;
-        return computed(id);
-    }
-    if (sw > 1) {
-        // Rows of the input must follow each other to be read as one column.
-        Place src = in;
-        if (in.line != uint64_t(d.w) * atom) {
-            src = dense(0, d);
-            src.buffer = plan_.add_buffer(BufferKind::Pool, cube_bytes(src), n.name + " (dense)");
-            if (Status s = copy(in_id, in, src); !s) return s;
-        }
-        src.dims = {1, d.c, d.h * d.w, 1};
-        src.line = atom;
-        for (uint32_t b = 0; b < sw; ++b) {
-            Place dst = wide;
-            dst.offset += uint64_t(b) * atom;
-            dst.dims = {1, d.c, d.h * d.w, 1};
-            dst.line = sw * atom;
-            if (Status s = copy(id, src, dst); !s) return s;
-        }
-    } else {
-        wide = in;
-    }
-    if (sh > 1 || !dense_out)
-        for (uint32_t a = 0; a < sh; ++a) {
-            Place dst = out;
-            dst.offset += uint64_t(a) * out.line;
-            dst.dims = wide.dims;
-            dst.line = sh * out.line;
-            if (Status s = copy(id, wide, dst); !s) return s;
-        }
-    plan_.steps[first_step].group.note =
-        n.name + ": nearest resize " + std::to_string(sh) + "x" + std::to_string(sw) + " as " +
-        std::to_string(plan_.steps.size() - first_step) + " SDP copies (columns, then rows)";
-    for (size_t i = first_step + 1; i < plan_.steps.size(); ++i)
-        plan_.steps[i].group.note = n.name + ": (copy " + std::to_string(i - first_step + 1) + ")";
     done_[id] = true;
+
+    // The replicated border.
+    Place padded = dense(0, {1, d.c, d.h + 2, d.w + 2});
+    padded.buffer = plan_.add_buffer(BufferKind::Pool, cube_bytes(padded), n.name + " (padded)");
+    auto at = [&](uint32_t row, uint32_t col, uint32_t rows, uint32_t cols) {
+        Place p = padded;
+        p.offset += uint64_t(row) * padded.line + uint64_t(col) * atom;
+        p.dims = {1, d.c, rows, cols};
+        return p;
+    };
+    const std::pair<Place, Place> border[] = {
+        {in, at(1, 1, d.h, d.w)},
+        {sub_place(in, 0, d.c, 0, 1), at(0, 1, 1, d.w)},
+        {sub_place(in, 0, d.c, d.h - 1, 1), at(d.h + 1, 1, 1, d.w)},
+        {at(0, 1, d.h + 2, 1), at(0, 0, d.h + 2, 1)},
+        {at(0, d.w, d.h + 2, 1), at(0, d.w + 1, d.h + 2, 1)},
+    };
+    for (const auto& [from, to] : border)
+        if (Status s = copy(id, from, to); !s) return s;
+
+    auto taps = [](uint32_t phase, uint32_t scale, uint32_t& offset) {
+        const double f = (phase + 0.5) / scale - 0.5;
+        offset = f < 0 ? 0 : 1;
+        return f < 0 ? std::array<double, 2>{-f, 1 + f} : std::array<double, 2>{1 - f, f};
+    };
+    std::vector<Place> phases;
+    for (uint32_t a = 0; a < sh; ++a)
+        for (uint32_t b = 0; b < sw; ++b) {
+            uint32_t oa = 0, ob = 0;
+            const std::array<double, 2> wa = taps(a, sh, oa), wb = taps(b, sw, ob);
+            Place ph = dense(0, d);
+            ph.buffer = plan_.add_buffer(
+                BufferKind::Pool, cube_bytes(ph),
+                n.name + " (phase " + std::to_string(a) + "," + std::to_string(b) + ")");
+            ConvJob job;
+            job.node = id;
+            job.name = n.name;
+            job.in = at(oa, ob, d.h + 1, d.w + 1);
+            job.kernels = job.groups = d.c;
+            job.channels = 1;
+            job.r = job.s = 2;
+            job.out_w = d.w;
+            job.out_h = d.h;
+            for (uint32_t c = 0; c < d.c; ++c)
+                for (uint32_t r = 0; r < 2; ++r)
+                    for (uint32_t t = 0; t < 2; ++t)
+                        job.weights.push_back(static_cast<float>(wa[r] * wb[t]));
+            job.bias.assign(d.c, 0.0f);
+            job.what =
+                "bilinear phase " + std::to_string(a) + "," + std::to_string(b) + " as depthwise ";
+            job.in_scale = scale(in_id);
+            job.weight_scale = weight_scales(job.weights, d.c);
+            SdpSource src;
+            src.flying = true;
+            src.bias = job.bias;
+            src.channels = d.c;
+            src.scale = scale(id);
+            if (t_.int8())
+                for (uint32_t k = 0; k < d.c; ++k)
+                    src.units.push_back(job.in_scale * job.weight_scale[k]);
+            SdpProgram prog(t_, src);
+            job.prog = &prog;
+            job.out = ph;
+            job.out_scale = scale(id);
+            bool fused = false;
+            if (Status s = conv_job(job, fused, id); !s) return s;
+            phases.push_back(ph);
+        }
+    Result<uint32_t> copies = interleave(id, phases, sh, sw, home(id));
+    if (!copies) return copies.status();
+    plan_.steps[first_step].group.note =
+        n.name + ": bilinear resize " + std::to_string(sh) + "x" + std::to_string(sw) +
+        ": 5 SDP copies replicate the border, " + std::to_string(sh * sw) +
+        " depthwise 2x2 convolutions make the phases, " + std::to_string(*copies) +
+        " SDP copies interleave them";
     return computed(id);
 }
 
 Status Lowering::lower_unmapped(uint32_t id) {
-    const Node& n = net_.nodes[id];
-    if (n.op == Op::Mish)
+    if (net_.nodes[id].op == Op::Mish)
         return error(layer(id),
                      ": no SDP lookup-table program computes softplus, so the hardware cannot "
                      "compute mish; it needs the CPU");
-    return error(layer(id),
-                 ": bilinear resizing clamps at the edges, which no transposed "
-                 "convolution of the hardware reproduces exactly; it needs the CPU");
+    return error(layer(id), ": no hardware unit computes it; it needs the CPU");
 }
 
 }  // namespace nvdla::builder::detail
