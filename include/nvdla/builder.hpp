@@ -421,7 +421,7 @@ struct CompiledNetwork {
     std::vector<TensorDesc> inputs, outputs;
     // What each layer became, one line per step (operations that run as one) in execution
     // order: "conv1: CONV direct int8 20x1x5x5 + SDP X1 bias+requantize -> PDP max 2x2/2x2
-    // (pool1)"; "prob: EMU softmax (CPU)".
+    // (pool1)"; "prob: CPU softmax axis 1 10x1x1 -> 10x1x1 int8".
     std::vector<std::string> operations;
     uint32_t hardware_tasks = 0, cpu_tasks = 0;
     // The layers that run on the CPU, one line each ("sm: CPU softmax axis 3").

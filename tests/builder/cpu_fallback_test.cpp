@@ -1,19 +1,21 @@
 // CPU operations between hardware layers (Network::cpu_op, BuildOptions::cpu_fallback): every
 // CpuOpKind in fp16 on nv_full and int8 on nv_full and nv_small, emulated and compared with the
-// float reference; division and sigmoid/tanh falling back to the CPU; the build report; and
-// the sentences for forbidden fallback and bad arguments.
+// float reference; division, sigmoid/tanh and flatten falling back to the CPU; the build
+// report; and the sentences for forbidden fallback and bad arguments.
 //
 // Bounds, relative to the largest reference value: fp16 kFp16 (the tensors round to 2^-11 at
-// each of the hardware layer, the CPU operation and the next hardware layer: a few units in
-// the last place), int8 kInt8 (a few steps of range/127: the input, the CPU operation's output
-// and the next layer's output each round by half a step, and the operation can double an
-// input's error).
+// the hardware layer before, at the CPU operation and at the hardware layer after: about five
+// half units in the last place with log's and division's gain; 1.5e-3 is the largest seen over
+// 16 seeds), int8 kInt8 (a few steps of range/127: the input, the operation's output and the
+// next layer's output each round by half a step, and log near 0.75 doubles the input's error;
+// 3.3e-2 is the largest seen). Two int8 convolutions with a CPU operation between them get
+// twice that.
 #include "builder_rig.hpp"
 
 namespace nvdla::builder_test {
 namespace {
 
-constexpr double kFp16 = 4e-3;
+constexpr double kFp16 = 2.5e-3;
 constexpr double kInt8 = 4e-2;
 
 struct Target {
@@ -195,7 +197,8 @@ TEST_P(CpuOp, BetweenHardwareTasks) {
     net.output(net.relu(x, "relu"), "out");
     auto r = run_and_compare(net, {random_tensor(rng, {1, 8, 6, 6})}, options());
     ASSERT_TRUE(r);
-    EXPECT_LE(r->diff[0].relative(), bound()) << describe(*r);
+    EXPECT_LE(r->diff[0].relative(), GetParam().precision == Precision::Int8 ? 2 * kInt8 : kFp16)
+        << describe(*r);
     EXPECT_EQ(r->built.cpu_tasks, 2u);
     EXPECT_EQ(r->built.hardware_tasks, 3u);
     EXPECT_TRUE(r->built.needs_extended_cpu_tasks);
@@ -234,6 +237,52 @@ TEST_P(CpuOp, HardwareLayersFallingBack) {
     EXPECT_EQ(r->built.cpu_operations[0].rfind("divide: CPU div", 0), 0u);
 }
 
+// CPU operations reading a network input and writing into a concat's cube (at a channel
+// offset) and straight into an output.
+TEST_P(CpuOp, IntoConcatAndOutputs) {
+    Network net;
+    const Dims4 d{1, 32, 3, 5};
+    Tensor x = net.input("data", d);
+    Tensor e = net.cpu_op(std::vector<Tensor>{x}, op(CpuOpKind::Exp), "exp");
+    Tensor n = net.cpu_op(std::vector<Tensor>{x}, op(CpuOpKind::Neg), "neg");
+    const std::vector<Tensor> parts = {n, e};
+    net.output(net.relu(net.concat(parts, "cat"), "relu"), "relu");
+    net.output(net.cpu_op(std::vector<Tensor>{x}, op(CpuOpKind::Abs), "abs"), "abs");
+    auto r = run_and_compare(net, {random_tensor(rng, d)}, options());
+    ASSERT_TRUE(r);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LE(r->diff[i].relative(), bound()) << describe(*r);
+    EXPECT_EQ(r->built.cpu_tasks, 3u) << describe(*r);
+    EXPECT_EQ(r->built.hardware_tasks, 1u) << describe(*r);  // the ReLU; the concat is free
+}
+
+// A flatten that is not a view (read by a ReLU, and an output) becomes a CPU reshape.
+TEST_P(CpuOp, FlattenThatIsNotAView) {
+    Network net;
+    Tensor x = net.input("data", {1, 5, 3, 4});
+    ConvolutionDesc c;
+    c.out_channels = 6;
+    x = net.convolution(x, c, random_weights(rng, 6 * 5), random_weights(rng, 6), "conv");
+    Tensor flat = net.flatten(x, "flat");
+    net.output(net.relu(flat, "relu"), "relu");
+    net.output(flat, "flat");
+    auto r = run_and_compare(net, {random_tensor(rng, {1, 5, 3, 4})}, options());
+    ASSERT_TRUE(r);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LE(r->diff[i].relative(), bound()) << describe(*r);
+    ASSERT_EQ(r->built.cpu_operations.size(), 1u);
+    EXPECT_EQ(r->built.cpu_operations[0].rfind("flat: CPU reshape 6x3x4 -> 72x1x1", 0), 0u)
+        << r->built.cpu_operations[0];
+    BuildOptions no = options();
+    no.cpu_fallback = false;
+    Calibration cal;
+    ASSERT_TRUE(cal.add_sample(net, {random_tensor(rng, {1, 5, 3, 4})}).ok());
+    no.calibration = &cal;
+    Result<CompiledNetwork> refused = build(net, no);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.message(),
+              "layer 'flat' (flatten): its 3x4 input can only be flattened for fully connected "
+              "layers, but layer 'relu' (ReLU) reads it");
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, CpuOp,
                          ::testing::Values(Target{"nv_full", Precision::Fp16},
                                            Target{"nv_full", Precision::Int8},
@@ -251,6 +300,15 @@ TEST(CpuOpReport, ChannelSoftmaxNeedsNoExtendedTasks) {
     EXPECT_FALSE(built->needs_extended_cpu_tasks);
     ASSERT_EQ(built->cpu_operations.size(), 1u);
     EXPECT_EQ(built->cpu_operations[0], "prob: CPU softmax axis 1 10x1x1 -> 10x1x1 fp16");
+    // Network::softmax is the same operation.
+    Network same;
+    Tensor s = same.input("x", {1, 10, 1, 1});
+    same.output(same.softmax(s, "prob"), "prob");
+    Result<CompiledNetwork> softmax = build(same);
+    ASSERT_TRUE(softmax) << softmax.message();
+    EXPECT_FALSE(softmax->needs_extended_cpu_tasks);
+    EXPECT_EQ(softmax->cpu_operations, built->cpu_operations);
+    EXPECT_EQ(softmax->loadable, built->loadable);
     // Over another axis it is one.
     Network other;
     Tensor y = other.input("y", {1, 10, 1, 4});

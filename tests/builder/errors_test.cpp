@@ -247,17 +247,20 @@ TEST_F(BuildErrors, CubeExtents) {
 }
 
 TEST_F(BuildErrors, Flatten) {
+    // Without CPU fallback (with it, the CPU reshapes: cpu_fallback_test.cpp).
+    BuildOptions no_cpu;
+    no_cpu.cpu_fallback = false;
     Network net;
     Tensor x = net.input("x", {1, 2, 3, 3});
     Tensor f = net.flatten(x, "flat");
     net.output(net.relu(f, "r"), "out");
-    EXPECT_EQ(try_build(net, {}).message(),
+    EXPECT_EQ(try_build(net, no_cpu).message(),
               "layer 'flat' (flatten): its 3x3 input can only be flattened for fully connected "
               "layers, but layer 'r' (ReLU) reads it");
     Network n2;
     Tensor x2 = n2.input("x", {1, 2, 3, 3});
     n2.output(n2.flatten(n2.relu(x2, "r"), "flat"), "out");
-    EXPECT_EQ(try_build(n2, {}).message(),
+    EXPECT_EQ(try_build(n2, no_cpu).message(),
               "layer 'flat' (flatten): a flattened 3x3 tensor cannot be an output (the hardware "
               "keeps it as a cube)");
 }

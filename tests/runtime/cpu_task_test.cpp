@@ -9,8 +9,8 @@
 #include <cstring>
 #include <functional>
 
-#include "nvdla/builder.hpp"
 #include "networks.hpp"
+#include "nvdla/builder.hpp"
 #include "nvdla/precision/fp16.hpp"
 #include "runtime/emu_ops.hpp"
 #include "runtime/loadable.hpp"

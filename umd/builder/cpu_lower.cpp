@@ -1,7 +1,8 @@
-// Lowering of CPU operations: cpu_op layers, element-wise division by a computed tensor, and
-// sigmoid/tanh on configurations without the SDP lookup table become CPU tasks between hardware
-// tasks (BuildOptions::cpu_fallback). A softmax over the channels stays the original's EMU
-// softmax, which the original runtime runs too; everything else uses the extended encoding.
+// Lowering of CPU operations: cpu_op layers, element-wise division by a computed tensor,
+// sigmoid/tanh on configurations without the SDP lookup table, and flattens that are not views
+// become CPU tasks between hardware tasks (BuildOptions::cpu_fallback). A softmax over the channels
+// stays the original's EMU softmax, which the original runtime runs too; everything else uses the
+// extended encoding.
 #include <sstream>
 
 #include "builder/lower_impl.hpp"
@@ -59,6 +60,15 @@ bool Lowering::runs_on_cpu(uint32_t id) const {
         case Op::Eltwise: return n.eltwise == EltwiseOp::Div;
         case Op::Sigmoid:
         case Op::Tanh: return !nvdla_hw_has(t_.cfg, NVDLA_FEATURE_SDP_LUT);
+        case Op::Flatten: {
+            // Not a view: read by something other than fully connected layers, or an output.
+            if (alias_[id] != id) return false;
+            for (uint32_t c : cons_[id])
+                if (net_.nodes[c].op != Op::FullyConnected) return true;
+            for (const OutputInfo& o : net_.outputs)
+                if (o.tensor == id) return true;
+            return false;
+        }
         default: return false;
     }
 }
@@ -69,6 +79,10 @@ Status Lowering::lower_cpu(uint32_t id) {
     std::string why;  // why a hardware layer needs the CPU
     if (n.op == Op::Cpu) {
         desc = n.cpu;
+    } else if (n.op == Op::Flatten) {
+        desc.kind = CpuOpKind::Reshape;
+        desc.out_dims = n.dims;
+        why = "only fully connected layers read a flattened tensor in place";
     } else if (n.op == Op::Eltwise) {
         desc.kind = CpuOpKind::Div;
         why = "the hardware cannot divide by a computed tensor";
@@ -85,10 +99,6 @@ Status Lowering::lower_cpu(uint32_t id) {
         return error(layer(id), ": CPU operations read ", to_string(t_.precision),
                      " cubes with 32-byte atoms", t_.int8() ? " or 8-byte atoms" : "", ", not the ",
                      atom, "-byte atoms of ", t_.cfg->name);
-    for (uint32_t in : n.inputs)
-        if (image_[root(in)])
-            return error(layer(id), ": it reads the image input '", net_.nodes[root(in)].name,
-                         "', which only convolutions can read");
 
     std::ostringstream note;
     note << n.name << ": CPU " << runtime::cpu_op_name(desc.kind) << parameters_text(desc) << " ";

@@ -157,6 +157,12 @@ Status Lowering::analyse() {
     for (uint32_t id = 0; id < n; ++id) {
         const Node& node = net_.nodes[id];
         if (node.op != Op::Flatten || alias_[id] != id) continue;
+        if (t_.options->cpu_fallback && runs_on_cpu(id)) {
+            if (node.dims.c > 8192)
+                return error(layer(id), ": its ", node.dims.c,
+                             " values are beyond the 8192 channels a cube can have");
+            continue;  // a CPU reshape
+        }
         for (uint32_t c : cons_[id])
             if (net_.nodes[c].op != Op::FullyConnected)
                 return error(layer(id), ": its ", net_.nodes[root(node.inputs[0])].dims.h, "x",
@@ -662,7 +668,10 @@ Status Lowering::lower_softmax(uint32_t id) {
     s.soft.precision = t_.precision;
     s.soft.input_scale = static_cast<float>(scale(n.inputs[0]));
     s.soft.output_scale = static_cast<float>(scale(id));
-    s.group.note = n.name + ": CPU softmax axis 1 (EMU softmax)";
+    const std::string dims =
+        std::to_string(n.dims.c) + "x" + std::to_string(n.dims.h) + "x" + std::to_string(n.dims.w);
+    s.group.note = n.name + ": CPU softmax axis 1 " + dims + " -> " + dims + " " +
+                   std::string(to_string(t_.precision));
     plan_.steps.push_back(std::move(s));
     return computed(id);
 }
@@ -781,7 +790,7 @@ Result<Plan> Lowering::run() {
             case Op::ResizeBilinear: s = lower_resize_bilinear(id); break;
             case Op::Mish: s = lower_unmapped(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
-            case Op::Flatten: s = computed(id); break;
+            case Op::Flatten: s = runs_on_cpu(id) ? lower_cpu(id) : computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;
             case Op::Cpu: s = lower_cpu(id); break;
         }
