@@ -1,7 +1,6 @@
 // ONNX operators on the plane: Pad (constant), Resize and Upsample (nearest: resize_nearest where
 // the index mapping is y[h] = x[h / k], a CPU gather of the mapped rows and columns otherwise;
-// linear with half-pixel centres and an integer factor: the edge rows and columns repeated (CPU
-// gathers), then a fixed depthwise transposed convolution, which is exact).
+// linear with half-pixel centres and an integer factor: resize_bilinear).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -100,50 +99,6 @@ int64_t nearest_source(int64_t o, int64_t in, int64_t out, double scale, const s
     return std::clamp<int64_t>(static_cast<int64_t>(i), 0, in - 1);
 }
 
-// Bilinear upsampling by integer factors with half-pixel centres (ONNX Resize linear, PyTorch
-// align_corners=False): the input with its first and last rows and columns repeated (the
-// clamping at the edges; CPU gathers), then a depthwise transposed convolution, stride k, whose
-// kernel is the tent 1 - |t - c| / k (length 2k, or 2k - 1 for odd k, centre c) and whose
-// padding k + c - (k - 1) / 2 aligns the tent with the half-pixel sample positions.
-Tensor bilinear(Importer& im, Tensor x, int64_t h, int64_t w, uint32_t kh, uint32_t kw) {
-    std::vector<int64_t> rows = {2, 0}, cols = {3, 0};
-    for (int64_t i = 0; i < h; ++i) rows.push_back(i);
-    rows.push_back(h - 1);
-    for (int64_t i = 0; i < w; ++i) cols.push_back(i);
-    cols.push_back(w - 1);
-    Tensor t =
-        im.cpu({x}, builder::CpuOpKind::Gather, rows, {}, {}, im.layer_name() + "_edge_rows");
-    t = im.cpu({t}, builder::CpuOpKind::Gather, cols, {}, {}, im.layer_name() + "_edge_cols");
-    struct Axis {
-        uint32_t length, pad_begin, pad_end;
-        std::vector<float> tent;
-    };
-    auto axis = [](uint32_t k) {
-        Axis a;
-        a.length = 2 * k - (k % 2);
-        const double c = (a.length - 1) / 2.0;
-        for (uint32_t i = 0; i < a.length; ++i)
-            a.tent.push_back(static_cast<float>(1.0 - std::fabs(double(i) - c) / k));
-        a.pad_begin = static_cast<uint32_t>(k + c - (k - 1) / 2.0);
-        a.pad_end = k + a.length - a.pad_begin;
-        return a;
-    };
-    const Axis ah = axis(kh), aw = axis(kw);
-    const uint32_t channels = im.network().dims(x).c;
-    builder::DeconvolutionDesc desc;
-    desc.out_channels = channels;
-    desc.groups = channels;
-    desc.kernel_h = ah.length, desc.kernel_w = aw.length;
-    desc.stride_h = kh, desc.stride_w = kw;
-    desc.pad_top = ah.pad_begin, desc.pad_bottom = ah.pad_end;
-    desc.pad_left = aw.pad_begin, desc.pad_right = aw.pad_end;
-    std::vector<float> weights;
-    for (uint32_t c = 0; c < channels; ++c)
-        for (float fh : ah.tent)
-            for (float fw : aw.tent) weights.push_back(fh * fw);
-    return im.network().deconvolution(t, desc, weights, {}, im.layer_name());
-}
-
 // Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample (scales as an attribute
 // before opset 9, an input from 9).
 Status resize(Importer& im) {
@@ -237,7 +192,7 @@ Status resize(Importer& im) {
             return im.fail("linear resizing with coordinate_transformation_mode '" + ctm +
                            "' from " + shape_text(in) + " to " + shape_text(out) +
                            " is not supported (half_pixel by an integer factor is)");
-        return im.define_feature(bilinear(im, (*x)->tensor, in[2], in[3], kh, kw), 4);
+        return im.define_feature(net.resize_bilinear((*x)->tensor, kh, kw, im.layer_name()), 4);
     }
     return im.fail("mode '" + mode + "' is not supported (nearest and linear are)");
 }
