@@ -48,6 +48,17 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return out.str();
 }
 
+bool within(const std::vector<int64_t>& shape, uint64_t limit) {
+    uint64_t n = 1;
+    for (int64_t d : shape) {
+        if (d < 0) return false;
+        if (d == 0) return true;
+        if (uint64_t(d) > limit / n) return false;
+        n *= uint64_t(d);
+    }
+    return true;
+}
+
 uint64_t product(const std::vector<int64_t>& shape, size_t from) {
     uint64_t n = 1;
     for (size_t i = from; i < shape.size(); ++i) n *= static_cast<uint64_t>(shape[i]);
@@ -64,8 +75,9 @@ Result<TensorData> from_proto(const ::onnx::TensorProto& t) {
     if (t.has_data_location() && t.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL)
         return error("tensor '", t.name(), "': external data is not supported");
     if (t.has_segment()) return error("tensor '", t.name(), "': segments are not supported");
+    if (!within(d.shape, uint64_t(1) << 31))
+        return error("tensor '", t.name(), "': too many elements");
     const uint64_t n = product(d.shape);
-    if (n > (uint64_t(1) << 31)) return error("tensor '", t.name(), "': too many elements");
     const std::string& raw = t.raw_data();
     switch (t.data_type()) {
         case ::onnx::TensorProto_DataType_FLOAT:

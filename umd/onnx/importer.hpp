@@ -20,6 +20,8 @@ using builder::Tensor;
 
 std::string shape_text(const std::vector<int64_t>& shape);
 uint64_t product(const std::vector<int64_t>& shape, size_t from = 0);
+// Whether the shape has at most `limit` elements (no dimension negative; no overflow).
+bool within(const std::vector<int64_t>& shape, uint64_t limit);
 // A TensorProto's values as floats (float32, float64, int32, int64).
 Result<TensorData> from_proto(const ::onnx::TensorProto& t);
 // A constant's element as an integer (shapes, axes, indices), saturated to +-2^62 so that the

@@ -49,8 +49,8 @@ Status fold(Importer& im, const Val& a, const Val& b) {
     TensorData d;
     d.shape = *shape;
     const size_t rank = shape->size();
+    if (!within(*shape, uint64_t(1) << 24)) return im.fail("the folded constant is too large");
     const uint64_t n = product(*shape);
-    if (n > (uint64_t(1) << 24)) return im.fail("the folded constant is too large");
     d.values.resize(n);
     std::vector<int64_t> index(rank, 0);
     auto offset = [&](const std::vector<int64_t>& s) {

@@ -171,7 +171,7 @@ Status reshape(Importer& im) {
             return im.fail("shape " + shape_text(target) + " does not fit");
         out[static_cast<size_t>(infer)] = static_cast<int64_t>(total / known);
     }
-    if (product(out) != total)
+    if (!within(out, uint64_t(1) << 31) || product(out) != total)
         return im.fail("cannot reshape " + shape_text(source) + " to " + shape_text(target));
     if ((*in)->constant) {
         TensorData d = (*in)->data;
@@ -583,7 +583,7 @@ Status constant_of_shape(Importer& im) {
         integer = a->t().data_type() == ::onnx::TensorProto_DataType_INT64 ||
                   a->t().data_type() == ::onnx::TensorProto_DataType_INT32;
     }
-    if (product(d.shape) > (uint64_t(1) << 24)) return im.fail("the constant is too large");
+    if (!within(d.shape, uint64_t(1) << 24)) return im.fail("the constant is too large");
     d.values.assign(product(d.shape), value);
     return im.define_constant(std::move(d), integer);
 }
