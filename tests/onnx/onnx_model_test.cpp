@@ -368,6 +368,20 @@ TEST(OnnxBadModel, DisagreeingShapesNameTheNode) {
     EXPECT_NE(m.message().find("do not match 3 input channels"), std::string::npos) << m.message();
 }
 
+// Dimensions whose product overflows 64 bits once described an empty tensor of that shape.
+TEST(OnnxBadModel, OverflowingConstantShapeIsRefused) {
+    ::onnx::ModelProto proto = load_proto("block_se");
+    auto* init = proto.mutable_graph()->add_initializer();
+    init->set_name("huge");
+    init->set_data_type(::onnx::TensorProto_DataType_FLOAT);
+    init->add_dims(int64_t(1) << 33);
+    init->add_dims(int64_t(1) << 33);
+    auto m = nvdla::onnx::import_bytes(serialize(proto));
+    ASSERT_FALSE(m);
+    EXPECT_NE(m.message().find("tensor 'huge': too many elements"), std::string::npos)
+        << m.message();
+}
+
 TEST(OnnxBadModel, CpuOperatorWithoutFallbackNamesTheNode) {
     auto m = nvdla::onnx::import_file(models_dir() + "/op_exp_sqrt/model.onnx");
     ASSERT_TRUE(m) << m.message();
