@@ -59,6 +59,10 @@ struct Outcome {
 inline std::string describe(const Outcome& o) {
     std::string s;
     for (const auto& line : o.built.operations) s += "  " + line + "\n";
+    if (o.built.model_macs > 0)
+        s += "  MACs: hardware " + std::to_string(o.built.hardware_macs) + ", model " +
+             std::to_string(o.built.model_macs) + " (ratio " +
+             std::to_string(double(o.built.hardware_macs) / double(o.built.model_macs)) + ")\n";
     for (size_t i = 0; i < o.diff.size(); ++i)
         s += "  output " + std::to_string(i) + ": max |error| " +
              std::to_string(o.diff[i].max_abs) + " (relative " +

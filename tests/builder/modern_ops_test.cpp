@@ -158,6 +158,19 @@ TEST_P(ModernOp, HardSwishBlock) {
     check(net, {random_tensor(rng, {1, 3, 10, 10}, -2, 2)}, limit, -2, 2);
 }
 
+TEST_P(ModernOp, HardSwishOfALargerConvolution) {
+    // 3x3 stride 1 on a 16x16 plane: Winograd in fp16 on nv_full; the convolution's output is
+    // both the gate's source and the product's operand.
+    Network net;
+    Tensor x = net.input("data", {1, 16, 16, 16});
+    x = net.convolution(x, conv(16, 3, 1), weights(16 * 16 * 9, 0.2f), weights(16), "conv");
+    x = net.hard_swish(x, "hswish");
+    x = net.convolution(x, conv(5, 1), weights(5 * 16, 0.3f), weights(5), "head");
+    net.output(x, "out");
+    const double limit = int8() && !has(NVDLA_FEATURE_SDP_EW) ? kInt8Block : conv_bound();
+    check(net, {random_tensor(rng, {1, 16, 16, 16}, -2, 2)}, limit, -2, 2);
+}
+
 TEST_P(ModernOp, SiLU) {
     Network net;
     Tensor x = net.input("data", {1, 7, 6, 9});
@@ -256,6 +269,25 @@ TEST_P(ModernOp, SqueezeExcitationBlock) {
     check(net, {random_tensor(rng, {1, 3, h, w})}, block_bound());
 }
 
+TEST_P(ModernOp, GlobalPoolingOfLargePlanes) {
+    // ReduceMean / ReduceMax over H and W: 56x56 runs as two PDP passes (8x8 then 7x7), 7x7 in
+    // one.
+    for (uint32_t size : {56u, 7u}) {
+        Network net;
+        Tensor x = net.input("data", {1, 5, size, size});
+        PoolingDesc mean, max;
+        mean.type = PoolingType::Average;
+        max.type = PoolingType::Max;
+        for (PoolingDesc* d : {&mean, &max})
+            d->kernel_h = d->kernel_w = d->stride_h = d->stride_w = size;
+        net.output(net.pooling(x, mean, "mean"), "mean");
+        net.output(net.pooling(x, max, "max"), "max");
+        // The mean of uniform values in [0, 1] is near 0.5 whatever the plane: a relative bound
+        // on it is a bound on the arithmetic, not on cancellation.
+        check(net, {random_tensor(rng, {1, 5, size, size}, 0, 1)}, layer_bound(), 0, 1);
+    }
+}
+
 // ---- pad ----
 
 TEST_P(ModernOp, PadFoldsIntoConvolution) {
@@ -327,6 +359,14 @@ TEST_P(ModernOp, ResizeNearest) {
     ASSERT_TRUE(r);
     EXPECT_TRUE(contains(r->built.operations, "up: nearest resize 2x3 as 5 SDP copies"))
         << describe(*r);
+}
+
+TEST_P(ModernOp, ResizeNearestOfALargePlane) {
+    // 100x100 = 10000 pixels: the column pass reads bands of 81 rows (8192 pixels at most).
+    Network net;
+    Tensor x = net.input("data", {1, 3, 100, 100});
+    net.output(net.resize_nearest(x, 1, 2, "up"), "out");
+    check(net, {random_tensor(rng, {1, 3, 100, 100})}, layer_bound());
 }
 
 TEST_P(ModernOp, ResizeBilinear) {

@@ -181,10 +181,13 @@ Result<uint32_t> Lowering::interleave(uint32_t id, const std::vector<Place>& pha
     const Node& n = net_.nodes[id];
     const uint32_t atom = t_.cfg->atom_bytes;
     const Dims4 d = phases[0].dims;
-    if (sw > 1 && (uint64_t(d.h) * d.w > 8192 || (d.h == 1 && d.w == 1 && d.c > t_.lanes())))
-        return error(layer(id), ": the ", d.h, "x", d.w,
-                     " input plane is read as one column of pixels, which the SDP takes up to "
-                     "8192 long (and a 1x1 plane only within one atom of channels)");
+    if (sw > 1 && d.h == 1 && d.w == 1 && d.c > t_.lanes())
+        return error(layer(id), ": a 1x1 plane of ", d.c,
+                     " channels cannot be spread (the SDP moves a 1x1 cube as one packed block; "
+                     "at most ",
+                     t_.lanes(), " channels)");
+    // The column pass reads bands of rows as one column of at most 8192 pixels.
+    const uint32_t band = std::max<uint32_t>(1, 8192 / d.w);
     uint32_t copies = 0;
     auto emit = [&](const Place& from, const Place& to) {
         ++copies;
@@ -220,14 +223,17 @@ Result<uint32_t> Lowering::interleave(uint32_t id, const std::vector<Place>& pha
             wide = dense(0, {1, d.c, d.h, d.w * sw});
             wide.buffer = plan_.add_buffer(BufferKind::Pool, cube_bytes(wide), n.name + " (wide)");
         }
-        for (uint32_t b = 0; spread && b < sw; ++b) {
-            Place src = dense_phases[a * sw + b], dst = wide;
-            src.dims = dst.dims = {1, d.c, d.h * d.w, 1};
-            src.line = atom;
-            dst.offset += uint64_t(b) * atom;
-            dst.line = sw * atom;
-            if (Status s = emit(src, dst); !s) return s;
-        }
+        for (uint32_t b = 0; spread && b < sw; ++b)
+            for (uint32_t r0 = 0; r0 < d.h; r0 += band) {
+                const uint32_t rows = std::min(band, d.h - r0);
+                Place src = dense_phases[a * sw + b], dst = wide;
+                src.offset += uint64_t(r0) * src.line;
+                dst.offset += uint64_t(r0) * wide.line + uint64_t(b) * atom;
+                src.dims = dst.dims = {1, d.c, rows * d.w, 1};
+                src.line = atom;
+                dst.line = sw * atom;
+                if (Status s = emit(src, dst); !s) return s;
+            }
         if (sh > 1 || !dense_out || sw == 1) {
             Place dst = out;
             dst.offset += uint64_t(a) * out.line;
