@@ -30,12 +30,18 @@ if [ -z "$shared" ] || [ ! -d "$flatbufs" ]; then
 fi
 
 status=0
-for target in image dla_validate loadable cpu_task; do
+for target in image dla_validate loadable cpu_task onnx; do
     corpus=$work/corpus/$target
     artifacts=$work/artifacts/$target
     log=$work/$target.log
     mkdir -p "$corpus" "$artifacts"
     cp -n "$src/corpus/$target/"* "$corpus/" 2>/dev/null || true
+    # The importer's seeds: the small models of tests/onnx/models (operators and blocks).
+    if [ "$target" = onnx ]; then
+        for m in "$src"/../onnx/models/{op,block}_*/model.onnx; do
+            cp -n "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
+        done
+    fi
     if [ -n "$flatbufs" ]; then
         case $target in
             loadable) find "$flatbufs" -type f -exec cp -n {} "$corpus/" \; ;;
