@@ -67,6 +67,9 @@ struct ConvLayer {
 
     // Lanes of one MAC atomic operation (MAC atomic C).
     uint32_t atomic_c = 64;
+
+    // Threads the layer may use (Context::threads); the result does not depend on it.
+    unsigned threads = 1;
 };
 
 // Decodes the consumer groups; false (with ctx.error) when the registers describe something
@@ -164,7 +167,10 @@ void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeigh
 // The fp16 result of one MAC cell operation as CMAC sends it to CACC: 6-bit exponent in bits
 // 43:38 and a signed 38-bit mantissa in bits 37:0 (value = mantissa * 2^(exponent - 50)), or a
 // NaN (exponent 0x3f). Lanes whose data or weight is +-0 are masked off.
+// The fastest implementation the ISA level allows (cmac_fp16.cpp), the same bits as the scalar
+// one (cmac.cpp, the reference the vector forms are tested against).
 uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes);
+uint64_t cmac_fp16_dot_scalar(const uint16_t* data, const uint16_t* weights, unsigned lanes);
 // The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
 // outputs of A^T (V . U) A sharing one exponent.
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
@@ -194,6 +200,7 @@ struct MacProblem {
     uint64_t x_step = 0, s_step = 0;
     uint32_t taps_r = 1, taps_s = 1, depth = 1;
     const int16_t* weights = nullptr;  // [k][r][s][depth]
+    unsigned threads = 1;              // for output rows
 };
 bool mac_wants_biased_bytes(Precision precision);
 // The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, channels last

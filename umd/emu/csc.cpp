@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "emu/conv_layer.hpp"
+#include "emu/parallel.hpp"
 #include "nvdla/precision/integer.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
 
@@ -192,6 +193,7 @@ MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeigh
     m.taps_r = l.kernel_height;
     m.depth = p.depth;
     m.weights = w.values.data();
+    m.threads = l.threads;
     // Slack after the last row: kernels read whole vectors past a kernel's last element.
     const uint64_t total = uint64_t(d.batches) * p.rows * m.row_elements + kMacReadSlack;
     if (biased) {
@@ -445,21 +447,29 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     }
     ConvScratch scratch;
     const MacProblem m = build_operands(l, d, w, false, scratch);
-    int16_t lanes[256];
-    for (uint32_t n = 0; n < l.batches; ++n)
-        for (uint32_t k = 0; k < l.kernels; ++k)
-            for (uint32_t y = 0; y < l.out_height; ++y)
-                for (uint32_t x = 0; x < l.out_width; ++x) {
-                    uint64_t acc = 0;
-                    for_each_atomic(
-                        l, m, n, y, x, k, lanes,
-                        [&](const int16_t* a, const int16_t* b, uint32_t count) {
-                            acc = cacc_fp48_add(
-                                acc, cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
-                                                   reinterpret_cast<const uint16_t*>(b), count));
-                        });
-                    out[out_index(l, n, k, y, x)] = static_cast<int32_t>(cacc_fp48_to_fp32(acc));
-                }
+    // An fp16 multiply-add costs as much as tens of integer ones.
+    const uint64_t work = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
+                          l.kernel_height * l.kernel_width * l.kernel_channels * 64;
+    // Kernels split among the threads; every output is computed as with one thread.
+    parallel_for(l.threads, l.kernels, work, [&](uint64_t k0, uint64_t k1) {
+        int16_t lanes[256];
+        for (uint32_t n = 0; n < l.batches; ++n)
+            for (uint32_t k = uint32_t(k0); k < k1; ++k)
+                for (uint32_t y = 0; y < l.out_height; ++y)
+                    for (uint32_t x = 0; x < l.out_width; ++x) {
+                        uint64_t acc = 0;
+                        for_each_atomic(
+                            l, m, n, y, x, k, lanes,
+                            [&](const int16_t* a, const int16_t* b, uint32_t count) {
+                                acc = cacc_fp48_add(
+                                    acc,
+                                    cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
+                                                  reinterpret_cast<const uint16_t*>(b), count));
+                            });
+                        out[out_index(l, n, k, y, x)] =
+                            static_cast<int32_t>(cacc_fp48_to_fp32(acc));
+                    }
+    });
 }
 
 }  // namespace nvdla::emu::conv

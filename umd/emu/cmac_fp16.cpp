@@ -1,0 +1,78 @@
+// CMAC's fp16 MAC cell vectorised: the 64 lanes of one operation in vectors of 16 (AVX-512) or
+// 8 (AVX2) lanes, each lane computed exactly as the scalar cell in cmac.cpp (which stays the
+// reference: cmac_fp16_dot_scalar; tests/emu compares both on every path the CPU has). An
+// operation with a NaN operand takes the scalar path.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
+
+namespace nvdla::emu::conv {
+namespace {
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define NVDLA_FP16_NS avx2
+#define NVDLA_FP16_WIDTH 8
+#include "emu/cmac_fp16_lanes.inc"
+#undef NVDLA_FP16_NS
+#undef NVDLA_FP16_WIDTH
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#define NVDLA_FP16_NS avx512
+#define NVDLA_FP16_WIDTH 16
+#include "emu/cmac_fp16_lanes.inc"
+#undef NVDLA_FP16_NS
+#undef NVDLA_FP16_WIDTH
+#pragma GCC pop_options
+
+constexpr uint64_t kMask38 = (uint64_t(1) << 38) - 1;
+
+uint64_t pack_fp44(uint32_t exponent, int64_t total) {
+    return (uint64_t(exponent & 0x3fu) << 38) | (static_cast<uint64_t>(total) & kMask38);
+}
+
+__attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, uint64_t* out) {
+    uint32_t exponent;
+    int64_t total;
+    if (!avx2::dot(d, w, exponent, total)) return false;
+    *out = pack_fp44(exponent, total);
+    return true;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool dot_avx512(const uint16_t* d,
+                                                                              const uint16_t* w,
+                                                                              uint64_t* out) {
+    uint32_t exponent;
+    int64_t total;
+    if (!avx512::dot(d, w, exponent, total)) return false;
+    *out = pack_fp44(exponent, total);
+    return true;
+}
+
+}  // namespace
+
+uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
+    const IsaLevel level = isa_level();
+    if (level == IsaLevel::Scalar) return cmac_fp16_dot_scalar(data, weights, lanes);
+    // Lanes past the operation's are zeros, which the cell masks off.
+    alignas(64) uint16_t d[64], w[64];
+    if (lanes < 64) {
+        std::memset(d, 0, sizeof d);
+        std::memset(w, 0, sizeof w);
+        std::memcpy(d, data, lanes * sizeof(uint16_t));
+        std::memcpy(w, weights, lanes * sizeof(uint16_t));
+        data = d;
+        weights = w;
+    }
+    uint64_t out;
+    const bool done =
+        level == IsaLevel::Avx512 ? dot_avx512(data, weights, &out) : dot_avx2(data, weights, &out);
+    return done ? out : cmac_fp16_dot_scalar(data, weights, 64);
+}
+
+}  // namespace nvdla::emu::conv
