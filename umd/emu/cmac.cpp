@@ -149,7 +149,9 @@ void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t 
         return;
     }
     int32_t products[64];
-    const uint32_t exponent = aligned_products(data, weights, 64, products);
+    uint32_t exponent;
+    if (!cmac_fp16_products(data, weights, products, exponent))
+        exponent = aligned_products(data, weights, 64, products);
     int64_t p1[16], p2[8];
     for (int i = 0; i < 16; ++i)
         p1[i] = int64_t(products[4 * i]) + products[4 * i + 1] + products[4 * i + 2] +

@@ -54,7 +54,26 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool dot_avx512(co
     return true;
 }
 
+__attribute__((target("avx2"))) bool products_avx2(const uint16_t* d, const uint16_t* w,
+                                                   int32_t out[64], uint32_t& exponent) {
+    return avx2::products64(d, w, out, exponent);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool products_avx512(
+    const uint16_t* d, const uint16_t* w, int32_t out[64], uint32_t& exponent) {
+    return avx512::products64(d, w, out, exponent);
+}
+
 }  // namespace
+
+bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t products[64],
+                        uint32_t& exponent) {
+    switch (isa_level()) {
+        case IsaLevel::Avx512: return products_avx512(data, weights, products, exponent);
+        case IsaLevel::Avx2: return products_avx2(data, weights, products, exponent);
+        default: return false;
+    }
+}
 
 uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
     const IsaLevel level = isa_level();

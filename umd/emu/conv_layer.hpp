@@ -171,6 +171,10 @@ void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeigh
 // one (cmac.cpp, the reference the vector forms are tested against).
 uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes);
 uint64_t cmac_fp16_dot_scalar(const uint16_t* data, const uint16_t* weights, unsigned lanes);
+// The 64 aligned products of the vectorised cell and their exponent; false (nothing written)
+// on the scalar level or when a lane holds a NaN.
+bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t products[64],
+                        uint32_t& exponent);
 // The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
 // outputs of A^T (V . U) A sharing one exponent.
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
