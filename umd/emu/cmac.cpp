@@ -143,15 +143,16 @@ uint64_t cmac_fp16_dot_scalar(const uint16_t* data, const uint16_t* weights, uns
 }
 
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]) {
-    uint64_t nan;
-    if (find_nan(data, weights, 64, &nan)) {
-        out[0] = out[1] = out[2] = out[3] = nan;
-        return;
-    }
     int32_t products[64];
     uint32_t exponent;
-    if (!cmac_fp16_products(data, weights, products, exponent))
+    if (!cmac_fp16_products(data, weights, products, exponent)) {  // scalar level, or a NaN
+        uint64_t nan;
+        if (find_nan(data, weights, 64, &nan)) {
+            out[0] = out[1] = out[2] = out[3] = nan;
+            return;
+        }
         exponent = aligned_products(data, weights, 64, products);
+    }
     int64_t p1[16], p2[8];
     for (int i = 0; i < 16; ++i)
         p1[i] = int64_t(products[4 * i]) + products[4 * i + 1] + products[4 * i + 2] +

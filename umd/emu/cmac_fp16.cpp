@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
