@@ -37,20 +37,27 @@ uint64_t pack_fp44(uint32_t exponent, int64_t total) {
     return (uint64_t(exponent & 0x3fu) << 38) | (static_cast<uint64_t>(total) & kMask38);
 }
 
-__attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, uint64_t* out) {
+// `narrow`: the lanes past the first vector are zeros (an operation of few channels).
+__attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, bool narrow,
+                                              uint64_t* out) {
     uint32_t exponent;
     int64_t total;
-    if (!avx2::dot(d, w, exponent, total)) return false;
+    if (!(narrow ? avx2::dot<1>(d, w, exponent, total)
+                 : avx2::dot<avx2::kChunks>(d, w, exponent, total)))
+        return false;
     *out = pack_fp44(exponent, total);
     return true;
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool dot_avx512(const uint16_t* d,
                                                                               const uint16_t* w,
+                                                                              bool narrow,
                                                                               uint64_t* out) {
     uint32_t exponent;
     int64_t total;
-    if (!avx512::dot(d, w, exponent, total)) return false;
+    if (!(narrow ? avx512::dot<1>(d, w, exponent, total)
+                 : avx512::dot<avx512::kChunks>(d, w, exponent, total)))
+        return false;
     *out = pack_fp44(exponent, total);
     return true;
 }
@@ -79,11 +86,16 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
 uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
     const IsaLevel level = isa_level();
     if (level == IsaLevel::Scalar) return cmac_fp16_dot_scalar(data, weights, lanes);
+    const bool avx512 = level == IsaLevel::Avx512;
+    // An operation of at most one vector's lanes computes that vector only.
+    const unsigned width = avx512 ? 16 : 8;
+    const bool narrow = lanes <= width;
     // Lanes past the operation's are zeros, which the cell masks off.
     alignas(64) uint16_t d[64], w[64];
     if (lanes < 64) {
-        std::memset(d, 0, sizeof d);
-        std::memset(w, 0, sizeof w);
+        const unsigned used = narrow ? width : 64;
+        std::memset(d, 0, used * sizeof(uint16_t));
+        std::memset(w, 0, used * sizeof(uint16_t));
         std::memcpy(d, data, lanes * sizeof(uint16_t));
         std::memcpy(w, weights, lanes * sizeof(uint16_t));
         data = d;
@@ -91,8 +103,8 @@ uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned l
     }
     uint64_t out;
     const bool done =
-        level == IsaLevel::Avx512 ? dot_avx512(data, weights, &out) : dot_avx2(data, weights, &out);
-    return done ? out : cmac_fp16_dot_scalar(data, weights, 64);
+        avx512 ? dot_avx512(data, weights, narrow, &out) : dot_avx2(data, weights, narrow, &out);
+    return done ? out : cmac_fp16_dot_scalar(data, weights, narrow ? width : 64);
 }
 
 }  // namespace nvdla::emu::conv
