@@ -37,27 +37,31 @@ uint64_t pack_fp44(uint32_t exponent, int64_t total) {
     return (uint64_t(exponent & 0x3fu) << 38) | (static_cast<uint64_t>(total) & kMask38);
 }
 
-// `narrow`: the lanes past the first vector are zeros (an operation of few channels).
-__attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, bool narrow,
+// `chunks`: the vectors holding the operation's lanes (1, 2, 4 or, AVX2, 8); the lanes past
+// them are zeros.
+__attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, unsigned chunks,
                                               uint64_t* out) {
     uint32_t exponent;
     int64_t total;
-    if (!(narrow ? avx2::dot<1>(d, w, exponent, total)
-                 : avx2::dot<avx2::kChunks>(d, w, exponent, total)))
-        return false;
+    const bool done = chunks == 1   ? avx2::dot<1>(d, w, exponent, total)
+                      : chunks == 2 ? avx2::dot<2>(d, w, exponent, total)
+                      : chunks == 4 ? avx2::dot<4>(d, w, exponent, total)
+                                    : avx2::dot<8>(d, w, exponent, total);
+    if (!done) return false;
     *out = pack_fp44(exponent, total);
     return true;
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool dot_avx512(const uint16_t* d,
                                                                               const uint16_t* w,
-                                                                              bool narrow,
+                                                                              unsigned chunks,
                                                                               uint64_t* out) {
     uint32_t exponent;
     int64_t total;
-    if (!(narrow ? avx512::dot<1>(d, w, exponent, total)
-                 : avx512::dot<avx512::kChunks>(d, w, exponent, total)))
-        return false;
+    const bool done = chunks == 1   ? avx512::dot<1>(d, w, exponent, total)
+                      : chunks == 2 ? avx512::dot<2>(d, w, exponent, total)
+                                    : avx512::dot<4>(d, w, exponent, total);
+    if (!done) return false;
     *out = pack_fp44(exponent, total);
     return true;
 }
@@ -85,15 +89,17 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
 
 uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
     const IsaLevel level = isa_level();
-    if (level == IsaLevel::Scalar) return cmac_fp16_dot_scalar(data, weights, lanes);
+    // One or two lanes cost the scalar cell less than a vector.
+    if (level == IsaLevel::Scalar || lanes <= 2) return cmac_fp16_dot_scalar(data, weights, lanes);
     const bool avx512 = level == IsaLevel::Avx512;
-    // An operation of at most one vector's lanes computes that vector only.
+    // The vectors the lanes need, rounded up to a power of two.
     const unsigned width = avx512 ? 16 : 8;
-    const bool narrow = lanes <= width;
+    unsigned chunks = 1;
+    while (chunks * width < lanes) chunks *= 2;
+    const unsigned used = chunks * width;
     // Lanes past the operation's are zeros, which the cell masks off.
     alignas(64) uint16_t d[64], w[64];
-    if (lanes < 64) {
-        const unsigned used = narrow ? width : 64;
+    if (lanes < used) {
         std::memset(d, 0, used * sizeof(uint16_t));
         std::memset(w, 0, used * sizeof(uint16_t));
         std::memcpy(d, data, lanes * sizeof(uint16_t));
@@ -103,8 +109,8 @@ uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned l
     }
     uint64_t out;
     const bool done =
-        avx512 ? dot_avx512(data, weights, narrow, &out) : dot_avx2(data, weights, narrow, &out);
-    return done ? out : cmac_fp16_dot_scalar(data, weights, narrow ? width : 64);
+        avx512 ? dot_avx512(data, weights, chunks, &out) : dot_avx2(data, weights, chunks, &out);
+    return done ? out : cmac_fp16_dot_scalar(data, weights, lanes);
 }
 
 }  // namespace nvdla::emu::conv

@@ -213,8 +213,9 @@ uint32_t mac_convolve_int(const MacProblem& problem, Precision precision, uint32
                           std::vector<int64_t>& sums, int32_t* out);
 
 // Which implementation mac_convolve_int uses (tests force each one; Auto picks the fastest the
-// CPU runs).
-// Avx512Vnni runs int8 only; the double-precision Avx512/Avx2 kernels run both precisions.
+// CPU runs, within NVDLA_EMU_ISA's level).
+// Avx512Vnni runs int8 only; Avx2 runs int8 through vpmaddwd (double FMA for kernels of 2^17
+// products or more) and int16 through double FMA, Avx512 both through double FMA.
 // OneDnn sends every int8 feature layer oneDNN computes exactly to OnednnConvolution, whatever
 // its size (Auto: the large ones), and picks the others' kernel as Auto does.
 enum class MacKernel : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vnni, OneDnn };
