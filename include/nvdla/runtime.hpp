@@ -86,6 +86,9 @@ struct RuntimeOptions {
     std::string drm_device;  // a render node to use instead of searching
     std::chrono::milliseconds job_timeout{10000};
     bool profiling = false;  // per-operation hardware times in RunTiming
+    // Emulator: threads one hardware operation may use; 0 = NVDLA_EMU_THREADS when set, else
+    // every core. Results are identical for any count.
+    unsigned emu_threads = 0;
 };
 
 struct DeviceInfo {

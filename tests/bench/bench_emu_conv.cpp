@@ -5,8 +5,10 @@
 // runs it from registers to the result in memory (CDMA fetch, CSC/CMAC/CACC, SDP writing int8
 // through CACC's truncation and SDP's convertor), oneDNN runs the same convolution from s8 NHWC
 // data and pre-reordered s8 weights to s32 NHWC sums, with no output stage: the model does
-// strictly more work. Before timing, the model's output is checked bit for bit against
-// oneDNN's sums put through the same CACC truncation and int8 saturation. The ratio printed is
+// strictly more work. Before timing, the model's output is checked bit for bit against the
+// exact sums (computed plainly here) put through the same CACC truncation and int8
+// saturation, and oneDNN's sums against the exact ones: oneDNN is not exact on every CPU
+// (AVX2 without VNNI), which is reported, not a failure. The ratio printed is
 // oneDNN time / model time (target >= 0.5), from the medians of repeated runs, interleaved at
 // random; both run on one thread (OMP_NUM_THREADS=1, set before oneDNN's OpenMP runtime
 // starts).
@@ -34,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/isa.hpp"
 #include "nvdla/emu/device.hpp"
 #include "nvdla/formats/weights.hpp"
 #include "nvdla/hw/register_map.hpp"
@@ -74,6 +77,7 @@ const Problem& problem() {
 class Model {
   public:
     Model() : map_(nvdla::hw::RegisterMap::get(config().reg_map)), device_(config(), memory_) {
+        device_.set_threads(1);  // one thread, like oneDNN here
         const Problem& p = problem();
         const uint32_t atom = config().atom_bytes;
         in_ = reinterpret_cast<uint8_t*>(
@@ -208,6 +212,47 @@ Model& model() {
     return m;
 }
 
+int64_t round_half_away(int64_t x, unsigned shift) {
+    const int64_t half = int64_t(1) << (shift - 1);
+    return x < 0 ? -((-x + half) >> shift) : (x + half) >> shift;
+}
+
+// The convolution's exact sum for output (k, h, w), written out plainly.
+int64_t exact_sum(uint32_t k, uint32_t h, uint32_t w) {
+    const Problem& p = problem();
+    int64_t sum = 0;
+    for (uint32_t r = 0; r < kR; ++r)
+        for (uint32_t s = 0; s < kS; ++s) {
+            const int64_t y = int64_t(h) + r - 1, x = int64_t(w) + s - 1;
+            if (y < 0 || y >= kH || x < 0 || x >= kW) continue;
+            for (uint32_t c = 0; c < kC; ++c)
+                sum += int64_t(p.input[(size_t(y) * kW + size_t(x)) * kC + c]) *
+                       p.weights[((size_t(k) * kC + c) * kR + r) * kS + s];
+        }
+    return sum;
+}
+
+// The model's int8 output against the exact sums through CACC's truncation (round half away,
+// then int32) and SDP's identity convertor to int8.
+bool bit_exact() {
+    Model& m = model();
+    m.run();
+    uint64_t mismatches = 0;
+    for (uint32_t k = 0; k < kK; ++k)
+        for (uint32_t h = 0; h < kH; ++h)
+            for (uint32_t w = 0; w < kW; ++w) {
+                const int64_t sum = exact_sum(k, h, w);
+                int64_t v = round_half_away(sum, kClip);
+                v = v > 127 ? 127 : (v < -128 ? -128 : v);
+                if (m.output(k, h, w) != v && mismatches++ < 5)
+                    std::printf("k %u h %u w %u: model %d, exact %d (sum %lld)\n", k, h, w,
+                                m.output(k, h, w), int(v), static_cast<long long>(sum));
+            }
+    std::printf("bit-exact check: %llu of %u outputs of the model differ from the exact ones\n",
+                static_cast<unsigned long long>(mismatches), kW * kH * kK);
+    return mismatches == 0;
+}
+
 constexpr double kMinTime = 0.2;  // seconds per repetition
 constexpr int kRepetitions = 7;
 
@@ -297,11 +342,6 @@ BENCHMARK(BM_TraceGooglenetInt16)
     ->ReportAggregatesOnly(true);
 
 #if defined(NVDLA_BENCH_WITH_DNNL)
-int64_t round_half_away(int64_t x, unsigned shift) {
-    const int64_t half = int64_t(1) << (shift - 1);
-    return x < 0 ? -((-x + half) >> shift) : (x + half) >> shift;
-}
-
 struct OneDnn {
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
@@ -358,28 +398,39 @@ BENCHMARK(BM_OneDnnConv3x3Int8)
     ->Repetitions(kRepetitions)
     ->ReportAggregatesOnly(true);
 
-// The model's int8 output against oneDNN's sums through CACC's truncation (round half away,
-// then int32) and SDP's identity convertor to int8.
-bool bit_exact() {
-    Model& m = model();
+// oneDNN's sums against the exact ones: whether its int8 kernel is exact on this CPU (it is
+// not with AVX2 alone, where it multiplies pairs of bytes into saturating int16).
+void report_onednn_exactness() {
     OneDnn& o = onednn();
-    m.run();
     o.run();
-    uint64_t mismatches = 0;
+    uint64_t differ = 0;
     for (uint32_t k = 0; k < kK; ++k)
         for (uint32_t h = 0; h < kH; ++h)
-            for (uint32_t w = 0; w < kW; ++w) {
-                int64_t v = round_half_away(o.sum(k, h, w), kClip);
-                v = v > 127 ? 127 : (v < -128 ? -128 : v);
-                if (m.output(k, h, w) != v && mismatches++ < 5)
-                    std::printf("k %u h %u w %u: model %d, oneDNN %d (sum %d)\n", k, h, w,
-                                m.output(k, h, w), int(v), o.sum(k, h, w));
-            }
-    std::printf("bit-exact check: %llu of %u outputs differ from oneDNN\n",
-                static_cast<unsigned long long>(mismatches), kW * kH * kK);
-    return mismatches == 0;
+            for (uint32_t w = 0; w < kW; ++w) differ += o.sum(k, h, w) != exact_sum(k, h, w);
+    if (differ)
+        std::printf(
+            "oneDNN is not exact on this CPU: %llu of %u sums differ from the exact ones "
+            "(its timing is still shown)\n",
+            static_cast<unsigned long long>(differ), kW * kH * kK);
+    else
+        std::printf("oneDNN's int8 sums are exact on this CPU\n");
 }
 #endif
+
+std::string cpu_name() {
+    FILE* f = std::fopen("/proc/cpuinfo", "r");
+    if (!f) return "unknown";
+    char line[256];
+    std::string name = "unknown";
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "model name", 10) == 0) {
+            if (const char* colon = std::strchr(line, ':')) name = colon + 2;
+            if (!name.empty() && name.back() == '\n') name.pop_back();
+            break;
+        }
+    std::fclose(f);
+    return name;
+}
 
 class RatioReporter : public benchmark::ConsoleReporter {
   public:
@@ -422,8 +473,11 @@ int main(int argc, char** argv) {
     int count = static_cast<int>(args.size());
     benchmark::Initialize(&count, args.data());
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-#if defined(NVDLA_BENCH_WITH_DNNL)
+    std::printf("CPU: %s; emulator kernels: %s (NVDLA_EMU_ISA lowers them)\n", cpu_name().c_str(),
+                nvdla::emu::isa_name(nvdla::emu::isa_level()));
     if (!bit_exact()) return 1;
+#if defined(NVDLA_BENCH_WITH_DNNL)
+    report_onednn_exactness();
 #endif
     RatioReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -5,6 +5,7 @@
 
 #include "conv_test_rig.hpp"
 #include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
 
 namespace nvdla::emu::conv_test {
 namespace {
@@ -161,6 +162,53 @@ TEST(ConvInt, EveryMacKernelGivesTheSameBits) {
         EXPECT_EQ(run_random("nv_full", s8), 0u) << "int8, kernel " << int(k);
         EXPECT_EQ(run_random("nv_full", s16), 0u) << "int16, kernel " << int(k);
     }
+    conv::force_mac_kernel(conv::MacKernel::Auto);
+}
+
+// Every instruction-set level this CPU runs (NVDLA_EMU_ISA's limit set directly), each with
+// its kernels: the same bits as the textbook convolution.
+TEST(ConvInt, EveryIsaLevelGivesTheSameBits) {
+    ConvSpec odd;  // odd depth, kernels not a whole block, strides and padding
+    odd.width = 11, odd.height = 4, odd.channels = 37, odd.kernels = 21;
+    odd.kernel_w = 3, odd.kernel_h = 3, odd.stride_y = 2, odd.pad_left = 2, odd.pad_top = 1;
+    odd.pad_value = 0x81;
+    odd.clip = 5;
+    ConvSpec whole = odd;  // kernels in whole blocks: written in place
+    whole.channels = 64, whole.kernels = 48, whole.dilation_x = 2, whole.clip = 0;
+    ConvSpec long_kernel;  // 9 x 8000 products: one int32 run still holds them
+    long_kernel.width = long_kernel.height = 3, long_kernel.channels = 8000;
+    long_kernel.kernels = 3, long_kernel.kernel_w = long_kernel.kernel_h = 3;
+    long_kernel.clip = 9;
+    ConvSpec wide16 = odd;
+    wide16.precision = Precision::Int16;
+    wide16.pad_value = 0x8123;
+    wide16.clip = 12;
+    const IsaLevel restore = isa_limit_from_environment();
+    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+        set_isa_limit(level);
+        if (isa_level() != level) continue;  // the CPU does not run it
+        if (level == IsaLevel::Avx2) {
+            EXPECT_EQ(conv::active_mac_kernel(Precision::Int8), conv::MacKernel::Avx2);
+            EXPECT_FALSE(conv::mac_wants_biased_bytes(Precision::Int8));
+        }
+        for (const ConvSpec* s : {&odd, &whole, &long_kernel, &wide16})
+            EXPECT_EQ(run_random("nv_full", *s), 0u)
+                << isa_name(level) << ", " << s->channels << " channels";
+        EXPECT_EQ(run_random("nv_small", odd), 0u) << isa_name(level);
+    }
+    set_isa_limit(restore);
+}
+
+// Below AVX-512 oneDNN is left alone even when asked for: the level's own kernels compute.
+TEST(ConvInt, IsaLimitKeepsOneDnnOut) {
+    ConvSpec s;
+    s.width = s.height = 8, s.channels = 32, s.kernels = 16, s.kernel_w = s.kernel_h = 3;
+    conv::force_mac_kernel(conv::MacKernel::OneDnn);
+    set_isa_limit(IsaLevel::Avx2);
+    const uint64_t before = conv::onednn_layers();
+    EXPECT_EQ(run_random("nv_full", s), 0u);
+    EXPECT_EQ(conv::onednn_layers(), before);
+    set_isa_limit(isa_limit_from_environment());
     conv::force_mac_kernel(conv::MacKernel::Auto);
 }
 

@@ -114,6 +114,7 @@ class Rig {
 
     const HwConfig& cfg() const { return cfg_; }
     DeviceStats& stats() { return stats_; }
+    void set_threads(unsigned threads) { ctx_.threads = threads; }
     Convolution& conv() { return conv_; }
 
     void set(const char* unit, const char* reg, uint32_t value) {

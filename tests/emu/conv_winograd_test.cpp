@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "conv_test_rig.hpp"
+#include "emu/isa.hpp"
 #include "nvdla/formats/weights.hpp"
 #include "nvdla/precision/compare.hpp"
 #include "nvdla/precision/fp16.hpp"
@@ -257,6 +258,37 @@ TEST(ConvWinograd, Fp16WithinTheWinogradThreshold) {
                     std::abs(double(std::bit_cast<float>(out.values[out.index(0, k, y, x)])) -
                              c.direct(k, y, x)));
     EXPECT_LT(worst, 0.05);
+}
+
+// The fp16 Winograd layer the same bit for bit on every instruction-set level this CPU runs
+// (NVDLA_EMU_ISA's limit set directly; scalar is the reference) and for any thread count.
+TEST(ConvWinograd, Fp16SameOnEveryLevelAndThreadCount) {
+    WinogradCase c;
+    c.precision = Precision::Fp16;
+    c.scale = 1.0f;
+    c.channels = 32, c.kernels = 24;
+    auto rng = test::rng_for_test();
+    c.input = test::random_vector<float>(rng, size_t(c.height) * c.width * c.channels, -2, 2);
+    c.weights = test::random_vector<float>(rng, size_t(c.kernels) * c.channels * 9, -1, 1);
+    const auto run = [&](IsaLevel level, unsigned threads) {
+        set_isa_limit(level);
+        Rig rig("nv_full");
+        rig.set_threads(threads);
+        const AccumulatorCube out = c.run(rig);
+        EXPECT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+        set_isa_limit(isa_limit_from_environment());
+        return out.planar();
+    };
+    const std::vector<int32_t> reference = run(IsaLevel::Scalar, 1);
+    ASSERT_FALSE(reference.empty());
+    for (IsaLevel level : {IsaLevel::Avx2, IsaLevel::Avx512}) {
+        set_isa_limit(level);
+        const bool runs = isa_level() == level;
+        set_isa_limit(isa_limit_from_environment());
+        if (!runs) continue;
+        for (unsigned threads : {1u, 2u, 5u})
+            EXPECT_EQ(run(level, threads), reference) << isa_name(level) << ", " << threads;
+    }
 }
 
 TEST(ConvWinograd, OutputMustBeWholeTileGroups) {

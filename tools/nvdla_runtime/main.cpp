@@ -66,6 +66,12 @@ int main(int argc, char** argv) {
     app.add_option("--iterations", options.iterations, "run N times, report latency statistics")
         ->check(CLI::Range(1u, 1000000u));
     app.add_flag("--profile", options.profile, "print per-task and per-operation times");
+    app.add_option("--trace", options.trace,
+                   "write the last run's tasks and operations as a Chrome "
+                   "trace-event JSON file (Perfetto, chrome://tracing)");
+    app.add_option("--threads", options.threads,
+                   "emulator: threads per operation (default NVDLA_EMU_THREADS, else all cores)")
+        ->check(CLI::Range(1u, 256u));
     app.add_option("--topk", options.topk,
                    "print the N best classes of output 0 (default 3 when class names are known)");
     app.add_option("--labels", options.labels,
@@ -97,6 +103,7 @@ int main(int argc, char** argv) {
                      "(with --json for machine-readable results) instead\n";
         return 1;
     }
+    if (!options.trace.empty()) options.profile = true;  // the trace is the profile
     options.numbering =
         numbering == "current" ? nvdla::dimg::Numbering::Current : nvdla::dimg::Numbering::Golden;
     options.image_options.normalize = normalize;

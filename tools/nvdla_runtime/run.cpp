@@ -48,6 +48,7 @@ Result<Opened> open_one(const Options& options, const std::string& loadable,
     ro.drm_device = options.device;
     ro.emu_config = config;
     ro.profiling = options.profile;
+    ro.emu_threads = options.threads;
     Result<std::unique_ptr<Runtime>> rt = Runtime::open(ro);
     if (!rt) return rt.status();
     Opened o;
@@ -84,6 +85,53 @@ Result<std::string> expected_digest(const std::string& arg) {
     if (!(file >> word) || !is_digest(word))
         return Status::failure("--expect-md5: " + arg + " does not start with an md5 digest");
     return word;
+}
+
+// The run as Chrome trace events ("X" spans in microseconds): tasks on one track, their
+// operations on a second. The runtime reports durations in execution order, so each span
+// starts where the previous one on its track ended (tasks run one after another, and so do a
+// task's operations).
+json chrome_trace(const RunTiming& timing, const std::string& device) {
+    json events = json::array();
+    const auto span = [&](const std::string& name, int track, double start_us, double us,
+                          uint32_t task) {
+        events.push_back({{"name", name},
+                          {"ph", "X"},
+                          {"pid", 1},
+                          {"tid", track},
+                          {"ts", start_us},
+                          {"dur", us},
+                          {"args", {{"task", task}}}});
+    };
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", device}}}});
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"args", {{"name", "tasks"}}}});
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", 2},
+                      {"args", {{"name", "operations"}}}});
+    const auto micros_of = [](std::chrono::nanoseconds d) {
+        return static_cast<double>(d.count()) / 1e3;
+    };
+    double task_start = 0;
+    size_t next_op = 0;
+    for (const OperationTime& t : timing.tasks) {
+        span(t.name, 1, task_start, micros_of(t.duration), t.task);
+        double op_start = task_start;
+        for (; next_op < timing.operations.size() && timing.operations[next_op].task == t.task;
+             ++next_op) {
+            const OperationTime& op = timing.operations[next_op];
+            span(op.name, 2, op_start, micros_of(op.duration), op.task);
+            op_start += micros_of(op.duration);
+        }
+        task_start += micros_of(t.duration);
+    }
+    return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 
 Status write_file(const std::string& path, const void* data, size_t size) {
@@ -253,6 +301,11 @@ int run_loadable(const Options& options) {
         timing = job.value().timing();
     }
     const LatencyStats stats = latency_stats(samples);
+    if (!options.trace.empty()) {
+        const std::string text = chrome_trace(timing, rt.device().device).dump(1);
+        if (Status s = write_file(options.trace, text.data(), text.size()); !s)
+            return fail(s.message());
+    }
 
     const TensorInfo& out = net.outputs()[0];
     const std::span<const std::byte> out_bytes = ctx.output(0);

@@ -35,6 +35,9 @@ struct Options {
     bool profile = false;
     uint32_t topk = 0;
     uint32_t iterations = 1;
+    uint32_t threads = 0;
+    std::string trace;  // --trace: the last run as a Chrome trace-event file (implies --profile) //
+                        // emulator threads per operation (0: NVDLA_EMU_THREADS or all cores)
 };
 
 // A runtime on the backend the options ask for, the configuration given or, with "auto" on the

@@ -27,6 +27,11 @@ uint32_t bit(uint64_t v, unsigned i) {
     return static_cast<uint32_t>((v >> i) & 1u);
 }
 
+// The index of the highest set bit, -1 for 0.
+int highest_bit(uint64_t v) {
+    return v ? 63 - __builtin_clzll(v) : -1;
+}
+
 }  // namespace
 
 uint32_t cacc_deliver_int(const int64_t* sums, size_t count, uint32_t clip, int32_t* out) {
@@ -48,12 +53,12 @@ uint64_t cacc_fp48_add(uint64_t accumulator, uint64_t mac) {
     if (mac_exp == 0x3f)
         return (uint64_t(0xff) << 40) | ((static_cast<uint64_t>(mac_mant) >> 27 & 0x7ffu) << 29);
 
-    // Normalise the CMAC mantissa to bit 36 and widen it to 40 bits.
-    int i = 36;
-    const uint32_t mac_sign = bit(static_cast<uint64_t>(mac_mant), 37);
-    if (bit(static_cast<uint64_t>(mac_mant), 36) == mac_sign)
-        for (i = 36; i >= 0; --i)
-            if (bit(static_cast<uint64_t>(mac_mant), static_cast<unsigned>(i)) != mac_sign) break;
+    // Normalise the CMAC mantissa to bit 36 and widen it to 40 bits: i is the highest bit below
+    // the sign (37) that differs from it, -1 if none (the C model scans down from 36).
+    const uint64_t mac_u = static_cast<uint64_t>(mac_mant);
+    const uint64_t mac_differs =
+        (mac_u ^ (bit(mac_u, 37) ? ~uint64_t(0) : 0)) & ((uint64_t(1) << 37) - 1);
+    const int i = highest_bit(mac_differs);
     const int shift0 = 36 - i;
     int64_t mac_ext = sign_extend(static_cast<uint64_t>(mac_mant) << shift0, 38) * 4;  // bits 39:2
     const int mac_exp_norm = static_cast<int>((mac_exp - shift0 + 49) & 0xffu);
@@ -99,9 +104,9 @@ uint64_t cacc_fp48_add(uint64_t accumulator, uint64_t mac) {
         sum_u = (uint64_t(mac_top) << 39) | (sum_tmp_u >> 1);
         sum_exp = bigger + 1;
     } else if (bit(sum_tmp_u, 38) == bit(sum_tmp_u, 39)) {
-        int j;
-        for (j = 38; j >= 0; --j)
-            if (bit(sum_tmp_u, static_cast<unsigned>(j)) != bit(sum_tmp_u, 39)) break;
+        // j: the highest bit below the sign (39) that differs from it, -1 if none.
+        const int j = highest_bit((sum_tmp_u ^ (bit(sum_tmp_u, 39) ? ~uint64_t(0) : 0)) &
+                                  ((uint64_t(1) << 39) - 1));
         const int n = 38 - j;
         sum_u = ((sum_tmp_u << n) & kMask40) | (shifted_out >> (40 - n));
         shifted_out = (shifted_out << n) & kMask40;

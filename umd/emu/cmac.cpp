@@ -3,7 +3,9 @@
 // Integers are exact (int8: 22-bit cell sums, int16: 44-bit, neither can overflow), so the
 // integer convolution is computed by the fastest exact kernel the CPU has: AVX-512 VNNI on
 // int8 (unsigned-by-signed byte dot products over the data stored as element + 128, the bias
-// taken back out per kernel), AVX2 otherwise, a scalar loop as the fallback.
+// taken back out per kernel), AVX2 otherwise (int16 pair products through vpmaddwd for int8,
+// double-precision FMA for int16), a scalar loop as the fallback; NVDLA_EMU_ISA lowers the
+// choice (emu/isa.hpp).
 //
 // fp16 is not IEEE: each cell aligns its 64 products to the largest exponent in steps of 4
 // (cal_fp16_exp), multiplies mantissas in a radix-4 Booth array whose two carry-save outputs
@@ -17,6 +19,8 @@
 #include <cstring>
 
 #include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
+#include "emu/parallel.hpp"
 
 namespace nvdla::emu::conv {
 namespace {
@@ -128,7 +132,7 @@ int32_t cmac_fp16_booth(bool negative, uint32_t weight_mantissa, uint32_t data_m
     return static_cast<int32_t>(sum);
 }
 
-uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
+uint64_t cmac_fp16_dot_scalar(const uint16_t* data, const uint16_t* weights, unsigned lanes) {
     uint64_t nan;
     if (find_nan(data, weights, lanes, &nan)) return nan;
     int32_t products[64];
@@ -139,13 +143,16 @@ uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned l
 }
 
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]) {
-    uint64_t nan;
-    if (find_nan(data, weights, 64, &nan)) {
-        out[0] = out[1] = out[2] = out[3] = nan;
-        return;
-    }
     int32_t products[64];
-    const uint32_t exponent = aligned_products(data, weights, 64, products);
+    uint32_t exponent;
+    if (!cmac_fp16_products(data, weights, products, exponent)) {  // scalar level, or a NaN
+        uint64_t nan;
+        if (find_nan(data, weights, 64, &nan)) {
+            out[0] = out[1] = out[2] = out[3] = nan;
+            return;
+        }
+        exponent = aligned_products(data, weights, 64, products);
+    }
     int64_t p1[16], p2[8];
     for (int i = 0; i < 16; ++i)
         p1[i] = int64_t(products[4 * i]) + products[4 * i + 1] + products[4 * i + 2] +
@@ -300,6 +307,11 @@ constexpr int kVnniMaxX = 6;
 constexpr std::array<std::array<VnniBlockFn, 4>, kVnniMaxX> kVnniBlocks = {
     vnni_row<1>(), vnni_row<2>(), vnni_row<3>(), vnni_row<4>(), vnni_row<5>(), vnni_row<6>()};
 
+uint64_t macs(const MacProblem& m) {
+    return uint64_t(m.batches) * m.out_height * m.out_width * m.kernels * m.taps_r * m.taps_s *
+           m.depth;
+}
+
 uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>& sums,
                        int32_t* delivered) {
     const VnniWeights p = pack_vnni(m);
@@ -309,54 +321,59 @@ uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>&
     const uint64_t products_per_tap = uint64_t(p.quads) * 4;
     const uint32_t taps_per_run =
         static_cast<uint32_t>(std::max<uint64_t>(1, ((1u << 17) - 1) / products_per_tap));
-    std::vector<int32_t> row(uint64_t(m.out_width) * stride);
-    std::vector<int32_t> bias(stride);
+    const uint32_t runs = (p.taps + taps_per_run - 1) / taps_per_run;
+    // 128 * (sum of the run's weights) per kernel, per run.
+    std::vector<int32_t> bias(uint64_t(runs) * stride, 0);
+    for (uint32_t run = 0; run < runs; ++run)
+        for (uint32_t k = 0; k < m.kernels; ++k)
+            for (uint32_t t = run * taps_per_run; t < std::min(p.taps, (run + 1) * taps_per_run);
+                 ++t)
+                for (uint32_t c = 0; c < m.depth; ++c)
+                    bias[uint64_t(run) * stride + k] +=
+                        128 * m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
     // One run of taps (the usual case) goes straight through CACC's delivery, into the output
     // itself when its rows hold whole blocks; several runs add up in `sums` first.
-    const bool single_run = taps_per_run >= p.taps;
+    const bool single_run = runs == 1;
     const bool in_place = single_run && m.kernels == stride;
     if (!single_run) sums.resize(size_t(m.batches) * m.kernels * m.out_height * m.out_width);
-    uint32_t saturations = 0;
-    for (uint32_t t0 = 0; t0 < p.taps; t0 += taps_per_run) {
-        const uint32_t t1 = std::min(p.taps, t0 + taps_per_run);
-        // 128 * (sum of the run's weights) per kernel.
-        std::fill(bias.begin(), bias.end(), 0);
-        for (uint32_t k = 0; k < m.kernels; ++k)
-            for (uint32_t t = t0; t < t1; ++t)
-                for (uint32_t c = 0; c < m.depth; ++c)
-                    bias[k] += 128 * m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
-        for (uint32_t n = 0; n < m.batches; ++n) {
-            const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
-            for (uint32_t y = 0; y < m.out_height; ++y) {
-                const size_t at = sum_index(m, n, 0, y, 0);
-                int32_t* target = in_place ? delivered + at : row.data();
-                for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
-                    const uint32_t kb = std::min(4u, p.blocks - b0);
-                    for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
-                        const uint32_t xb = std::min<uint32_t>(kVnniMaxX, m.out_width - x0);
-                        kVnniBlocks[xb - 1][kb - 1](
-                            m, p, plane, y, x0, b0, t0, t1, bias.data() + b0 * 16,
-                            single_run ? static_cast<int>(clip) : -1,
-                            target + uint64_t(x0) * stride + b0 * 16, stride);
+    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
+        std::vector<int32_t> row(in_place ? 0 : uint64_t(m.out_width) * stride);
+        for (uint32_t run = 0; run < runs; ++run) {
+            const uint32_t t0 = run * taps_per_run, t1 = std::min(p.taps, t0 + taps_per_run);
+            for (uint32_t n = 0; n < m.batches; ++n) {
+                const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
+                for (uint32_t y = uint32_t(y0); y < y1; ++y) {
+                    const size_t at = sum_index(m, n, 0, y, 0);
+                    int32_t* target = in_place ? delivered + at : row.data();
+                    for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
+                        const uint32_t kb = std::min(4u, p.blocks - b0);
+                        for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
+                            const uint32_t xb = std::min<uint32_t>(kVnniMaxX, m.out_width - x0);
+                            kVnniBlocks[xb - 1][kb - 1](
+                                m, p, plane, y, x0, b0, t0, t1,
+                                bias.data() + uint64_t(run) * stride + b0 * 16,
+                                single_run ? static_cast<int>(clip) : -1,
+                                target + uint64_t(x0) * stride + b0 * 16, stride);
+                        }
                     }
-                }
-                if (in_place) continue;
-                for (uint32_t x = 0; x < m.out_width; ++x) {
-                    const int32_t* in = row.data() + uint64_t(x) * stride;
-                    const size_t to = at + size_t(x) * m.kernels;
-                    if (single_run) {  // already delivered
-                        std::memcpy(delivered + to, in, size_t(m.kernels) * sizeof(int32_t));
-                        continue;
+                    if (in_place) continue;
+                    for (uint32_t x = 0; x < m.out_width; ++x) {
+                        const int32_t* in = row.data() + uint64_t(x) * stride;
+                        const size_t to = at + size_t(x) * m.kernels;
+                        if (single_run) {  // already delivered
+                            std::memcpy(delivered + to, in, size_t(m.kernels) * sizeof(int32_t));
+                            continue;
+                        }
+                        int64_t* out = sums.data() + to;
+                        for (uint32_t k = 0; k < m.kernels; ++k)
+                            out[k] = (run == 0 ? 0 : out[k]) + in[k];
                     }
-                    int64_t* out = sums.data() + to;
-                    for (uint32_t k = 0; k < m.kernels; ++k)
-                        out[k] = (t0 == 0 ? 0 : out[k]) + in[k];
                 }
             }
         }
-    }
-    if (!single_run) saturations = cacc_deliver_int(sums.data(), sums.size(), clip, delivered);
-    return saturations;
+    });
+    if (single_run) return 0;
+    return cacc_deliver_int(sums.data(), sums.size(), clip, delivered);
 }
 
 // Double-precision FMA, exact for integer sums below 2^53 (the fast path only runs when the
@@ -443,31 +460,163 @@ uint32_t double_convolve(const MacProblem& m, bool avx512, uint32_t clip, int32_
     const uint32_t max_x = avx512 ? kDoubleMaxX : kAvx2MaxX;
     const DoubleWeights p = pack_double(m, lanes);
     const uint32_t stride = p.blocks * lanes;
-    std::vector<double> row(uint64_t(m.out_width) * stride);
-    uint32_t saturations = 0;
-    for (uint32_t n = 0; n < m.batches; ++n) {
-        const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
-        for (uint32_t y = 0; y < m.out_height; ++y) {
-            for (uint32_t b0 = 0; b0 < p.blocks; b0 += max_blocks) {
-                const uint32_t kb = std::min(max_blocks, p.blocks - b0);
-                for (uint32_t x0 = 0; x0 < m.out_width; x0 += max_x) {
-                    const uint32_t xb = std::min(max_x, m.out_width - x0);
-                    double* out = row.data() + uint64_t(x0) * stride + b0 * lanes;
-                    if (avx512)
-                        kAvx512Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
-                    else
-                        kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
+    std::atomic<uint32_t> saturations{0};
+    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
+        std::vector<double> row(uint64_t(m.out_width) * stride);
+        uint32_t clamped = 0;
+        for (uint32_t n = 0; n < m.batches; ++n) {
+            const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
+            for (uint32_t y = uint32_t(y0); y < y1; ++y) {
+                for (uint32_t b0 = 0; b0 < p.blocks; b0 += max_blocks) {
+                    const uint32_t kb = std::min(max_blocks, p.blocks - b0);
+                    for (uint32_t x0 = 0; x0 < m.out_width; x0 += max_x) {
+                        const uint32_t xb = std::min(max_x, m.out_width - x0);
+                        double* out = row.data() + uint64_t(x0) * stride + b0 * lanes;
+                        if (avx512)
+                            kAvx512Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
+                        else
+                            kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
+                    }
+                }
+                for (uint32_t x = 0; x < m.out_width; ++x) {
+                    int32_t* out = delivered + sum_index(m, n, 0, y, x);
+                    const double* in = row.data() + uint64_t(x) * stride;
+                    for (uint32_t k = 0; k < m.kernels; ++k)
+                        out[k] = cacc_deliver_one(static_cast<int64_t>(in[k]), clip, clamped);
                 }
             }
-            for (uint32_t x = 0; x < m.out_width; ++x) {
-                int32_t* out = delivered + sum_index(m, n, 0, y, x);
-                const double* in = row.data() + uint64_t(x) * stride;
-                for (uint32_t k = 0; k < m.kernels; ++k)
-                    out[k] = cacc_deliver_one(static_cast<int64_t>(in[k]), clip, saturations);
+        }
+        saturations += clamped;
+    });
+    return saturations;
+}
+
+// AVX2, int8: vpmaddwd multiplies int16 pairs into int32 sums exactly (unlike vpmaddubsw,
+// which saturates pairs of byte products). Weights packed per block of 8 kernels as
+// [block][tap][c/2][8][2] int16, so one 32-byte load feeds 8 kernels x 2 channels; the data is
+// the int16 plane, read two elements at a time (an odd depth reads one element past a kernel
+// position, multiplied by a zero weight).
+struct MaddWeights {
+    std::vector<int16_t> packed;
+    uint32_t blocks = 0, taps = 0, pairs = 0;
+};
+
+MaddWeights pack_madd(const MacProblem& m) {
+    MaddWeights p;
+    p.blocks = (m.kernels + 7) / 8;
+    p.taps = m.taps_r * m.taps_s;
+    p.pairs = (m.depth + 1) / 2;
+    p.packed.assign(uint64_t(p.blocks) * p.taps * p.pairs * 16, 0);
+    for (uint32_t k = 0; k < m.kernels; ++k)
+        for (uint32_t t = 0; t < p.taps; ++t)
+            for (uint32_t c = 0; c < m.depth; ++c)
+                p.packed[((uint64_t(k / 8) * p.taps + t) * p.pairs + c / 2) * 16 + (k % 8) * 2 +
+                         c % 2] = m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
+    return p;
+}
+
+// Whether the int32 sums of the pair kernel are exact: at most 2^17 - 1 products of 2^14.
+bool madd_fits(const MacProblem& m) {
+    return uint64_t(m.taps_r) * m.taps_s * ((m.depth + 1) / 2 * 2) < (uint64_t(1) << 17);
+}
+
+// XB outputs from x0 x KB blocks of 8 kernels from b0, every tap, delivered through CACC
+// (round half away by 2^clip: the sums are below 2^31 in magnitude, nothing saturates) into
+// out[i * stride + j * 8 + lane].
+template <int XB, int KB>
+__attribute__((target("avx2"))) void madd_block(const MacProblem& m, const MaddWeights& p,
+                                                const int16_t* plane, uint32_t y, uint32_t x0,
+                                                uint32_t b0, uint32_t clip, int32_t* out,
+                                                uint32_t stride) {
+    __m256i acc[XB][KB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < KB; ++j) acc[i][j] = _mm256_setzero_si256();
+    const uint64_t block_stride = uint64_t(p.taps) * p.pairs * 16;
+    const uint64_t x_step = m.x_step;
+    for (uint32_t t = 0; t < p.taps; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const int16_t* base = plane +
+                              uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                              uint64_t(x0) * x_step + uint64_t(s) * m.s_step;
+        const int16_t* wt = p.packed.data() + (uint64_t(b0) * p.taps + t) * p.pairs * 16;
+        for (uint32_t q = 0; q < p.pairs; ++q, base += 2, wt += 16) {
+            __m256i w[KB];
+#pragma GCC unroll 4
+            for (int j = 0; j < KB; ++j)
+                w[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + j * block_stride));
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i) {
+                int32_t two;
+                std::memcpy(&two, base + i * x_step, 4);
+                const __m256i b = _mm256_set1_epi32(two);
+#pragma GCC unroll 4
+                for (int j = 0; j < KB; ++j)
+                    acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(b, w[j]));
             }
         }
     }
-    return saturations;
+    const __m256i half = _mm256_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < KB; ++j) {
+            __m256i v = acc[i][j];
+            if (clip > 0) {
+                const __m256i sign = _mm256_srai_epi32(v, 31);
+                const __m256i q =
+                    _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(v), half), shift);
+                v = _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
+            }
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * stride + j * 8), v);
+        }
+}
+
+using MaddBlockFn = void (*)(const MacProblem&, const MaddWeights&, const int16_t*, uint32_t,
+                             uint32_t, uint32_t, uint32_t, int32_t*, uint32_t);
+template <int XB>
+constexpr std::array<MaddBlockFn, 3> madd_row() {
+    return {madd_block<XB, 1>, madd_block<XB, 2>, madd_block<XB, 3>};
+}
+constexpr int kMaddMaxX = 4, kMaddMaxBlocks = 3;
+constexpr std::array<std::array<MaddBlockFn, 3>, kMaddMaxX> kMaddBlocks = {
+    madd_row<1>(), madd_row<2>(), madd_row<3>(), madd_row<4>()};
+
+// Output rows [y0, y1) of every batch.
+void madd_rows(const MacProblem& m, const MaddWeights& p, uint32_t clip, int32_t* delivered,
+               uint32_t y0, uint32_t y1) {
+    const uint32_t stride = p.blocks * 8;
+    const bool in_place = m.kernels == stride;
+    std::vector<int32_t> row(in_place ? 0 : uint64_t(m.out_width) * stride);
+    for (uint32_t n = 0; n < m.batches; ++n) {
+        const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
+        for (uint32_t y = y0; y < y1; ++y) {
+            const size_t at = sum_index(m, n, 0, y, 0);
+            int32_t* target = in_place ? delivered + at : row.data();
+            for (uint32_t b0 = 0; b0 < p.blocks; b0 += kMaddMaxBlocks) {
+                const uint32_t kb = std::min<uint32_t>(kMaddMaxBlocks, p.blocks - b0);
+                for (uint32_t x0 = 0; x0 < m.out_width; x0 += kMaddMaxX) {
+                    const uint32_t xb = std::min<uint32_t>(kMaddMaxX, m.out_width - x0);
+                    kMaddBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, clip,
+                                                target + uint64_t(x0) * stride + b0 * 8, stride);
+                }
+            }
+            if (in_place) continue;
+            for (uint32_t x = 0; x < m.out_width; ++x)
+                std::memcpy(delivered + at + size_t(x) * m.kernels,
+                            row.data() + uint64_t(x) * stride, size_t(m.kernels) * sizeof(int32_t));
+        }
+    }
+}
+
+uint32_t madd_convolve(const MacProblem& m, uint32_t clip, int32_t* delivered) {
+    const MaddWeights p = pack_madd(m);
+    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
+        madd_rows(m, p, clip, delivered, uint32_t(y0), uint32_t(y1));
+    });
+    return 0;
 }
 
 bool cpu_has_avx512f() {
@@ -489,11 +638,15 @@ MacKernel forced_mac_kernel() {
 
 MacKernel active_mac_kernel(Precision precision) {
     const MacKernel forced = g_forced;
-    if (forced == MacKernel::Scalar) return MacKernel::Scalar;
+    const IsaLevel isa = isa_level();
+    if (forced == MacKernel::Scalar || isa == IsaLevel::Scalar) return MacKernel::Scalar;
     const bool any = forced == MacKernel::Auto || forced == MacKernel::OneDnn;
-    if (precision == Precision::Int8 && (any || forced == MacKernel::Avx512Vnni) && cpu_has_vnni())
+    const bool avx512 = isa == IsaLevel::Avx512;
+    if (precision == Precision::Int8 && (any || forced == MacKernel::Avx512Vnni) && avx512 &&
+        cpu_has_vnni())
         return MacKernel::Avx512Vnni;
-    if ((any || forced == MacKernel::Avx512) && cpu_has_avx512f()) return MacKernel::Avx512;
+    if ((any || forced == MacKernel::Avx512) && avx512 && cpu_has_avx512f())
+        return MacKernel::Avx512;
     if ((any || forced == MacKernel::Avx2 || forced == MacKernel::Avx512) && cpu_has_avx2())
         return MacKernel::Avx2;
     return MacKernel::Scalar;
@@ -509,7 +662,9 @@ uint32_t mac_convolve_int(const MacProblem& m, Precision precision, uint32_t cli
     switch (active_mac_kernel(precision)) {
         case MacKernel::Avx512Vnni: return vnni_convolve(m, clip, sums, out);
         case MacKernel::Avx512: return double_convolve(m, true, clip, out);
-        case MacKernel::Avx2: return double_convolve(m, false, clip, out);
+        case MacKernel::Avx2:
+            if (precision == Precision::Int8 && madd_fits(m)) return madd_convolve(m, clip, out);
+            return double_convolve(m, false, clip, out);
         default:
             sums.assign(count, 0);
             scalar_convolve(m, sums);

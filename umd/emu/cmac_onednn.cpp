@@ -13,6 +13,11 @@
 // is then CMAC's exact sum, which CACC delivers as SDP reads it (AccumulatorCube, channels-last
 // form). Otherwise the model's own kernels compute the layer (cmac.cpp).
 //
+// Before the first layer, one convolution with extreme operands (-128 data and weights, sums up
+// to the 2^24 bound) is computed by oneDNN and checked against exact integer arithmetic: if
+// this CPU's oneDNN kernel is not exact after all, oneDNN is not used. Nor when NVDLA_EMU_ISA
+// limits the emulator below AVX-512 (the model's own kernels for that level are then tested).
+//
 // oneDNN runs on the calling thread only, like the rest of the model.
 #include <algorithm>
 #include <atomic>
@@ -20,6 +25,7 @@
 #include <cstring>
 
 #include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
 
 #if defined(NVDLA_HAVE_DNNL)
 #include <dlfcn.h>
@@ -143,12 +149,65 @@ struct OnednnConvolution::Impl {
             try {
                 engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
                 stream = dnnl::stream(engine);
-                usable = true;
+                usable = exact_on_this_cpu();
             } catch (const std::exception&) {
                 usable = false;
             }
         }
         return usable;
+    }
+
+    // One 3x3 convolution, 32 channels, 16 kernels over 5x5 data, zero padding 1, computed by
+    // oneDNN and exactly: data of -128 and 127 (pairs of products that saturate int16, as
+    // oneDNN's AVX2 kernels do) with a few random cells, kernels of -128, of 127 (odd: halved
+    // weights show) and random.
+    bool exact_on_this_cpu() {
+        constexpr int64_t kN = 1, kC = 32, kH = 5, kW = 5, kK = 16, kR = 3, kS = 3;
+        std::vector<int8_t> src(size_t(kN * kH * kW * kC)), wei(size_t(kK * kR * kS * kC));
+        uint32_t state = 12345;
+        const auto next = [&state] {
+            state = state * 1103515245u + 12345u;
+            return static_cast<int8_t>(state >> 24);
+        };
+        for (size_t i = 0; i < src.size(); ++i)
+            src[i] = i % 7 == 3 ? next() : (i % 2 ? int8_t(127) : int8_t(-128));
+        for (int64_t k = 0; k < kK; ++k)
+            for (int64_t i = 0; i < kR * kS * kC; ++i)
+                wei[size_t(k * kR * kS * kC + i)] =
+                    k == 0 ? int8_t(-128) : (k == 1 ? int8_t(127) : (k == 2 ? int8_t(-1) : next()));
+        Shape sh;
+        sh.n = kN, sh.c = kC, sh.h = kH, sh.w = kW, sh.k = kK, sh.r = kR, sh.s = kS;
+        sh.oh = kH, sh.ow = kW, sh.pt = sh.pl = sh.pb = sh.pr = 1;
+        Entry* e = entry(sh);
+        if (!e) return true;  // no primitive for it: nothing to distrust (the layers ask again)
+        ConvWeights w;
+        w.kernels = kK, w.height = kR, w.width = kS, w.channels = kC;
+        w.values.assign(wei.begin(), wei.end());
+        w.generation = ~uint64_t(0);
+        load_weights(*e, w);
+        std::vector<int32_t> dst(size_t(kN * kH * kW * kK));
+        dnnl::memory src_memory(e->pd.src_desc(), engine, src.data());
+        dnnl::memory dst_memory(e->pd.dst_desc(), engine, dst.data());
+        e->conv.execute(stream, {{DNNL_ARG_SRC, src_memory},
+                                 {DNNL_ARG_WEIGHTS, e->weights},
+                                 {DNNL_ARG_DST, dst_memory}});
+        stream.wait();
+        e->weights_generation = 0;  // the check's weights are not a layer's
+        for (int64_t y = 0; y < kH; ++y)
+            for (int64_t x = 0; x < kW; ++x)
+                for (int64_t k = 0; k < kK; ++k) {
+                    int64_t sum = 0;
+                    for (int64_t r = 0; r < kR; ++r)
+                        for (int64_t s = 0; s < kS; ++s) {
+                            const int64_t iy = y + r - 1, ix = x + s - 1;
+                            if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
+                            for (int64_t c = 0; c < kC; ++c)
+                                sum += int64_t(src[size_t((iy * kW + ix) * kC + c)]) *
+                                       wei[size_t(((k * kR + r) * kS + s) * kC + c)];
+                        }
+                    if (dst[size_t((y * kW + x) * kK + k)] != sum) return false;
+                }
+        return true;
     }
 
     // The primitive for the shape, created the first time (nullptr when oneDNN has nothing
@@ -217,7 +276,7 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
     const uint64_t macs = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
                           l.kernel_height * l.kernel_width * l.kernel_channels;
     if (policy == MacKernel::Auto && macs < kOnednnMinMacs) return false;
-    if (!onednn_available()) return false;
+    if (!onednn_available() || isa_limit() != IsaLevel::Avx512) return false;
 
     Impl& m = *impl_;
     if (m.bound_generation != w.generation) {
@@ -225,7 +284,10 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
         m.bound_generation = w.generation;
     }
     if (256 * m.largest_l1 > kExactLimit) return false;
-    if (!m.start()) return false;
+    {
+        const OneThread one_thread;
+        if (!m.start()) return false;
+    }
 
     // The input rows and columns the outputs reach, as oneDNN's padding; a plane of our own
     // when the pad is not 0 or the outputs leave input rows or columns unread.

@@ -67,6 +67,9 @@ struct ConvLayer {
 
     // Lanes of one MAC atomic operation (MAC atomic C).
     uint32_t atomic_c = 64;
+
+    // Threads the layer may use (Context::threads); the result does not depend on it.
+    unsigned threads = 1;
 };
 
 // Decodes the consumer groups; false (with ctx.error) when the registers describe something
@@ -164,7 +167,14 @@ void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeigh
 // The fp16 result of one MAC cell operation as CMAC sends it to CACC: 6-bit exponent in bits
 // 43:38 and a signed 38-bit mantissa in bits 37:0 (value = mantissa * 2^(exponent - 50)), or a
 // NaN (exponent 0x3f). Lanes whose data or weight is +-0 are masked off.
+// The fastest implementation the ISA level allows (cmac_fp16.cpp), the same bits as the scalar
+// one (cmac.cpp, the reference the vector forms are tested against).
 uint64_t cmac_fp16_dot(const uint16_t* data, const uint16_t* weights, unsigned lanes);
+uint64_t cmac_fp16_dot_scalar(const uint16_t* data, const uint16_t* weights, unsigned lanes);
+// The 64 aligned products of the vectorised cell and their exponent; false (nothing written)
+// on the scalar level or when a lane holds a NaN.
+bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t products[64],
+                        uint32_t& exponent);
 // The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
 // outputs of A^T (V . U) A sharing one exponent.
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
@@ -194,6 +204,7 @@ struct MacProblem {
     uint64_t x_step = 0, s_step = 0;
     uint32_t taps_r = 1, taps_s = 1, depth = 1;
     const int16_t* weights = nullptr;  // [k][r][s][depth]
+    unsigned threads = 1;              // for output rows
 };
 bool mac_wants_biased_bytes(Precision precision);
 // The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, channels last
@@ -202,8 +213,9 @@ uint32_t mac_convolve_int(const MacProblem& problem, Precision precision, uint32
                           std::vector<int64_t>& sums, int32_t* out);
 
 // Which implementation mac_convolve_int uses (tests force each one; Auto picks the fastest the
-// CPU runs).
-// Avx512Vnni runs int8 only; the double-precision Avx512/Avx2 kernels run both precisions.
+// CPU runs, within NVDLA_EMU_ISA's level).
+// Avx512Vnni runs int8 only; Avx2 runs int8 through vpmaddwd (double FMA for kernels of 2^17
+// products or more) and int16 through double FMA, Avx512 both through double FMA.
 // OneDnn sends every int8 feature layer oneDNN computes exactly to OnednnConvolution, whatever
 // its size (Auto: the large ones), and picks the others' kernel as Auto does.
 enum class MacKernel : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vnni, OneDnn };

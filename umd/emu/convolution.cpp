@@ -395,6 +395,7 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
         return out;
     }
 
+    layer.threads = ctx.threads;
     conv::CdmaCounters counters;
     const bool reuse_data = State::reusable(s.data_kept, layer.data_reuse, layer);
     const bool reuse_weights = State::reusable(s.weights_kept, layer.weight_reuse, layer);

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "emu/conv_layer.hpp"
+#include "emu/parallel.hpp"
 #include "nvdla/precision/integer.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
 
@@ -192,6 +193,7 @@ MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeigh
     m.taps_r = l.kernel_height;
     m.depth = p.depth;
     m.weights = w.values.data();
+    m.threads = l.threads;
     // Slack after the last row: kernels read whole vectors past a kernel's last element.
     const uint64_t total = uint64_t(d.batches) * p.rows * m.row_elements + kMacReadSlack;
     if (biased) {
@@ -355,25 +357,40 @@ void winograd_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
         }
 }
 
+// The 64 lanes of MAC operation c0 / 4 of a [position][channel] cube: 16 positions x 4 channels.
+void winograd_lanes(const int16_t* cube, uint32_t channels, uint32_t c0, uint16_t* lanes) {
+    for (uint32_t i = 0; i < 16; ++i)
+        for (uint32_t c = 0; c < 4; ++c)
+            lanes[i * 4 + c] = static_cast<uint16_t>(cube[i * channels + c0 + c]);
+}
+
 void winograd_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                    std::vector<int32_t>& out) {
-    std::vector<int16_t> v;
-    const uint32_t channels = d.channels;
-    uint16_t data[64], weights[64];
-    for (uint32_t ty = 0; ty < l.out_height / 2; ++ty)
-        for (uint32_t tx = 0; tx < l.out_width / 2; ++tx) {
+    const uint32_t channels = d.channels, operations = channels / 4;
+    // Every kernel's operations laid out once: [k][operation][64].
+    std::vector<uint16_t> kernels(size_t(l.kernels) * operations * 64);
+    for (uint32_t k = 0; k < l.kernels; ++k)
+        for (uint32_t op = 0; op < operations; ++op)
+            winograd_lanes(w.kernel(k), channels, op * 4,
+                           kernels.data() + (size_t(k) * operations + op) * 64);
+    const uint32_t tiles_x = l.out_width / 2, tiles = l.out_height / 2 * tiles_x;
+    const uint64_t work = uint64_t(tiles) * l.kernels * channels * 16 * 64;
+    // Tiles split among the threads; each output as with one thread.
+    parallel_for(l.threads, tiles, work, [&](uint64_t t0, uint64_t t1) {
+        std::vector<int16_t> v;
+        std::vector<uint16_t> data(size_t(operations) * 64);
+        for (uint64_t t = t0; t < t1; ++t) {
+            const uint32_t ty = uint32_t(t / tiles_x), tx = uint32_t(t % tiles_x);
             winograd_tile(l, d, ty, tx, v);
+            for (uint32_t op = 0; op < operations; ++op)
+                winograd_lanes(v.data(), channels, op * 4, data.data() + size_t(op) * 64);
             for (uint32_t k = 0; k < l.kernels; ++k) {
-                const int16_t* u = w.kernel(k);
+                const uint16_t* kernel = kernels.data() + size_t(k) * operations * 64;
                 uint64_t acc[4] = {0, 0, 0, 0};
-                for (uint32_t c0 = 0; c0 < channels; c0 += 4) {
-                    for (uint32_t i = 0; i < 16; ++i)
-                        for (uint32_t c = 0; c < 4; ++c) {
-                            data[i * 4 + c] = static_cast<uint16_t>(v[i * channels + c0 + c]);
-                            weights[i * 4 + c] = static_cast<uint16_t>(u[i * channels + c0 + c]);
-                        }
+                for (uint32_t op = 0; op < operations; ++op) {
                     uint64_t mac[4];
-                    cmac_fp16_winograd(data, weights, mac);
+                    cmac_fp16_winograd(data.data() + size_t(op) * 64, kernel + size_t(op) * 64,
+                                       mac);
                     for (int j = 0; j < 4; ++j) acc[j] = cacc_fp48_add(acc[j], mac[j]);
                 }
                 for (uint32_t j = 0; j < 4; ++j)
@@ -381,6 +398,7 @@ void winograd_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                         static_cast<int32_t>(cacc_fp48_to_fp32(acc[j]));
             }
         }
+    });
 }
 
 }  // namespace
@@ -445,21 +463,29 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     }
     ConvScratch scratch;
     const MacProblem m = build_operands(l, d, w, false, scratch);
-    int16_t lanes[256];
-    for (uint32_t n = 0; n < l.batches; ++n)
-        for (uint32_t k = 0; k < l.kernels; ++k)
-            for (uint32_t y = 0; y < l.out_height; ++y)
-                for (uint32_t x = 0; x < l.out_width; ++x) {
-                    uint64_t acc = 0;
-                    for_each_atomic(
-                        l, m, n, y, x, k, lanes,
-                        [&](const int16_t* a, const int16_t* b, uint32_t count) {
-                            acc = cacc_fp48_add(
-                                acc, cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
-                                                   reinterpret_cast<const uint16_t*>(b), count));
-                        });
-                    out[out_index(l, n, k, y, x)] = static_cast<int32_t>(cacc_fp48_to_fp32(acc));
-                }
+    // An fp16 multiply-add costs as much as tens of integer ones.
+    const uint64_t work = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
+                          l.kernel_height * l.kernel_width * l.kernel_channels * 64;
+    // Kernels split among the threads; every output is computed as with one thread.
+    parallel_for(l.threads, l.kernels, work, [&](uint64_t k0, uint64_t k1) {
+        int16_t lanes[256];
+        for (uint32_t n = 0; n < l.batches; ++n)
+            for (uint32_t k = uint32_t(k0); k < k1; ++k)
+                for (uint32_t y = 0; y < l.out_height; ++y)
+                    for (uint32_t x = 0; x < l.out_width; ++x) {
+                        uint64_t acc = 0;
+                        for_each_atomic(
+                            l, m, n, y, x, k, lanes,
+                            [&](const int16_t* a, const int16_t* b, uint32_t count) {
+                                acc = cacc_fp48_add(
+                                    acc,
+                                    cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
+                                                  reinterpret_cast<const uint16_t*>(b), count));
+                            });
+                        out[out_index(l, n, k, y, x)] =
+                            static_cast<int32_t>(cacc_fp48_to_fp32(acc));
+                    }
+    });
 }
 
 }  // namespace nvdla::emu::conv

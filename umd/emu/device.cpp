@@ -13,6 +13,7 @@
 #include "emu/convolution.hpp"
 #include "emu/dma.hpp"
 #include "emu/glb.hpp"
+#include "emu/parallel.hpp"
 #include "emu/pdp.hpp"
 #include "emu/register_file.hpp"
 #include "emu/rubik.hpp"
@@ -73,7 +74,11 @@ struct Device::Impl {
     };
 
     Impl(const HwConfig& c, Memory& memory)
-        : cfg(c), regs(c.reg_map), dma(memory, stats), glb(regs), ctx{cfg, dma, stats} {}
+        : cfg(c),
+          regs(c.reg_map),
+          dma(memory, stats),
+          glb(regs),
+          ctx{cfg, dma, stats, default_emu_threads()} {}
 
     const HwConfig& cfg;
     DeviceStats stats;
@@ -329,6 +334,14 @@ void Device::set_event_pacing(EventPacing pacing) {
 
 bool Device::advance() {
     return impl_->advance();
+}
+
+void Device::set_threads(unsigned threads) {
+    impl_->ctx.threads = threads ? threads : default_emu_threads();
+}
+
+unsigned Device::threads() const {
+    return impl_->ctx.threads;
 }
 
 void Device::set_stalled(bool stalled) {

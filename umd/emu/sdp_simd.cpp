@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "emu/isa.hpp"
 #include "emu/sdp_internal.hpp"
 
 #define NVDLA_SDP_SIMD __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
@@ -464,7 +465,7 @@ void force_scalar(bool scalar) {
 }
 
 bool simd_enabled() {
-    return !g_scalar && cpu_has_avx512();
+    return !g_scalar && isa_level() == IsaLevel::Avx512 && cpu_has_avx512();
 }
 
 void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g,

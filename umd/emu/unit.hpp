@@ -18,6 +18,7 @@ struct Context {
     const HwConfig& cfg;
     Dma& dma;
     DeviceStats& stats;
+    unsigned threads = 1;  // for one operation (Device::set_threads)
 
     nvdla_reg_map map() const { return cfg.reg_map; }
     // The registers describe an operation the model cannot execute (or the hardware would

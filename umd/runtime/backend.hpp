@@ -121,7 +121,8 @@ struct BackendOptions {
     uint64_t emu_sram_bytes = 4u << 20;      // emu: SRAM, on configurations with a secondary port
     // A job that has not completed after this long fails (and the device is reset).
     std::chrono::milliseconds job_timeout{10000};
-    bool profiling = false;  // measure each hardware operation (JobProfile::operations)
+    bool profiling = false;    // measure each hardware operation (JobProfile::operations)
+    unsigned emu_threads = 0;  // emu: threads per operation (0: NVDLA_EMU_THREADS or all cores)
 };
 
 // The backend `options` ask for; Auto takes drm when an nvdla render node exists, else emu.

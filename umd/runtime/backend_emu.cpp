@@ -590,6 +590,7 @@ Result<std::unique_ptr<EmuBackend>> EmuBackend::create(const BackendOptions& opt
         AddressSpace::Window{kPrimaryBase, options.emu_memory_bytes},
         AddressSpace::Window{kSecondaryBase, has_sram ? options.emu_sram_bytes : 0});
     state->device = std::make_unique<emu::Device>(config, *state->space);
+    state->device->set_threads(options.emu_threads);
     state->registers = &hw::RegisterMap::get(config.reg_map);
     State* raw = state.get();
     state->device->set_access_check([raw](const emu::DmaAccess& a) { return raw->allowed(a); });

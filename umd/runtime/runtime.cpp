@@ -107,6 +107,7 @@ Result<std::unique_ptr<Runtime>> Runtime::open(const RuntimeOptions& options) {
     backend_options.drm_device = options.drm_device;
     backend_options.job_timeout = options.job_timeout;
     backend_options.profiling = options.profiling;
+    backend_options.emu_threads = options.emu_threads;
     Result<std::unique_ptr<Backend>> backend = runtime::open_backend(backend_options);
     if (!backend) return backend.status();
     auto core = std::make_shared<Core>();

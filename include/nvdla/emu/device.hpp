@@ -82,6 +82,11 @@ class NVDLA_API Device {
     void set_access_check(AccessCheck check);
     bool interrupt_asserted() const;
 
+    // Threads one operation may use (0: NVDLA_EMU_THREADS, else every core, the default).
+    // Results are the same for any count.
+    void set_threads(unsigned threads);
+    unsigned threads() const;
+
     // Holds every operation back (they stay pending) until released: lets a test make a job
     // time out. Releasing runs what became ready.
     void set_stalled(bool stalled);

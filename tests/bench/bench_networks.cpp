@@ -1,0 +1,410 @@
+// Whole networks on the emulated backend, side by side with oneDNN running the same
+// convolutions: ResNet-18 and ResNet-50 (224x224, described here with the builder API, weights
+// random from a fixed seed), int8 on nv_full and nv_small and fp16 on nv_full.
+//
+// For each: images/s of the emulator (input packed, submit, wait; one warm-up run first) with
+// its thread count (RuntimeOptions::emu_threads: NVDLA_EMU_THREADS, else every core), the
+// network's convolutions run by oneDNN on as many threads (int8 targets: u8 x s8 -> s32, fp16
+// target: f32, from NHWC data and weights reordered beforehand; convolutions only, no other
+// layer), their ratio (oneDNN time / emulator time), and the emulator's time per unit from
+// the runtime's per-operation profile. The CPU and the emulator's instruction set are printed.
+//
+// Arguments: --networks=resnet18,resnet50 --targets=int8-full,int8-small,fp16-full
+// --images=N (timed runs per network and target, default 1; the median is shown). Times are
+// wall-clock; the process's CPU time per image is shown too (on a shared machine the ratio
+// of the two tells how much of the time the emulator actually ran).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/isa.hpp"
+#include "emu/parallel.hpp"
+#include "nvdla/builder.hpp"
+#include "nvdla/runtime.hpp"
+
+#if defined(NVDLA_BENCH_WITH_DNNL)
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace {
+
+using namespace nvdla::builder;
+using nvdla::Dims4;
+using nvdla::Result;
+using nvdla::Status;
+using Clock = std::chrono::steady_clock;
+
+struct ConvShape {
+    uint32_t c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0;
+    uint64_t macs() const {
+        const uint64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
+        return oh * ow * k * c * r * s;
+    }
+};
+
+// A ResNet described with the builder, remembering its convolutions' shapes.
+class ResNet {
+  public:
+    ResNet(const std::string& name, bool bottleneck, std::vector<uint32_t> blocks)
+        : net(name), rng_(2026) {
+        Tensor x = net.input("data", {1, 3, 224, 224});
+        x = conv(x, 64, 7, 2, 3, true);
+        x = net.pooling(x, {.type = PoolingType::Max,
+                            .kernel_h = 3,
+                            .kernel_w = 3,
+                            .stride_h = 2,
+                            .stride_w = 2,
+                            .pad_top = 1,
+                            .pad_left = 1,
+                            .pad_bottom = 1,
+                            .pad_right = 1});
+        dims_[x.id] = {1, 64, 56, 56};
+        uint32_t channels = 64;
+        const uint32_t widths[4] = {64, 128, 256, 512};
+        for (uint32_t stage = 0; stage < 4; ++stage)
+            for (uint32_t b = 0; b < blocks[stage]; ++b) {
+                const uint32_t stride = stage > 0 && b == 0 ? 2 : 1;
+                const uint32_t width = widths[stage], out = bottleneck ? width * 4 : width;
+                Tensor shortcut = x;
+                if (stride != 1 || channels != out) shortcut = conv(x, out, 1, stride, 0, false);
+                Tensor y;
+                if (bottleneck) {
+                    y = conv(x, width, 1, 1, 0, true);
+                    y = conv(y, width, 3, stride, 1, true);
+                    y = conv(y, out, 1, 1, 0, false, 0.3f);
+                } else {
+                    y = conv(x, width, 3, stride, 1, true);
+                    y = conv(y, out, 3, 1, 1, false, 0.3f);
+                }
+                x = net.relu(net.eltwise(y, shortcut, EltwiseOp::Sum));
+                dims_[x.id] = dims_[y.id];
+                channels = out;
+            }
+        x = net.pooling(x, {.type = PoolingType::Average,
+                            .kernel_h = 7,
+                            .kernel_w = 7,
+                            .stride_h = 7,
+                            .stride_w = 7});
+        std::vector<float> fc(size_t(1000) * channels), bias(1000);
+        fill(fc, channels, 1.0f);
+        fill(bias, 1, 0.05f);
+        net.output(net.fully_connected(x, 1000, fc, bias), "logits");
+    }
+
+    Network net;
+    std::vector<ConvShape> convs;
+    uint64_t macs() const {
+        uint64_t m = 0;
+        for (const ConvShape& c : convs) m += c.macs();
+        return m;
+    }
+
+  private:
+    // Uniform He initialisation (scaled by `gain`).
+    void fill(std::vector<float>& v, uint32_t fan_in, float gain) {
+        const float a = gain * std::sqrt(6.0f / static_cast<float>(fan_in));
+        std::uniform_real_distribution<float> d(-a, a);
+        for (float& f : v) f = d(rng_);
+    }
+
+    Tensor conv(Tensor x, uint32_t k, uint32_t size, uint32_t stride, uint32_t pad, bool relu,
+                float gain = 1.0f) {
+        const Dims4 in = shape_of(x);
+        ConvShape s{in.c, in.h, in.w, k, size, size, stride, pad};
+        convs.push_back(s);
+        std::vector<float> w(size_t(k) * in.c * size * size), b(k);
+        fill(w, in.c * size * size, gain);
+        fill(b, 1, 0.05f);
+        Tensor y = net.convolution(x,
+                                   {.out_channels = k,
+                                    .kernel_h = size,
+                                    .kernel_w = size,
+                                    .stride_h = stride,
+                                    .stride_w = stride,
+                                    .pad_top = pad,
+                                    .pad_left = pad,
+                                    .pad_bottom = pad,
+                                    .pad_right = pad},
+                                   w, b);
+        const uint32_t oh = (in.h + 2 * pad - size) / stride + 1;
+        const uint32_t ow = (in.w + 2 * pad - size) / stride + 1;
+        dims_[y.id] = {1, k, oh, ow};
+        if (!relu) return y;
+        Tensor r = net.relu(y);
+        dims_[r.id] = dims_[y.id];
+        return r;
+    }
+
+    // The shape of a tensor this class made (the input is 3x224x224).
+    Dims4 shape_of(Tensor x) {
+        const auto it = dims_.find(x.id);
+        return it != dims_.end() ? it->second : Dims4{1, 3, 224, 224};
+    }
+
+    std::mt19937 rng_;
+    std::map<uint32_t, Dims4> dims_;
+};
+
+HostTensor random_image() {
+    HostTensor t = make_host_tensor({1, 3, 224, 224});
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (float& f : t.data) f = d(rng);
+    return t;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+std::string cpu_name() {
+    FILE* f = std::fopen("/proc/cpuinfo", "r");
+    if (!f) return "unknown";
+    char line[256];
+    std::string name = "unknown";
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "model name", 10) == 0) {
+            if (const char* colon = std::strchr(line, ':')) name = colon + 2;
+            if (!name.empty() && name.back() == '\n') name.pop_back();
+            break;
+        }
+    std::fclose(f);
+    return name;
+}
+
+#if defined(NVDLA_BENCH_WITH_DNNL)
+// The network's convolutions in oneDNN, one primitive each, data and weights random.
+class OneDnnConvolutions {
+  public:
+    OneDnnConvolutions(const std::vector<ConvShape>& convs, bool int8) {
+        using dt = dnnl::memory::data_type;
+        using tag = dnnl::memory::format_tag;
+        for (const ConvShape& c : convs) {
+            const int64_t oh = (c.h + 2 * c.pad - c.r) / c.stride + 1;
+            const int64_t ow = (c.w + 2 * c.pad - c.s) / c.stride + 1;
+            const dnnl::memory::desc src_md({1, c.c, c.h, c.w}, int8 ? dt::u8 : dt::f32, tag::nhwc);
+            const dnnl::memory::desc wei_md({c.k, c.c, c.r, c.s}, int8 ? dt::s8 : dt::f32,
+                                            tag::any);
+            const dnnl::memory::desc dst_md({1, c.k, oh, ow}, int8 ? dt::s32 : dt::f32, tag::nhwc);
+            const dnnl::convolution_forward::desc desc(
+                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                wei_md, dst_md, {c.stride, c.stride}, {c.pad, c.pad}, {c.pad, c.pad});
+            const dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+            Layer l;
+            l.conv = dnnl::convolution_forward(pd);
+            l.src = dnnl::memory(pd.src_desc(), engine_);
+            l.weights = dnnl::memory(pd.weights_desc(), engine_);
+            l.dst = dnnl::memory(pd.dst_desc(), engine_);
+            std::memset(l.src.get_data_handle(), 1, pd.src_desc().get_size());
+            std::memset(l.weights.get_data_handle(), 1, pd.weights_desc().get_size());
+            layers_.push_back(std::move(l));
+        }
+    }
+    double run_seconds() {
+        const auto start = Clock::now();
+        for (Layer& l : layers_)
+            l.conv.execute(
+                stream_,
+                {{DNNL_ARG_SRC, l.src}, {DNNL_ARG_WEIGHTS, l.weights}, {DNNL_ARG_DST, l.dst}});
+        stream_.wait();
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    }
+
+  private:
+    struct Layer {
+        dnnl::convolution_forward conv;
+        dnnl::memory src, weights, dst;
+    };
+    dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream_{engine_};
+    std::vector<Layer> layers_;
+};
+#endif
+
+struct Target {
+    std::string key, config;
+    nvdla::Precision precision;
+};
+
+bool listed(const std::string& list, const std::string& item) {
+    return list.empty() || ("," + list + ",").find("," + item + ",") != std::string::npos;
+}
+
+// One network on one target: images/s, the oneDNN comparison, the per-unit profile.
+bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned threads,
+                const Calibration* calibration) {
+    std::printf("\n%s, %s on %s:\n", model.net.name().c_str(),
+                std::string(nvdla::to_string(t.precision)).c_str(), t.config.c_str());
+    BuildOptions options;
+    options.config = t.config;
+    options.precision = t.precision;
+    options.calibration = calibration;
+    Result<CompiledNetwork> built = build(model.net, options);
+    if (!built) {
+        std::printf("  build: %s\n", built.message().c_str());
+        return false;
+    }
+    nvdla::RuntimeOptions ro;
+    ro.backend = nvdla::BackendChoice::Emu;
+    ro.emu_config = t.config;
+    ro.emu_memory_bytes = uint64_t(1) << 30;
+    ro.profiling = true;
+    ro.emu_threads = threads;
+    auto rt = nvdla::Runtime::open(ro);
+    if (!rt) {
+        std::printf("  runtime: %s\n", rt.message().c_str());
+        return false;
+    }
+    auto loaded = (*rt)->load(built->loadable);
+    if (!loaded) {
+        std::printf("  load: %s\n", loaded.message().c_str());
+        return false;
+    }
+    auto ctx = (*loaded)->create_context();
+    if (!ctx) {
+        std::printf("  context: %s\n", ctx.message().c_str());
+        return false;
+    }
+    if (Status s = pack_input(built->inputs[0], random_image(), (*ctx)->input(0)); !s) {
+        std::printf("  input: %s\n", s.message().c_str());
+        return false;
+    }
+    std::map<std::string, double> units;  // seconds per operation kind, over the timed runs
+    std::vector<double> times;
+    double cpu = 0;
+    for (uint32_t i = 0; i <= images; ++i) {
+        const double cpu_start = process_cpu_seconds();
+        const auto start = Clock::now();
+        Result<nvdla::Job> job = (*ctx)->submit();
+        Status done = job ? job->wait() : job.status();
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (!done) {
+            std::printf("  run: %s\n", done.message().c_str());
+            return false;
+        }
+        // The first run is a warm-up (weights decoded once), unless it took long enough to
+        // be what every run costs.
+        if (i == 0 && !(images == 1 && seconds > 5)) continue;
+        times.push_back(seconds);
+        cpu += process_cpu_seconds() - cpu_start;
+        for (const nvdla::OperationTime& op : job->timing().operations)
+            units[op.name.substr(0, op.name.find(' '))] +=
+                std::chrono::duration<double>(op.duration).count();
+        if (times.size() == images) break;
+    }
+    const double emulator = median(times);
+    cpu /= images;
+    const double gmac = double(model.macs()) / 1e9;
+    std::printf(
+        "  emulator: %.3f s per image (median of %u), %.2f images/s, %.2f GMAC/s; "
+        "%.3f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s)\n",
+        emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
+#if defined(NVDLA_BENCH_WITH_DNNL)
+    OneDnnConvolutions onednn(model.convs, t.precision == nvdla::Precision::Int8);
+    onednn.run_seconds();  // warm-up
+    std::vector<double> reference_times;
+    for (uint32_t i = 0; i < std::max(images, 5u); ++i)
+        reference_times.push_back(onednn.run_seconds());
+    const double reference = median(reference_times);
+    std::printf(
+        "  oneDNN %s, the same convolutions only: %.4f s per image, %.2f images/s, "
+        "%.1f GMAC/s; ratio (oneDNN time / emulator time) %.3f\n",
+        t.precision == nvdla::Precision::Int8 ? "u8 x s8 -> s32" : "f32", reference, 1 / reference,
+        double(model.macs()) / 1e9 / reference, reference / emulator);
+#endif
+    std::printf("  emulator time per unit (runtime profile, mean per image, wall-clock):\n");
+    double profiled = 0;
+    for (const auto& [name, seconds] : units) {
+        std::printf("    %-12s %9.4f s  %5.1f%%\n", name.c_str(), seconds / images,
+                    100 * seconds / images / emulator);
+        profiled += seconds / images;
+    }
+    std::printf("    %-12s %9.4f s  %5.1f%%\n", "(runtime)", emulator - profiled,
+                100 * (emulator - profiled) / emulator);
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows while the networks run
+    std::string networks, targets_list;
+    uint32_t images = 1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a.rfind("--networks=", 0) == 0) {
+            networks = a.substr(11);
+        } else if (a.rfind("--targets=", 0) == 0) {
+            targets_list = a.substr(10);
+        } else if (a.rfind("--images=", 0) == 0) {
+            images = static_cast<uint32_t>(std::max(1L, std::strtol(a.c_str() + 9, nullptr, 10)));
+        } else if (a.rfind("--benchmark", 0) == 0) {
+            // make bench's BENCH_ARGS are meant for the Google Benchmark programs
+        } else {
+            std::fprintf(stderr,
+                         "unknown argument %s (--networks=resnet18,resnet50 "
+                         "--targets=int8-full,int8-small,fp16-full --images=N)\n",
+                         a.c_str());
+            return 2;
+        }
+    }
+    const unsigned threads = nvdla::emu::default_emu_threads();
+    // oneDNN on as many threads as the emulator: its OpenMP runtime reads OMP_NUM_THREADS when
+    // the program loads, so run again with it set.
+    if (!std::getenv("OMP_NUM_THREADS")) {
+        setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+        execv("/proc/self/exe", argv);  // returns only on failure: go on as we are
+    }
+    std::printf(
+        "CPU: %s; emulator kernels: %s; %u thread(s) (NVDLA_EMU_THREADS), "
+        "OMP_NUM_THREADS=%s\n",
+        cpu_name().c_str(), nvdla::emu::isa_name(nvdla::emu::isa_level()), threads,
+        std::getenv("OMP_NUM_THREADS"));
+    const std::vector<Target> targets = {{"int8-full", "nv_full", nvdla::Precision::Int8},
+                                         {"int8-small", "nv_small", nvdla::Precision::Int8},
+                                         {"fp16-full", "nv_full", nvdla::Precision::Fp16}};
+    bool ok = true;
+    for (const auto& [name, bottleneck, blocks] :
+         {std::tuple<std::string, bool, std::vector<uint32_t>>{"resnet18", false, {2, 2, 2, 2}},
+          {"resnet50", true, {3, 4, 6, 3}}}) {
+        if (!listed(networks, name)) continue;
+        ResNet model(name, bottleneck, blocks);
+        if (Status s = model.net.status(); !s) {
+            std::printf("%s: %s\n", name.c_str(), s.message().c_str());
+            ok = false;
+            continue;
+        }
+        std::printf("\n== %s: %zu convolutions, %.3f GMAC\n", name.c_str(), model.convs.size(),
+                    double(model.macs()) / 1e9);
+        Calibration calibration;  // int8: the ranges of one random image
+        const auto start = Clock::now();
+        if (Status s = calibration.add_sample(model.net, {random_image()}); !s) {
+            std::printf("calibration: %s\n", s.message().c_str());
+            ok = false;
+            continue;
+        }
+        std::printf("builder's float reference (calibration run): %.2f s\n",
+                    std::chrono::duration<double>(Clock::now() - start).count());
+        for (const Target& t : targets)
+            if (listed(targets_list, t.key))
+                ok &= run_target(model, t, images, threads, &calibration);
+    }
+    return ok ? 0 : 1;
+}
