@@ -144,6 +144,7 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                   const AccumulatorCube* flying, ElementCube* to_pdp) {
     Settings s;
     std::string error = sdp::decode(ctx.cfg, single, sdp_group, rdma, flying, s);
+    if (error.empty()) error = sdp::check_dma_rules(ctx.cfg, sdp_group, s);
     if (error.empty() && s.to_pdp && !to_pdp)
         error = "SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving";
     if (!error.empty()) {
