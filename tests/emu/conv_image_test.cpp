@@ -133,6 +133,9 @@ struct ImageCase {
         rig.set("CACC", "D_MISC_CFG", 0);
         rig.set("CACC", "D_DATAOUT_SIZE_0", out_size);
         rig.set("CACC", "D_DATAOUT_SIZE_1", kernels - 1);
+        // Whole padded lines of 4 one-byte components in the buffer's entries.
+        const uint32_t entry = cbuf_geometry(cfg).entry_bytes;
+        rig.buffer(((pad_left + width + pad_right) * 4 + entry - 1) / entry, height);
         return rig.execute();
     }
 

@@ -195,6 +195,22 @@ class Rig {
         set("CACC", "D_DATAOUT_SIZE_1", s.kernels - 1);
         set("CACC", "D_BATCH_NUMBER", s.batches - 1);
         set("CACC", "D_CLIP_CFG", s.clip);
+        buffer(cbuf_entries_per_slice(cfg_, s.channels, bpe, s.width),
+               uint64_t(s.height) * s.batches);
+    }
+
+    // CDMA/CSC D_ENTRY_PER_SLICE and D_BANK: `lines` input lines of `entries` buffer entries
+    // in as few data banks as hold them, the other banks for weights.
+    void buffer(uint32_t entries, uint64_t lines) {
+        const uint32_t per_bank = cbuf_geometry(cfg_).entries_per_bank;
+        const auto data_banks = static_cast<uint32_t>(
+            std::max<uint64_t>(1, (lines * entries + per_bank - 1) / per_bank));
+        const uint32_t weight_banks =
+            data_banks < cfg_.cbuf_banks ? cfg_.cbuf_banks - data_banks : 1;
+        for (const char* unit : {"CDMA", "CSC"}) {
+            set(unit, "D_ENTRY_PER_SLICE", entries - 1);
+            set(unit, "D_BANK", (weight_banks - 1) << 16 | (data_banks - 1));
+        }
     }
 
   private:

@@ -115,6 +115,8 @@ struct WinogradCase {
         rig.set("CACC", "D_MISC_CFG", 1 | p << 12);
         rig.set("CACC", "D_DATAOUT_SIZE_0", (out - 1) << 16 | (out - 1));
         rig.set("CACC", "D_DATAOUT_SIZE_1", kernels - 1);
+        // Groups of 4 extended columns times the extended cube's atoms, per extended line.
+        rig.buffer(ext_w / 4 * (ext_c / per_atom), ext_h);
         return rig.execute();
     }
 };

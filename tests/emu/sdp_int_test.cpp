@@ -281,8 +281,23 @@ TEST(SdpInt, SaturationCounterCountsTheSeventeenBitConvertorOnly) {
     EXPECT_EQ(rig.get("SDP", "D_PERF_OUT_SATURATION"), 0u);
 }
 
-// A 1 x 1 cube is read and written as one run of atoms, whatever the surface strides say.
+// A 1 x 1 cube is read and written as one run of atoms; other surface strides are refused, as
+// the C model asserts on them (docs/emu/sdp.md, "DMA rules").
 TEST(SdpInt, OneByOneCubeIsPacked) {
+    {
+        Rig rig("nv_small");
+        rig.region(kSrc, 256);
+        rig.region(kDst, 256);
+        rig.bypass_all();
+        rig.shape(1, 1, 20);
+        rig.source(kSrc, 64, 64);
+        rig.destination(kDst, 64, 64);
+        rig.run();
+        EXPECT_EQ(rig.stats().programming_errors, 1u);
+        EXPECT_NE(rig.stats().last_error.find("D_SRC_SURFACE_STRIDE is 64"), std::string::npos)
+            << rig.stats().last_error;
+        EXPECT_EQ(rig.stats().bytes_written, 0u);
+    }
     Rig rig("nv_small");
     const uint32_t C = 20;  // three atoms
     uint8_t* src = rig.region(kSrc, 256);
@@ -292,8 +307,8 @@ TEST(SdpInt, OneByOneCubeIsPacked) {
 
     rig.bypass_all();
     rig.shape(1, 1, C);
-    rig.source(kSrc, 64, 64);
-    rig.destination(kDst, 64, 64);
+    rig.source(kSrc, 8, 8);
+    rig.destination(kDst, 8, 8);
     rig.run();
 
     ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;

@@ -238,7 +238,9 @@ Program random_program(std::mt19937_64& rng) {
     sdp.set(NVDLA_SDP_D_DST_BASE_ADDR_LOW, static_cast<uint32_t>(kDst));
     const uint32_t atom = cfg.atom_bytes;
     const uint32_t line = W * atom + atom * static_cast<uint32_t>(pick(rng, 2));
-    const uint32_t surface = line * H + atom * static_cast<uint32_t>(pick(rng, 2));
+    // A 1x1 output is written packed (the hardware requires one atom per surface).
+    const uint32_t surface =
+        W == 1 && H == 1 ? atom : line * H + atom * static_cast<uint32_t>(pick(rng, 2));
     const uint32_t surfaces = (C * (out == 0 ? 1 : 2) + atom - 1) / atom + 1;
     sdp.set(NVDLA_SDP_D_DST_LINE_STRIDE, line);
     sdp.set(NVDLA_SDP_D_DST_SURFACE_STRIDE, surface);
@@ -274,7 +276,9 @@ Program random_program(std::mt19937_64& rng) {
                                    NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
         p.rdma.set(dma_base[i], static_cast<uint32_t>(dma_address[i]));
         p.rdma.set(dma_line[i], W * atom * 4);
-        p.rdma.set(dma_surface[i], W * atom * 4 * H);
+        // On a 1x1 cube the DMA reads its surfaces packed: one group of values each.
+        const uint32_t group = atom / (proc == 0 ? 1 : 2), value = (use == 2 ? 2 : 1) * (size + 1);
+        p.rdma.set(dma_surface[i], W == 1 && H == 1 ? group * value : W * atom * 4 * H);
         p.operands[i].resize(kRegion);
         for (uint8_t& b : p.operands[i]) b = static_cast<uint8_t>(rng());
         p.uses_rdma = true;

@@ -122,7 +122,7 @@ TEST_F(SdpUnit, FlyingFp16FromAccumulators) {
             EXPECT_EQ(get16(dst + w * 32 + c * 2), expected[c][w]) << c << "," << w;
 }
 
-// Output to PDP: one value per element of the real cube, int8 sign-extended; nothing written.
+// Output to PDP: whole atoms of int8 values, sign-extended; nothing written.
 TEST_F(SdpUnit, OutputIntoPdp) {
     make("nv_small");
     const uint32_t W = 2, H = 2, C = 3;
@@ -135,11 +135,18 @@ TEST_F(SdpUnit, OutputIntoPdp) {
     ElementCube out;
     execute(&acc, &out);
     ASSERT_EQ(stats_.programming_errors, 0u) << stats_.last_error;
-    ASSERT_EQ(out.values.size(), acc.values.size());
+    // Whole atoms go to PDP: nv_small's 8 int8 lanes, the 5 past C computed from CACC's 0.
+    ASSERT_EQ(out.held(), 8u);
+    ASSERT_EQ(out.values.size(), size_t(8) * H * W);
     EXPECT_EQ(out.channels, C);
     EXPECT_EQ(out.precision, Precision::Int8);
-    for (size_t i = 0; i < acc.values.size(); ++i)
-        EXPECT_EQ(out.values[i], clamp_bits(round_shift(acc.values[i], 1), 8)) << i;
+    for (uint32_t c = 0; c < 8; ++c)
+        for (uint32_t h = 0; h < H; ++h)
+            for (uint32_t w = 0; w < W; ++w)
+                EXPECT_EQ(
+                    out.values[out.index(0, c, h, w)],
+                    c < C ? clamp_bits(round_shift(acc.values[acc.index(0, c, h, w)], 1), 8) : 0)
+                    << c << "," << h << "," << w;
     EXPECT_EQ(stats_.bytes_written, 0u);
 }
 

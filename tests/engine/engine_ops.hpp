@@ -147,11 +147,12 @@ inline void conv_direct(OpDesc& d, const HwConfig& cfg, const ConvShape& sh,
     op.in_precision = NVDLA_DLA_PRECISION_INT8;
     op.out_precision = NVDLA_DLA_PRECISION_INT8;
     op.batch = 1;
-    op.data_bank = 1;
+    // The buffer as CDMA/CSC need it (docs/emu/convolution.md, "Buffer rules").
+    const uint32_t entries = cbuf_entries_per_slice(cfg, sh.c, 1, sh.w);
+    const uint32_t per_bank = cbuf_geometry(cfg).entries_per_bank;
+    op.data_bank = static_cast<uint8_t>((uint64_t(entries) * sh.h + per_bank - 1) / per_bank);
     op.weight_bank = 1;
-    op.entry_per_slice = static_cast<uint16_t>(
-        (uint64_t(sh.w) * round_up(sh.c, cfg.atom_bytes) + cfg.cbuf_bank_width - 1) /
-        cfg.cbuf_bank_width);
+    op.entry_per_slice = static_cast<uint16_t>(entries);
     op.fetch_grain = 1;
     op.release = static_cast<uint16_t>(sh.h);
     op.input_width_csc = static_cast<uint16_t>(sh.w);

@@ -208,7 +208,7 @@ Status Lowering::lower_conv(uint32_t id) {
 
 Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
     const HwConfig& cfg = *t_.cfg;
-    const uint32_t lanes = t_.lanes(), bpe = t_.bpe(), atom = cfg.atom_bytes;
+    const uint32_t lanes = t_.lanes(), bpe = t_.bpe();
     const std::string who = layer(job.node);
     pool_fused = false;
 
@@ -243,7 +243,8 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
         ++per_chunk;
     const uint32_t kpg = weight_kernels_per_group(cfg, t_.precision);
     const uint32_t unit = std::lcm(kpg, lanes);
-    const uint32_t banks = cfg.cbuf_banks, depth = cfg.cbuf_bank_depth, width = cfg.cbuf_bank_width;
+    const CbufGeometry cbuf = cbuf_geometry(cfg);
+    const uint32_t banks = cfg.cbuf_banks, depth = cbuf.entries_per_bank, width = cbuf.entry_bytes;
     const bool may_compress =
         t_.options->compress_weights && nvdla_hw_has(&cfg, NVDLA_FEATURE_WEIGHT_COMPRESSION);
     const uint32_t reserve = may_compress ? 1 : 0;
@@ -256,14 +257,8 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
     for (uint32_t g0 = 0; g0 < groups; g0 += per_chunk) {
         const uint32_t gc = std::min(per_chunk, groups - g0);
         const uint32_t cc = gc * cg, kc = gc * kg, ci0 = g0 * cg, ko0 = g0 * kg;
-        // Entries of one input row in the buffer (the compiler's entry-per-slice).
-        const uint32_t ape = std::max<uint32_t>(1, width / atom);
-        const uint32_t atoms = div_up(uint64_t(cc) * bpe, atom);
-        const uint32_t last_atoms = atoms % ape;
-        const uint32_t eps =
-            (atoms / ape) * W + (last_atoms == 0   ? 0
-                                 : last_atoms == 3 ? W
-                                                   : div_up(uint64_t(last_atoms) * W, ape));
+        // Entries of one input row in the buffer (CDMA/CSC D_ENTRY_PER_SLICE + 1).
+        const uint32_t eps = cbuf_entries_per_slice(cfg, cc, bpe, W);
         const uint64_t bpk = uint64_t(job.r) * job.s * cc * bpe;
         auto banks_w = [&](uint64_t k) {
             return std::max<uint32_t>(1, div_up(div_up(k * bpk, width), depth));
@@ -548,7 +543,9 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
     }
     if (Status s = check_pixel_conversion(cfg, fmt.pixel_format, cv); !s) return s.context(who);
 
-    const uint32_t bpe = t_.bpe(), width = cfg.cbuf_bank_width, depth = cfg.cbuf_bank_depth;
+    // Image lines are stored whole, padded left and right, in entries of the buffer's width.
+    const CbufGeometry cbuf = cbuf_geometry(cfg);
+    const uint32_t bpe = t_.bpe(), width = cbuf.entry_bytes, depth = cbuf.entries_per_bank;
     const uint32_t W = job.in.dims.w, H = job.in.dims.h;
     const uint32_t eps = static_cast<uint32_t>(
         (uint64_t(W + job.pad_l + job.pad_r) * cimg * bpe + width - 1) / width);
@@ -781,7 +778,8 @@ Result<bool> Lowering::conv_winograd(const ConvJob& job, uint32_t last) {
     const uint32_t c_atoms = c_pad * bpe / 32;
     const uint32_t eps = wi / 4 * c_atoms;
     const uint64_t bpk = uint64_t(16) * c_pad * bpe;
-    const uint32_t depth = cfg.cbuf_bank_depth, width = cfg.cbuf_bank_width;
+    const CbufGeometry cbuf = cbuf_geometry(cfg);
+    const uint32_t depth = cbuf.entries_per_bank, width = cbuf.entry_bytes;
     const uint32_t data_banks = static_cast<uint32_t>((uint64_t(eps) * hi + depth - 1) / depth);
     const uint32_t weight_banks =
         static_cast<uint32_t>(((job.kernels * bpk + width - 1) / width + depth - 1) / depth);

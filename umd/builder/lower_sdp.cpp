@@ -379,6 +379,10 @@ Result<nvdla_dla_data_cube> pack_kernel_operands(const Target& t, Plan& plan,
     c.width = 1;
     c.height = 1;
     c.channel = static_cast<uint16_t>(n);
+    // The read DMA of a 1x1 output requires surfaces packed: one group of values apart (cmod
+    // sdp/NV_NVDLA_sdp.cpp RdmaSequence asserts surf_stride == element_per_group * bytes).
+    c.line_stride = static_cast<uint32_t>(layout->line_stride);
+    c.surf_stride = static_cast<uint32_t>(layout->surface_stride);
     return c;
 }
 

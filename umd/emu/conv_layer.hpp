@@ -77,6 +77,10 @@ struct ConvLayer {
 bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b, Group cacc,
                   ConvLayer& layer);
 
+// The convolution buffer's rules (conv_checks.cpp): entries per slice, banks, packing, weight
+// bytes as CDMA and CSC need them; false with ctx.error naming the registers otherwise.
+bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& layer);
+
 // The data CSC reads from the convolution buffer, one int16 per element (int16, fp16 bit
 // patterns; int8 feature data one int8 per element in `bytes` instead), rows of `row_elements`
 // elements:

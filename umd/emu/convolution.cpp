@@ -317,7 +317,7 @@ bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_
                 "dilation) needs more than 2^31 elements of buffer; the model refuses it");
             return false;
         }
-    return true;
+    return check_buffer(ctx, cdma, csc, l);
 }
 
 int32_t* channels_last_storage(ConvScratch& scratch, size_t count) {

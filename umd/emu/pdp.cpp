@@ -432,7 +432,7 @@ class Pooling {
                 for (uint32_t l = 0; l < lanes; ++l) {
                     const uint32_t ch = surface * lanes + l;
                     int32_t v = 0;
-                    if (ch < flying_->channels)
+                    if (ch < flying_->held())  // SDP's lanes past the channels too
                         v = flying_->values[flying_->index(0, ch, h, column)];
                     if (c_.precision == Precision::Fp16) v = static_cast<uint16_t>(v);
                     line_[size_t(w) * lanes + l] = v;

@@ -103,12 +103,9 @@ void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uin
 void to_element_cube(const Settings& s, uint32_t g, uint32_t h, std::span<const uint16_t> out,
                      ElementCube& cube) {
     for (uint32_t w = 0; w < s.width; ++w) {
-        for (uint32_t lane = 0; lane < s.group; ++lane) {
-            const uint32_t c = g * s.group + lane;
-            if (c < s.channels)
-                cube.values[cube.index(0, c, h, w)] =
-                    static_cast<int16_t>(out[size_t(w) * s.group + lane]);
-        }
+        for (uint32_t lane = 0; lane < s.group; ++lane)
+            cube.values[cube.index(0, g * s.group + lane, h, w)] =
+                static_cast<int16_t>(out[size_t(w) * s.group + lane]);
     }
 }
 
@@ -144,6 +141,7 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                   const AccumulatorCube* flying, ElementCube* to_pdp) {
     Settings s;
     std::string error = sdp::decode(ctx.cfg, single, sdp_group, rdma, flying, s);
+    if (error.empty()) error = sdp::check_dma_rules(ctx.cfg, sdp_group, s);
     if (error.empty() && s.to_pdp && !to_pdp)
         error = "SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving";
     if (!error.empty()) {
@@ -165,10 +163,11 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
         *to_pdp = ElementCube{};
         to_pdp->batches = 1;
         to_pdp->channels = s.channels;
+        to_pdp->stored_channels = s.padded_channels();  // whole atoms, lanes past C included
         to_pdp->height = s.height;
         to_pdp->width = s.width;
         to_pdp->precision = s.output;
-        to_pdp->values.assign(size_t(s.channels) * s.height * s.width, 0);
+        to_pdp->values.assign(size_t(s.padded_channels()) * s.height * s.width, 0);
     }
 
     // The AVX-512 forms of the stages that have one for this programming (int pipelines).

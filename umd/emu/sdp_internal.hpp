@@ -127,6 +127,10 @@ struct Settings {
 std::string decode(const HwConfig& cfg, Group single, Group sdp, Group rdma,
                    const AccumulatorCube* flying, Settings& s);
 
+// The strides the DMAs need on 1x1 cubes (sdp_checks.cpp); empty, or the sentence naming the
+// register.
+std::string check_dma_rules(const HwConfig& cfg, Group sdp, const Settings& s);
+
 // What the operation counts for the status and performance registers.
 struct Counters {
     uint32_t saturations = 0;

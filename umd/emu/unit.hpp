@@ -81,11 +81,15 @@ struct AccumulatorCube {
 // fp16 bit patterns.
 struct ElementCube {
     uint32_t batches = 1, channels = 0, height = 0, width = 0;
+    // Channels held per element: SDP hands PDP whole atoms, so its cube also holds the lanes
+    // past `channels` of the last atom, as SDP computed them (docs/emu/pdp.md); 0: `channels`.
+    uint32_t stored_channels = 0;
     Precision precision = Precision::Int8;
-    std::vector<int16_t> values;  // (n, c, h, w), w fastest
+    std::vector<int16_t> values;  // (n, c, h, w), w fastest, c < held()
 
+    uint32_t held() const { return stored_channels ? stored_channels : channels; }
     size_t index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
-        return ((size_t(n) * channels + c) * height + h) * width + w;
+        return ((size_t(n) * held() + c) * height + h) * width + w;
     }
 };
 
