@@ -86,16 +86,22 @@ int f(struct drm_sched_job *j, struct drm_sched_entity *e)
 }
 EOF
 
-	# 6.12+: drm_sched_start() takes the errno for jobs without a hardware fence.
+	# 6.13+ (and some 6.12 trees): drm_sched_start() takes the errno for jobs without a hardware fence.
 	probe HAVE_DRM_SCHED_START_ERRNO <<'EOF'
 #include <drm/gpu_scheduler.h>
 void (*f)(struct drm_gpu_scheduler *, int) = drm_sched_start;
 EOF
 
-	# Deprecated in newer kernels, possibly gone.
-	probe HAVE_DRM_SCHED_RESUBMIT_JOBS <<'EOF'
+	# Some 6.12 trees (Debian 12's): drm_sched_start() takes only the scheduler.
+	probe HAVE_DRM_SCHED_START_SCHED_ONLY <<'EOF'
 #include <drm/gpu_scheduler.h>
-void (*f)(struct drm_gpu_scheduler *) = drm_sched_resubmit_jobs;
+void (*f)(struct drm_gpu_scheduler *) = drm_sched_start;
+EOF
+
+	# 6.4+: the scheduler gives the finished fence the hardware fence's error.
+	probe HAVE_DRM_SCHED_FENCE_FINISHED_RESULT <<'EOF'
+#include <drm/gpu_scheduler.h>
+void (*f)(struct drm_sched_fence *, int) = drm_sched_fence_finished;
 EOF
 
 	# 6.17+: DRM_GPU_SCHED_STAT_NOMINAL became DRM_GPU_SCHED_STAT_RESET.

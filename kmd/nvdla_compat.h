@@ -50,21 +50,32 @@ static inline int nvdla_compat_sched_job_init(struct drm_sched_job *job,
 #endif
 }
 
-/* Restart after a reset; jobs left without a hardware fence fail with @error. */
+/*
+ * Restarts the scheduler after a reset: every pending job without a hardware
+ * fence (drm_sched_stop() detached them) ends with @error (ECANCELED where
+ * drm_sched_start() takes no errno; before, with the error of its finished
+ * fence, see nvdla_compat_sched_forward_error()).
+ */
 static inline void nvdla_compat_sched_start(struct drm_gpu_scheduler *sched, int error)
 {
 #if defined(HAVE_DRM_SCHED_START_ERRNO)
 	drm_sched_start(sched, error);
+#elif defined(HAVE_DRM_SCHED_START_SCHED_ONLY)
+	drm_sched_start(sched);
 #else
 	drm_sched_start(sched, true);
 #endif
 }
 
-/* Re-attaches pending jobs to their hardware fences (run_job is called again). */
-static inline void nvdla_compat_sched_resubmit(struct drm_gpu_scheduler *sched)
+/*
+ * A job's error is its hardware fence's: from 6.4 the scheduler passes it on
+ * to the finished fence, which it owns. Before, drivers set it themselves,
+ * before the hardware fence signals.
+ */
+static inline void nvdla_compat_sched_forward_error(struct drm_sched_job *job, int error)
 {
-#if defined(HAVE_DRM_SCHED_RESUBMIT_JOBS)
-	drm_sched_resubmit_jobs(sched);
+#if !defined(HAVE_DRM_SCHED_FENCE_FINISHED_RESULT)
+	dma_fence_set_error(&job->s_fence->finished, error);
 #endif
 }
 

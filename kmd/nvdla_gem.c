@@ -11,6 +11,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_prime.h>
 #include <drm/drm_print.h>
+#include <linux/capability.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/iosys-map.h>
@@ -29,19 +30,16 @@ u64 nvdla_bo_size(const struct nvdla_bo *bo)
 {
 	return bo->base.size;
 }
-EXPORT_SYMBOL_GPL(nvdla_bo_size);
 
 dma_addr_t nvdla_bo_dma_address(const struct nvdla_bo *bo)
 {
 	return bo->dma;
 }
-EXPORT_SYMBOL_GPL(nvdla_bo_dma_address);
 
 void *nvdla_bo_vaddr(const struct nvdla_bo *bo)
 {
 	return bo->vaddr;
 }
-EXPORT_SYMBOL_GPL(nvdla_bo_vaddr);
 
 void nvdla_bo_put(struct nvdla_bo *bo)
 {
@@ -406,6 +404,16 @@ struct nvdla_bo *nvdla_bo_from_dmabuf_fd(struct nvdla_device *ndev, int fd)
 
 /* ---- ioctls -------------------------------------------------------------- */
 
+/*
+ * The device address userspace may learn: without an IOMMU it is the
+ * physical address of kernel memory, so only CAP_SYS_ADMIN gets it (the
+ * runtime needs none: jobs name buffers by handle and offset).
+ */
+static u64 nvdla_bo_user_address(const struct nvdla_bo *bo)
+{
+	return capable(CAP_SYS_ADMIN) ? bo->dma : 0;
+}
+
 /* A new buffer and its handle; the outputs are read before another thread can close it. */
 static int nvdla_bo_create_handle(struct drm_file *file, struct nvdla_device *ndev, u64 size,
 				  u64 align, u32 *handle, u64 *dma_address, u64 *mmap_offset)
@@ -419,7 +427,7 @@ static int nvdla_bo_create_handle(struct drm_file *file, struct nvdla_device *nd
 
 	ret = drm_gem_create_mmap_offset(&bo->base);
 	if (!ret) {
-		*dma_address = bo->dma;
+		*dma_address = nvdla_bo_user_address(bo);
 		*mmap_offset = drm_vma_node_offset_addr(&bo->base.vma_node);
 		ret = drm_gem_handle_create(file, &bo->base, handle);
 	}
@@ -491,7 +499,7 @@ int nvdla_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *fil
 	ret = drm_gem_create_mmap_offset(obj);
 	if (!ret) {
 		args->size = obj->size;
-		args->dma_address = to_nvdla_bo(obj)->dma;
+		args->dma_address = nvdla_bo_user_address(to_nvdla_bo(obj));
 		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	}
 	drm_gem_object_put(obj);
