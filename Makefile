@@ -173,8 +173,9 @@ kmd-install:
 KVER ?=
 KMD_TEST_KERNELS ?= 6.1 6.12
 
-# Boots Debian 12's kernel under QEMU with the module; about 20 s once the kernel is cached.
+# checkpatch.pl --strict over kmd/, then Debian 12's kernel booted under QEMU with the module.
 test-kmd:
+	@CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache/checkpatch tests/kmd/checkpatch.sh
 	@WORK=$(abspath $(BUILD_DIR))/kmd-test $(if $(KVER),KVER=$(KVER)) tests/kmd/run.sh
 
 test-kernels:

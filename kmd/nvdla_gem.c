@@ -73,7 +73,6 @@ int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_add
 	co->dma = dma;
 	co->size = size;
 	co->vaddr = vaddr;
-	co->has_pages = pfn_valid(PHYS_PFN(phys)) && pfn_valid(PHYS_PFN(phys + size - 1));
 	return 0;
 }
 
@@ -229,9 +228,12 @@ static struct sg_table *nvdla_gem_get_sg_table(struct drm_gem_object *obj)
 	struct sg_table *sgt;
 	int ret;
 
-	if (drm_mm_node_allocated(&bo->node) &&
-	    (!bo->ndev->carveout.has_pages || obj->size > UINT_MAX)) {
-		drm_dbg(obj->dev, "this carve-out buffer cannot be shared with other devices\n");
+	/*
+	 * A carve-out is memory outside the kernel's linear map (a no-map
+	 * reserved region, a BAR): importers that kmap its pages would fault.
+	 */
+	if (drm_mm_node_allocated(&bo->node)) {
+		drm_dbg(obj->dev, "carve-out buffers have no kernel mapping other devices could use\n");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 
@@ -239,15 +241,8 @@ static struct sg_table *nvdla_gem_get_sg_table(struct drm_gem_object *obj)
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 
-	if (drm_mm_node_allocated(&bo->node)) {
-		ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
-		if (!ret)
-			sg_set_page(sgt->sgl, pfn_to_page(PHYS_PFN(nvdla_carveout_phys(bo))),
-				    obj->size, 0);
-	} else {
-		ret = dma_get_sgtable_attrs(bo->ndev->dev, sgt, bo->vaddr, bo->dma, bo->alloc_size,
-					    DMA_ATTR_WRITE_COMBINE);
-	}
+	ret = dma_get_sgtable_attrs(bo->ndev->dev, sgt, bo->vaddr, bo->dma, bo->alloc_size,
+				    DMA_ATTR_WRITE_COMBINE);
 	if (ret) {
 		kfree(sgt);
 		return ERR_PTR(ret);

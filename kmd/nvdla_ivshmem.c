@@ -360,7 +360,7 @@ static ssize_t vp_ping_show(struct device *dev, struct device_attribute *attr, c
 	return sysfs_emit(buf, "round_trips 64\navg_ns %llu\nmin_ns %llu\nmax_ns %llu\n",
 			  div64_u64(total, 64), lo, hi);
 }
-static DEVICE_ATTR_RO(vp_ping);
+static DEVICE_ATTR_ADMIN_RO(vp_ping); /* it makes the model busy: root only */
 
 /*
  * Test hook: "1" makes the model hold every operation back until the next

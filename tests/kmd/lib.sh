@@ -124,8 +124,9 @@ lib_kernel() { # cache-root
 		deb=${debs[0]}
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" --wildcards \
 			"./boot/vmlinuz-$KVER" \
-			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko" \
-			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko*" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko*" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_kms_helper.ko*" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/scheduler/*" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/vgem/*" \
 			"./lib/modules/$KVER/modules.order" \
@@ -135,9 +136,16 @@ lib_kernel() { # cache-root
 		depmod -b "$kroot" "$KVER"
 		# The uncompressed kernel boots through PVH, twice as fast as the bzImage.
 		vmlinuz=$kroot/boot/vmlinuz-$KVER
-		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1)
-		[ -n "$off" ] || die "no xz payload in $vmlinuz"
-		tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
+		# The payload is xz (6.1) or zstd (6.12+) compressed.
+		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1 || true)
+		if [ -n "$off" ]; then
+			tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
+		else
+			off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$vmlinuz" | head -n1 | cut -d: -f1 || true)
+			[ -n "$off" ] || die "no xz or zstd payload in $vmlinuz"
+			command -v zstd >/dev/null || die "zstd is needed to unpack $vmlinuz (apt-get install zstd)"
+			tail -c +"$((off + 1))" "$vmlinuz" | zstd -dcq >"$cache/vmlinux" 2>/dev/null || true
+		fi
 		head -c 4 "$cache/vmlinux" | grep -q ELF || die "could not extract vmlinux"
 	fi
 	lib_headers "$cache/headers"
@@ -179,7 +187,10 @@ lib_add_module() { # name dir
 	for dep in $(modinfo -F depends "$file" | tr ',' ' '); do
 		lib_add_module "$dep" "$dir"
 	done
-	cp "$file" "$dir/$name.ko"
+	case $file in
+	*.ko.xz) xz -dc "$file" >"$dir/$name.ko" ;; # 6.12+ ships modules xz-compressed
+	*) cp "$file" "$dir/$name.ko" ;;
+	esac
 	lib_module_order="$lib_module_order $name"
 }
 

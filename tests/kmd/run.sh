@@ -50,7 +50,7 @@ start=$(date +%s)
 . "$here/lib.sh"
 
 # ---- 1. packages -------------------------------------------------------------
-lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils linux-headers-amd64
+lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64
 
 # ---- 2. the kernel -------------------------------------------------------------
 lib_kernel "$WORK/cache"
