@@ -170,57 +170,6 @@ int nvdla_job_validate(struct nvdla_job *job)
 	return 0;
 }
 
-/* ---- reservations ------------------------------------------------------- */
-
-static void nvdla_unlock_bos(struct drm_gem_object **bos, unsigned int count,
-			     struct ww_acquire_ctx *ctx)
-{
-	unsigned int i;
-
-	for (i = 0; i < count; i++)
-		dma_resv_unlock(bos[i]->resv);
-	ww_acquire_fini(ctx);
-}
-
-/* Locks all reservations, backing off and retrying on ww-mutex contention. */
-static int nvdla_lock_bos(struct drm_gem_object **bos, unsigned int count,
-			  struct ww_acquire_ctx *ctx)
-{
-	int contended = -1;
-	unsigned int i, j;
-	int ret;
-
-	ww_acquire_init(ctx, &reservation_ww_class);
-retry:
-	if (contended >= 0) {
-		ret = dma_resv_lock_slow_interruptible(bos[contended]->resv, ctx);
-		if (ret) {
-			ww_acquire_fini(ctx);
-			return ret;
-		}
-	}
-	for (i = 0; i < count; i++) {
-		if ((int)i == contended)
-			continue;
-		ret = dma_resv_lock_interruptible(bos[i]->resv, ctx);
-		if (!ret)
-			continue;
-
-		for (j = 0; j < i; j++)
-			dma_resv_unlock(bos[j]->resv);
-		if (contended > (int)i)
-			dma_resv_unlock(bos[contended]->resv);
-		if (ret == -EDEADLK) {
-			contended = i;
-			goto retry;
-		}
-		ww_acquire_fini(ctx);
-		return ret;
-	}
-	ww_acquire_done(ctx);
-	return 0;
-}
-
 /* ---- the file's job ids ------------------------------------------------- */
 
 static u32 nvdla_next_id(u32 id)
@@ -280,7 +229,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 			return ERR_PTR(ret);
 	}
 
-	ret = nvdla_lock_bos(job->bos, job->bo_count, &ctx);
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ctx);
 	if (ret)
 		return ERR_PTR(ret);
 
@@ -317,7 +266,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_WRITE);
-	nvdla_unlock_bos(job->bos, job->bo_count, &ctx);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
 
 	*id = job->id;
 	xa_store(&nfile->jobs, job->id, dma_fence_get(finished), GFP_KERNEL);
@@ -330,7 +279,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	return finished;
 
 unlock:
-	nvdla_unlock_bos(job->bos, job->bo_count, &ctx);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
 	return ERR_PTR(ret);
 }
 
@@ -547,13 +496,22 @@ int nvdla_sched_init(struct nvdla_device *ndev)
 	return drmm_add_action_or_reset(&ndev->drm, nvdla_sched_release, ndev);
 }
 
-/* The hardware is going away: fail the running job; the queued ones fail in run_job. */
+/*
+ * The hardware is going away (still reachable: the bus is removing it): stop
+ * it, then fail the running job, whose buffers may be freed at once; the
+ * queued ones fail in run_job.
+ */
 void nvdla_job_unplug(struct nvdla_device *ndev)
 {
 	if (ndev->irq > 0)
 		disable_irq(ndev->irq);
+	if (nvdla_job_is_active(ndev, NULL)) {
+		if (ndev->engine->reset)
+			ndev->engine->reset(ndev);
+		nvdla_device_reset(ndev);
+	}
 	if (nvdla_job_finish(ndev, NULL, -ENODEV))
-		drm_info(&ndev->drm, "device removed: the running job fails with ENODEV\n");
+		drm_info(&ndev->drm, "device removed: the running job fails with ENODEV, the hardware reset first\n");
 	if (ndev->irq > 0)
 		enable_irq(ndev->irq);
 }

@@ -154,6 +154,13 @@ lib_kernel() { # cache-root
 # nvdla.ko into out-dir (NVDLA_SELFTEST=selftest), warnings are errors.
 lib_build_module() { # out-dir selftest
 	local log=$1.log
+	# Objects of another kernel must go: Kbuild's command lines can be the same for two
+	# kernels (relative include paths), and it would link them in.
+	if [ "$(cat "$1/.kernel" 2>/dev/null)" != "$KDIR" ]; then
+		rm -rf "$1"
+		mkdir -p "$1"
+		echo "$KDIR" >"$1/.kernel"
+	fi
 	# shellcheck disable=SC2154 # root: the caller's
 	if ! make -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
 		cat "$log"
