@@ -55,6 +55,7 @@ help:
 	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
+	@echo "  make kmd-newest     build it against Debian's newest kernel (7.x) in a Debian 13 chroot"
 	@echo "  make dkms-install   install it with DKMS (rebuilt for new kernels); dkms-remove;"
 	@echo "                      test-dkms: DKMS's build against each of KMD_TEST_KERNELS"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
@@ -157,7 +158,7 @@ clean:
 # KDIR: the kernel build tree to build against (default: the running kernel's).
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: kmd kmd-install test-kmd test-kernels dkms-install dkms-remove test-dkms dt-check
+.PHONY: kmd kmd-install kmd-newest test-kmd test-kernels dkms-install dkms-remove test-dkms dt-check
 
 kmd:
 	@$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd
@@ -183,6 +184,11 @@ test-kernels:
 	  echo "== test-kmd, test-vp: kernel $$k"; \
 	  $(MAKE) --no-print-directory test-kmd test-vp KVER=$$k || exit 1; \
 	done
+
+# The newest Debian kernel (trixie-backports) needs Debian 13's toolchain: built in a debootstrap
+# chroot kept in /var/cache/nvdla-kmd/trixie (root; booting it is not done yet).
+kmd-newest:
+	@tests/kmd/newest.sh
 
 # DKMS (docs/kernel-driver.md): install for KVER (default: the running kernel), DKMS rebuilds the
 # module for each kernel installed later; test-dkms runs DKMS's build, in a private tree, against

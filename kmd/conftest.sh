@@ -98,10 +98,18 @@ EOF
 void (*f)(struct drm_gpu_scheduler *) = drm_sched_start;
 EOF
 
-	# 6.4+: the scheduler gives the finished fence the hardware fence's error.
-	probe HAVE_DRM_SCHED_FENCE_FINISHED_RESULT <<'EOF'
+	# Before 6.4 the scheduler does not give the finished fence the hardware
+	# fence's error (drm_sched_fence_finished() has no error argument; from
+	# 6.15 it is internal to the scheduler).
+	probe HAVE_DRM_SCHED_FENCE_FINISHED_NO_ERROR <<'EOF'
 #include <drm/gpu_scheduler.h>
-void (*f)(struct drm_sched_fence *, int) = drm_sched_fence_finished;
+void (*f)(struct drm_sched_fence *) = drm_sched_fence_finished;
+EOF
+
+	# 7.x: is_cow_mapping() became vma_is_cow_mapping(vma).
+	probe HAVE_VMA_IS_COW_MAPPING <<'EOF'
+#include <linux/mm.h>
+bool f(const struct vm_area_struct *v) { return vma_is_cow_mapping(v); }
 EOF
 
 	# 6.17+: DRM_GPU_SCHED_STAT_NOMINAL became DRM_GPU_SCHED_STAT_RESET.

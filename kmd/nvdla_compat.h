@@ -74,8 +74,17 @@ static inline void nvdla_compat_sched_start(struct drm_gpu_scheduler *sched, int
  */
 static inline void nvdla_compat_sched_forward_error(struct drm_sched_job *job, int error)
 {
-#if !defined(HAVE_DRM_SCHED_FENCE_FINISHED_RESULT)
+#if defined(HAVE_DRM_SCHED_FENCE_FINISHED_NO_ERROR)
 	dma_fence_set_error(&job->s_fence->finished, error);
+#endif
+}
+
+static inline bool nvdla_compat_vma_is_cow(struct vm_area_struct *vma)
+{
+#if defined(HAVE_VMA_IS_COW_MAPPING)
+	return vma_is_cow_mapping(vma);
+#else
+	return is_cow_mapping(vma->vm_flags);
 #endif
 }
 

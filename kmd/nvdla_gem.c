@@ -204,7 +204,7 @@ static int nvdla_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 		return ret;
 	}
 
-	if (is_cow_mapping(vma->vm_flags))
+	if (nvdla_compat_vma_is_cow(vma))
 		return -EINVAL;
 
 	if (drm_mm_node_allocated(&bo->node)) {

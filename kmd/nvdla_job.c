@@ -318,6 +318,8 @@ static bool nvdla_job_finish(struct nvdla_device *ndev, struct nvdla_job *expect
 
 void nvdla_job_done(struct nvdla_device *ndev, int status)
 {
+	/* What the engine wrote reaches the hardware before anyone sees the job end. */
+	nvdla_reg_flush(ndev);
 	nvdla_job_finish(ndev, NULL, status);
 }
 

@@ -133,7 +133,7 @@ step "insmod nvdla (test build, selftest engine)" insmod /mod/nvdla-selftest.ko 
 /bin/nvdla_kmd_test selftest || fail=$((fail + 1))
 step "dmesg says: the hung job timed out" sh -c 'dmesg | grep -q "ran longer than 300 ms"'
 step "rmmod nvdla" rmmod nvdla
-step "rmmod failed the job still running" sh -c 'dmesg | grep -q "device removed: the running job fails"'
+step "unbind failed the job still running" sh -c 'dmesg | grep -q "device removed: the running job fails"'
 step "rmmod nvdla_test_platdev" rmmod nvdla_test_platdev
 step "no leaked buffers or jobs" sh -c '! dmesg | grep -E "leaked|still alive"'
 step "no kernel warning" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|general protection"'
