@@ -1860,6 +1860,7 @@ static void test_unbind(struct dev *b)
 	result(!bo_create(fd, PAGE, 0, &data) && (handles[1] = data.handle) &&
 		       !submit_job(fd, handles, NULL, 2, 0, 0, &id),
 	       "a job hangs on the device");
+	usleep(100000); /* running by then (the scheduler starts it), 200 ms before its timeout */
 	ufd = open("/sys/bus/pci/drivers/nvdla-ivshmem/unbind", O_WRONLY);
 	result(ufd >= 0 && write(ufd, addr, strlen(addr)) == (ssize_t)strlen(addr),
 	       "unbind %s with a file open, a buffer mapped and a job running", addr);
