@@ -106,6 +106,12 @@ EOF
 void (*f)(struct drm_sched_fence *) = drm_sched_fence_finished;
 EOF
 
+	# 6.12+: managed BAR regions (pci_request_region() is no longer managed in 7.x).
+	probe HAVE_PCIM_REQUEST_REGION <<'EOF'
+#include <linux/pci.h>
+int f(struct pci_dev *p) { return pcim_request_region(p, 0, "x"); }
+EOF
+
 	# 7.x: is_cow_mapping() became vma_is_cow_mapping(vma).
 	probe HAVE_VMA_IS_COW_MAPPING <<'EOF'
 #include <linux/mm.h>

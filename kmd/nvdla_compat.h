@@ -104,6 +104,24 @@ static inline void nvdla_compat_vm_flags_set(struct vm_area_struct *vma, vm_flag
 #endif
 }
 
+#if defined(CONFIG_PCI)
+#include <linux/pci.h>
+
+/*
+ * A BAR region released when the driver unbinds. Before pcim_request_region()
+ * (6.12) a region requested on a pcim-enabled device was released with it;
+ * newer kernels no longer do that for pci_request_region().
+ */
+static inline int nvdla_compat_pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
+{
+#if defined(HAVE_PCIM_REQUEST_REGION)
+	return pcim_request_region(pdev, bar, name);
+#else
+	return pci_request_region(pdev, bar, name);
+#endif
+}
+#endif
+
 #if defined(HAVE_MODULE_IMPORT_NS_IDENTIFIER)
 #define NVDLA_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS(DMA_BUF)
 #else

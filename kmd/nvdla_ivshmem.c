@@ -30,6 +30,7 @@
 #include <linux/pci.h>
 #include <linux/spinlock.h>
 
+#include "nvdla_compat.h"
 #include "nvdla_drv.h"
 #include "nvdla_glue.h"
 #include "nvdla_ivshmem.h"
@@ -578,8 +579,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 		return -ENOMEM;
 	ivs->pdev = pdev;
 
-	/* Regions requested on a pcim-enabled device are released with it. */
-	ret = pci_request_region(pdev, NVDLA_IVSHMEM_BAR_REGS, "nvdla");
+	ret = nvdla_compat_pcim_request_region(pdev, NVDLA_IVSHMEM_BAR_REGS, "nvdla");
 	if (ret)
 		return ret;
 	ivs->regs = pcim_iomap(pdev, NVDLA_IVSHMEM_BAR_REGS, 0);
@@ -587,7 +587,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 		return -ENOMEM;
 
 	/* The shared memory is mapped write-combined, not through pcim_iomap (uncached). */
-	ret = pci_request_region(pdev, NVDLA_IVSHMEM_BAR_SHM, "nvdla");
+	ret = nvdla_compat_pcim_request_region(pdev, NVDLA_IVSHMEM_BAR_SHM, "nvdla");
 	if (ret)
 		return ret;
 	shm_start = pci_resource_start(pdev, NVDLA_IVSHMEM_BAR_SHM);

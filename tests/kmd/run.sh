@@ -25,7 +25,8 @@
 #     slub_debug=FZPU.
 #     The verdict is the result line in the serial log.
 #
-# Environment: WORK (default build/kmd-test), KVER (default: from
+# Environment: WORK (default build/kmd-test), KVER (an ABI, or a series such as 6.12: its
+# newest Debian 12 kernel; default: from
 # linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240).
 # Exit status: 0 pass (or skip when QEMU cannot run at all), 1 fail.
 
