@@ -59,7 +59,11 @@ help:
 	@echo "                      survives (slow: run before a release, not in CI)"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
+	@echo "  make kmd-newest     build it against Debian's newest kernel (7.x) in a Debian 13 chroot"
+	@echo "  make dkms-install   install it with DKMS (rebuilt for new kernels); dkms-remove;"
+	@echo "                      test-dkms: DKMS's build against each of KMD_TEST_KERNELS"
 	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
+	@echo "                      (KVER=6.12: another kernel; make test runs KMD_TEST_KERNELS)"
 	@echo "  make dt-check       validate the device-tree binding (docs/kmd/) and its example with"
 	@echo "                      dt-schema, as the kernel's dt_binding_check does"
 	@echo "  make vp             the virtual platform: a shell in a QEMU guest with nvdla.ko and"
@@ -97,7 +101,7 @@ build: deps
 	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: test-unit test-sanitize test-kmd test-vp dt-check
+test: test-unit test-sanitize test-kernels test-dkms dt-check
 
 test-unit: build
 	@echo "== tests (release build)"
@@ -160,7 +164,7 @@ clean:
 # KDIR: the kernel build tree to build against (default: the running kernel's).
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: kmd kmd-install test-kmd dt-check
+.PHONY: kmd kmd-install kmd-newest test-kmd test-kernels dkms-install dkms-remove test-dkms dt-check
 
 kmd:
 	@$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd
@@ -169,9 +173,41 @@ kmd:
 kmd-install:
 	$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd install
 
-# Boots Debian 12's kernel under QEMU with the module; about 20 s once the kernel is cached.
+# KVER: the kernel test-kmd and test-vp boot and build against: an ABI
+# (6.12.117+deb12-amd64) or a series (6.1, 6.12: its newest Debian 12 kernel); default:
+# linux-headers-amd64's. Images and headers are downloaded once (build/kmd-test/cache).
+# make test runs both tests on each of KMD_TEST_KERNELS.
+KVER ?=
+KMD_TEST_KERNELS ?= 6.1 6.12
+
+# checkpatch.pl --strict over kmd/, then Debian 12's kernel booted under QEMU with the module.
 test-kmd:
-	@WORK=$(abspath $(BUILD_DIR))/kmd-test tests/kmd/run.sh
+	@CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache/checkpatch tests/kmd/checkpatch.sh
+	@WORK=$(abspath $(BUILD_DIR))/kmd-test $(if $(KVER),KVER=$(KVER)) tests/kmd/run.sh
+
+test-kernels:
+	@for k in $(KMD_TEST_KERNELS); do \
+	  echo "== test-kmd, test-vp: kernel $$k"; \
+	  $(MAKE) --no-print-directory test-kmd test-vp KVER=$$k || exit 1; \
+	done
+
+# The newest Debian kernel (trixie-backports) needs Debian 13's toolchain: built in a debootstrap
+# chroot kept in /var/cache/nvdla-kmd/trixie (root; booting it is not done yet).
+kmd-newest:
+	@tests/kmd/newest.sh
+
+# DKMS (docs/kernel-driver.md): install for KVER (default: the running kernel), DKMS rebuilds the
+# module for each kernel installed later; test-dkms runs DKMS's build, in a private tree, against
+# the headers of each of KMD_TEST_KERNELS.
+dkms-install:
+	@tests/kmd/dkms.sh install $(KVER)
+
+dkms-remove:
+	@tests/kmd/dkms.sh remove
+
+test-dkms:
+	@WORK=$(abspath $(BUILD_DIR))/dkms-test KMD_CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache \
+	  tests/kmd/dkms.sh test $(KMD_TEST_KERNELS)
 
 # The binding against dt-schema's meta-schemas, its example against the binding, and broken
 # nodes that must be refused.
@@ -209,6 +245,7 @@ FUZZ_SEED ?=
 VP_ENV = WORK=$(abspath $(BUILD_DIR))/vp-test KMD_CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache \
   NVDLA_VP=$(abspath $(BUILD_DIR))/bin/nvdla_vp \
   NVDLA_RUNTIME=$(abspath $(VP_GUEST_DIR))/bin/nvdla_runtime_static SHARED_DIR=$(SHARED_DIR) \
+  $(if $(KVER),KVER=$(KVER)) \
   $(if $(FUZZ_ITERATIONS),FUZZ_ITERATIONS=$(FUZZ_ITERATIONS)) $(if $(FUZZ_SEED),FUZZ_SEED=$(FUZZ_SEED))
 
 .PHONY: vp vp-host vp-guest test-vp fuzz-vp

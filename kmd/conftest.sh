@@ -86,16 +86,36 @@ int f(struct drm_sched_job *j, struct drm_sched_entity *e)
 }
 EOF
 
-	# 6.12+: drm_sched_start() takes the errno for jobs without a hardware fence.
+	# 6.13+ (and some 6.12 trees): drm_sched_start() takes the errno for jobs without a hardware fence.
 	probe HAVE_DRM_SCHED_START_ERRNO <<'EOF'
 #include <drm/gpu_scheduler.h>
 void (*f)(struct drm_gpu_scheduler *, int) = drm_sched_start;
 EOF
 
-	# Deprecated in newer kernels, possibly gone.
-	probe HAVE_DRM_SCHED_RESUBMIT_JOBS <<'EOF'
+	# Some 6.12 trees (Debian 12's): drm_sched_start() takes only the scheduler.
+	probe HAVE_DRM_SCHED_START_SCHED_ONLY <<'EOF'
 #include <drm/gpu_scheduler.h>
-void (*f)(struct drm_gpu_scheduler *) = drm_sched_resubmit_jobs;
+void (*f)(struct drm_gpu_scheduler *) = drm_sched_start;
+EOF
+
+	# Before 6.4 the scheduler does not give the finished fence the hardware
+	# fence's error (drm_sched_fence_finished() has no error argument; from
+	# 6.15 it is internal to the scheduler).
+	probe HAVE_DRM_SCHED_FENCE_FINISHED_NO_ERROR <<'EOF'
+#include <drm/gpu_scheduler.h>
+void (*f)(struct drm_sched_fence *) = drm_sched_fence_finished;
+EOF
+
+	# 6.12+: managed BAR regions (pci_request_region() is no longer managed in 7.x).
+	probe HAVE_PCIM_REQUEST_REGION <<'EOF'
+#include <linux/pci.h>
+int f(struct pci_dev *p) { return pcim_request_region(p, 0, "x"); }
+EOF
+
+	# 7.x: is_cow_mapping() became vma_is_cow_mapping(vma).
+	probe HAVE_VMA_IS_COW_MAPPING <<'EOF'
+#include <linux/mm.h>
+bool f(const struct vm_area_struct *v) { return vma_is_cow_mapping(v); }
 EOF
 
 	# 6.17+: DRM_GPU_SCHED_STAT_NOMINAL became DRM_GPU_SCHED_STAT_RESET.

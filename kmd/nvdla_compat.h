@@ -50,21 +50,41 @@ static inline int nvdla_compat_sched_job_init(struct drm_sched_job *job,
 #endif
 }
 
-/* Restart after a reset; jobs left without a hardware fence fail with @error. */
+/*
+ * Restarts the scheduler after a reset: every pending job without a hardware
+ * fence (drm_sched_stop() detached them) ends with @error (ECANCELED where
+ * drm_sched_start() takes no errno; before, with the error of its finished
+ * fence, see nvdla_compat_sched_forward_error()).
+ */
 static inline void nvdla_compat_sched_start(struct drm_gpu_scheduler *sched, int error)
 {
 #if defined(HAVE_DRM_SCHED_START_ERRNO)
 	drm_sched_start(sched, error);
+#elif defined(HAVE_DRM_SCHED_START_SCHED_ONLY)
+	drm_sched_start(sched);
 #else
 	drm_sched_start(sched, true);
 #endif
 }
 
-/* Re-attaches pending jobs to their hardware fences (run_job is called again). */
-static inline void nvdla_compat_sched_resubmit(struct drm_gpu_scheduler *sched)
+/*
+ * A job's error is its hardware fence's: from 6.4 the scheduler passes it on
+ * to the finished fence, which it owns. Before, drivers set it themselves,
+ * before the hardware fence signals.
+ */
+static inline void nvdla_compat_sched_forward_error(struct drm_sched_job *job, int error)
 {
-#if defined(HAVE_DRM_SCHED_RESUBMIT_JOBS)
-	drm_sched_resubmit_jobs(sched);
+#if defined(HAVE_DRM_SCHED_FENCE_FINISHED_NO_ERROR)
+	dma_fence_set_error(&job->s_fence->finished, error);
+#endif
+}
+
+static inline bool nvdla_compat_vma_is_cow(struct vm_area_struct *vma)
+{
+#if defined(HAVE_VMA_IS_COW_MAPPING)
+	return vma_is_cow_mapping(vma);
+#else
+	return is_cow_mapping(vma->vm_flags);
 #endif
 }
 
@@ -83,6 +103,24 @@ static inline void nvdla_compat_vm_flags_set(struct vm_area_struct *vma, vm_flag
 	vma->vm_flags = (vma->vm_flags | set) & ~clear;
 #endif
 }
+
+#if defined(CONFIG_PCI)
+#include <linux/pci.h>
+
+/*
+ * A BAR region released when the driver unbinds. Before pcim_request_region()
+ * (6.12) a region requested on a pcim-enabled device was released with it;
+ * newer kernels no longer do that for pci_request_region().
+ */
+static inline int nvdla_compat_pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
+{
+#if defined(HAVE_PCIM_REQUEST_REGION)
+	return pcim_request_region(pdev, bar, name);
+#else
+	return pci_request_region(pdev, bar, name);
+#endif
+}
+#endif
 
 #if defined(HAVE_MODULE_IMPORT_NS_IDENTIFIER)
 #define NVDLA_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS(DMA_BUF)

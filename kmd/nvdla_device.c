@@ -19,13 +19,11 @@ u32 nvdla_reg_read(struct nvdla_device *ndev, u32 reg)
 {
 	return ndev->bus->read(ndev, reg);
 }
-EXPORT_SYMBOL_GPL(nvdla_reg_read);
 
 void nvdla_reg_write(struct nvdla_device *ndev, u32 reg, u32 val)
 {
 	ndev->bus->write(ndev, reg, val);
 }
-EXPORT_SYMBOL_GPL(nvdla_reg_write);
 
 /* Posted register writes reach the hardware (buses that batch them). */
 void nvdla_reg_flush(struct nvdla_device *ndev)

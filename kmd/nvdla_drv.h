@@ -68,7 +68,6 @@ struct nvdla_carveout {
 	dma_addr_t dma;	    /* the same byte as the device addresses it */
 	u64 size;
 	void *vaddr;	    /* write-combined kernel mapping of the range */
-	bool has_pages;	    /* struct pages exist (exportable to other devices) */
 	struct mutex lock;  /* protects mm */
 	struct drm_mm mm;
 };

@@ -92,7 +92,6 @@ dma_addr_t nvdla_bo_dma_address(const struct nvdla_bo *bo);
 /* Kernel mapping of the whole buffer, NULL for imported buffers. */
 void *nvdla_bo_vaddr(const struct nvdla_bo *bo);
 
-
 /* The engine of kmd/engine/: validator, scheduler, register programming. */
 extern const struct nvdla_engine_ops nvdla_engine_dla;
 

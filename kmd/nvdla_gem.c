@@ -11,6 +11,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_prime.h>
 #include <drm/drm_print.h>
+#include <linux/capability.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/iosys-map.h>
@@ -29,19 +30,16 @@ u64 nvdla_bo_size(const struct nvdla_bo *bo)
 {
 	return bo->base.size;
 }
-EXPORT_SYMBOL_GPL(nvdla_bo_size);
 
 dma_addr_t nvdla_bo_dma_address(const struct nvdla_bo *bo)
 {
 	return bo->dma;
 }
-EXPORT_SYMBOL_GPL(nvdla_bo_dma_address);
 
 void *nvdla_bo_vaddr(const struct nvdla_bo *bo)
 {
 	return bo->vaddr;
 }
-EXPORT_SYMBOL_GPL(nvdla_bo_vaddr);
 
 void nvdla_bo_put(struct nvdla_bo *bo)
 {
@@ -75,7 +73,6 @@ int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_add
 	co->dma = dma;
 	co->size = size;
 	co->vaddr = vaddr;
-	co->has_pages = pfn_valid(PHYS_PFN(phys)) && pfn_valid(PHYS_PFN(phys + size - 1));
 	return 0;
 }
 
@@ -207,7 +204,7 @@ static int nvdla_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 		return ret;
 	}
 
-	if (is_cow_mapping(vma->vm_flags))
+	if (nvdla_compat_vma_is_cow(vma))
 		return -EINVAL;
 
 	if (drm_mm_node_allocated(&bo->node)) {
@@ -231,9 +228,12 @@ static struct sg_table *nvdla_gem_get_sg_table(struct drm_gem_object *obj)
 	struct sg_table *sgt;
 	int ret;
 
-	if (drm_mm_node_allocated(&bo->node) &&
-	    (!bo->ndev->carveout.has_pages || obj->size > UINT_MAX)) {
-		drm_dbg(obj->dev, "this carve-out buffer cannot be shared with other devices\n");
+	/*
+	 * A carve-out is memory outside the kernel's linear map (a no-map
+	 * reserved region, a BAR): importers that kmap its pages would fault.
+	 */
+	if (drm_mm_node_allocated(&bo->node)) {
+		drm_dbg(obj->dev, "carve-out buffers have no kernel mapping other devices could use\n");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 
@@ -241,15 +241,8 @@ static struct sg_table *nvdla_gem_get_sg_table(struct drm_gem_object *obj)
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 
-	if (drm_mm_node_allocated(&bo->node)) {
-		ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
-		if (!ret)
-			sg_set_page(sgt->sgl, pfn_to_page(PHYS_PFN(nvdla_carveout_phys(bo))),
-				    obj->size, 0);
-	} else {
-		ret = dma_get_sgtable_attrs(bo->ndev->dev, sgt, bo->vaddr, bo->dma, bo->alloc_size,
-					    DMA_ATTR_WRITE_COMBINE);
-	}
+	ret = dma_get_sgtable_attrs(bo->ndev->dev, sgt, bo->vaddr, bo->dma, bo->alloc_size,
+				    DMA_ATTR_WRITE_COMBINE);
 	if (ret) {
 		kfree(sgt);
 		return ERR_PTR(ret);
@@ -406,6 +399,16 @@ struct nvdla_bo *nvdla_bo_from_dmabuf_fd(struct nvdla_device *ndev, int fd)
 
 /* ---- ioctls -------------------------------------------------------------- */
 
+/*
+ * The device address userspace may learn: without an IOMMU it is the
+ * physical address of kernel memory, so only CAP_SYS_ADMIN gets it (the
+ * runtime needs none: jobs name buffers by handle and offset).
+ */
+static u64 nvdla_bo_user_address(const struct nvdla_bo *bo)
+{
+	return capable(CAP_SYS_ADMIN) ? bo->dma : 0;
+}
+
 /* A new buffer and its handle; the outputs are read before another thread can close it. */
 static int nvdla_bo_create_handle(struct drm_file *file, struct nvdla_device *ndev, u64 size,
 				  u64 align, u32 *handle, u64 *dma_address, u64 *mmap_offset)
@@ -419,7 +422,7 @@ static int nvdla_bo_create_handle(struct drm_file *file, struct nvdla_device *nd
 
 	ret = drm_gem_create_mmap_offset(&bo->base);
 	if (!ret) {
-		*dma_address = bo->dma;
+		*dma_address = nvdla_bo_user_address(bo);
 		*mmap_offset = drm_vma_node_offset_addr(&bo->base.vma_node);
 		ret = drm_gem_handle_create(file, &bo->base, handle);
 	}
@@ -491,7 +494,7 @@ int nvdla_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *fil
 	ret = drm_gem_create_mmap_offset(obj);
 	if (!ret) {
 		args->size = obj->size;
-		args->dma_address = to_nvdla_bo(obj)->dma;
+		args->dma_address = nvdla_bo_user_address(to_nvdla_bo(obj));
 		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	}
 	drm_gem_object_put(obj);

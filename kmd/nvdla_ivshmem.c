@@ -30,6 +30,7 @@
 #include <linux/pci.h>
 #include <linux/spinlock.h>
 
+#include "nvdla_compat.h"
 #include "nvdla_drv.h"
 #include "nvdla_glue.h"
 #include "nvdla_ivshmem.h"
@@ -360,7 +361,7 @@ static ssize_t vp_ping_show(struct device *dev, struct device_attribute *attr, c
 	return sysfs_emit(buf, "round_trips 64\navg_ns %llu\nmin_ns %llu\nmax_ns %llu\n",
 			  div64_u64(total, 64), lo, hi);
 }
-static DEVICE_ATTR_RO(vp_ping);
+static DEVICE_ATTR_ADMIN_RO(vp_ping); /* it makes the model busy: root only */
 
 /*
  * Test hook: "1" makes the model hold every operation back until the next
@@ -578,8 +579,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 		return -ENOMEM;
 	ivs->pdev = pdev;
 
-	/* Regions requested on a pcim-enabled device are released with it. */
-	ret = pci_request_region(pdev, NVDLA_IVSHMEM_BAR_REGS, "nvdla");
+	ret = nvdla_compat_pcim_request_region(pdev, NVDLA_IVSHMEM_BAR_REGS, "nvdla");
 	if (ret)
 		return ret;
 	ivs->regs = pcim_iomap(pdev, NVDLA_IVSHMEM_BAR_REGS, 0);
@@ -587,7 +587,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 		return -ENOMEM;
 
 	/* The shared memory is mapped write-combined, not through pcim_iomap (uncached). */
-	ret = pci_request_region(pdev, NVDLA_IVSHMEM_BAR_SHM, "nvdla");
+	ret = nvdla_compat_pcim_request_region(pdev, NVDLA_IVSHMEM_BAR_SHM, "nvdla");
 	if (ret)
 		return ret;
 	shm_start = pci_resource_start(pdev, NVDLA_IVSHMEM_BAR_SHM);

@@ -93,6 +93,10 @@ void nvdla_job_free(struct nvdla_job *job)
 		dma_fence_put(job->hw_fence);
 	else
 		kfree(job->hw_fence);
+	if (job->powered) {
+		pm_runtime_mark_last_busy(ndev->dev);
+		pm_runtime_put_autosuspend(ndev->dev);
+	}
 	kfree(job);
 
 	if (atomic_dec_and_test(&ndev->jobs_alive))
@@ -166,57 +170,6 @@ int nvdla_job_validate(struct nvdla_job *job)
 	return 0;
 }
 
-/* ---- reservations ------------------------------------------------------- */
-
-static void nvdla_unlock_bos(struct drm_gem_object **bos, unsigned int count,
-			     struct ww_acquire_ctx *ctx)
-{
-	unsigned int i;
-
-	for (i = 0; i < count; i++)
-		dma_resv_unlock(bos[i]->resv);
-	ww_acquire_fini(ctx);
-}
-
-/* Locks all reservations, backing off and retrying on ww-mutex contention. */
-static int nvdla_lock_bos(struct drm_gem_object **bos, unsigned int count,
-			  struct ww_acquire_ctx *ctx)
-{
-	int contended = -1;
-	unsigned int i, j;
-	int ret;
-
-	ww_acquire_init(ctx, &reservation_ww_class);
-retry:
-	if (contended >= 0) {
-		ret = dma_resv_lock_slow_interruptible(bos[contended]->resv, ctx);
-		if (ret) {
-			ww_acquire_fini(ctx);
-			return ret;
-		}
-	}
-	for (i = 0; i < count; i++) {
-		if ((int)i == contended)
-			continue;
-		ret = dma_resv_lock_interruptible(bos[i]->resv, ctx);
-		if (!ret)
-			continue;
-
-		for (j = 0; j < i; j++)
-			dma_resv_unlock(bos[j]->resv);
-		if (contended > (int)i)
-			dma_resv_unlock(bos[contended]->resv);
-		if (ret == -EDEADLK) {
-			contended = i;
-			goto retry;
-		}
-		ww_acquire_fini(ctx);
-		return ret;
-	}
-	ww_acquire_done(ctx);
-	return 0;
-}
-
 /* ---- the file's job ids ------------------------------------------------- */
 
 static u32 nvdla_next_id(u32 id)
@@ -266,14 +219,17 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	for (i = 0; i < job->in_syncobj_count; i++) {
 		struct dma_fence *fence = drm_syncobj_fence_get(job->in_syncobjs[i]);
 
-		if (!fence)
-			continue; /* never signalled: nothing to wait for */
+		if (!fence) {
+			/* Nothing was ever submitted to signal it: the job could never run. */
+			drm_dbg(&nfile->ndev->drm, "in-syncobj %u has no fence\n", i);
+			return ERR_PTR(-EINVAL);
+		}
 		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
 			return ERR_PTR(ret);
 	}
 
-	ret = nvdla_lock_bos(job->bos, job->bo_count, &ctx);
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ctx);
 	if (ret)
 		return ERR_PTR(ret);
 
@@ -287,6 +243,18 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 			goto unlock;
 	}
 
+	/*
+	 * Powered from before arming until the job is freed: run_job is on the
+	 * fence-signalling path, where resuming a device (which may sleep and
+	 * allocate) is not allowed.
+	 */
+	ret = pm_runtime_resume_and_get(nfile->ndev->dev);
+	if (ret < 0) {
+		drm_err_ratelimited(&nfile->ndev->drm, "cannot power the device up (%d)\n", ret);
+		goto unlock;
+	}
+	job->powered = true;
+
 	mutex_lock(&nfile->submit_lock);
 	ret = nvdla_file_reserve_id(nfile, &job->id);
 	if (ret) {
@@ -298,7 +266,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_WRITE);
-	nvdla_unlock_bos(job->bos, job->bo_count, &ctx);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
 
 	*id = job->id;
 	xa_store(&nfile->jobs, job->id, dma_fence_get(finished), GFP_KERNEL);
@@ -311,7 +279,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	return finished;
 
 unlock:
-	nvdla_unlock_bos(job->bos, job->bo_count, &ctx);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
 	return ERR_PTR(ret);
 }
 
@@ -319,7 +287,8 @@ unlock:
 
 /*
  * Ends the active job with @status if it is still @expected (NULL: whatever
- * job is active). Any context.
+ * job is active). The status is the hardware fence's error; the scheduler
+ * passes it on to the finished fence. Any context.
  */
 static bool nvdla_job_finish(struct nvdla_device *ndev, struct nvdla_job *expected, int status)
 {
@@ -335,8 +304,8 @@ static bool nvdla_job_finish(struct nvdla_device *ndev, struct nvdla_job *expect
 	}
 	WRITE_ONCE(ndev->active_job, NULL);
 	if (status) {
-		dma_fence_set_error(&job->base.s_fence->finished, status);
 		dma_fence_set_error(job->hw_fence, status);
+		nvdla_compat_sched_forward_error(&job->base, status);
 	}
 	/* The job can be freed once its fence signals: only the fence is used below. */
 	fence = dma_fence_get(job->hw_fence);
@@ -344,16 +313,15 @@ static bool nvdla_job_finish(struct nvdla_device *ndev, struct nvdla_job *expect
 
 	dma_fence_signal(fence);
 	dma_fence_put(fence);
-	pm_runtime_mark_last_busy(ndev->dev);
-	pm_runtime_put_autosuspend(ndev->dev);
 	return true;
 }
 
 void nvdla_job_done(struct nvdla_device *ndev, int status)
 {
+	/* What the engine wrote reaches the hardware before anyone sees the job end. */
+	nvdla_reg_flush(ndev);
 	nvdla_job_finish(ndev, NULL, status);
 }
-EXPORT_SYMBOL_GPL(nvdla_job_done);
 
 static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 {
@@ -363,13 +331,6 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 	unsigned long flags;
 	int ret, idx;
 
-	/*
-	 * Run again by drm_sched_resubmit_jobs() after a timeout: the job is
-	 * still on the hardware or already finished; its fence says which.
-	 */
-	if (job->hw_fence_live)
-		return dma_fence_get(fence);
-
 	/* Cancelled while queued (its file was closed, a dependency failed). */
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
@@ -378,14 +339,9 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 		       ++ndev->fence_seqno);
 	job->hw_fence_live = true;
 
+	/* Powered since it was queued (nvdla_job_queue): nothing here may sleep on the device. */
 	if (!drm_dev_enter(&ndev->drm, &idx)) {
 		ret = -ENODEV;
-		goto fail;
-	}
-	ret = pm_runtime_resume_and_get(ndev->dev);
-	if (ret < 0) {
-		drm_dev_exit(idx);
-		drm_err_ratelimited(&ndev->drm, "cannot power the device up (%d)\n", ret);
 		goto fail;
 	}
 
@@ -401,51 +357,75 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 	return dma_fence_get(fence);
 
 fail:
-	dma_fence_set_error(&sched_job->s_fence->finished, ret);
 	dma_fence_set_error(fence, ret);
+	nvdla_compat_sched_forward_error(sched_job, ret);
 	dma_fence_signal(fence);
 	return dma_fence_get(fence);
 }
 
+/* Stops the hardware: the engine, then the device (reset line, model). */
+static void nvdla_job_reset_hw(struct nvdla_device *ndev)
+{
+	int idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return;
+	if (ndev->engine->reset)
+		ndev->engine->reset(ndev);
+	nvdla_device_reset(ndev);
+	drm_dev_exit(idx);
+}
+
+static bool nvdla_job_is_active(struct nvdla_device *ndev, struct nvdla_job *job)
+{
+	bool active;
+
+	spin_lock_irq(&ndev->job_lock);
+	active = job ? ndev->active_job == job : !!ndev->active_job;
+	spin_unlock_irq(&ndev->job_lock);
+	return active;
+}
+
+/*
+ * A job ran longer than the timeout. The hardware is reset and the job ends
+ * through its hardware fence with ETIMEDOUT, as any job ends; then, as
+ * panthor, v3d and rocket recover, the scheduler is stopped and started
+ * again (no job is ever run twice). A job that started after this one in
+ * the meantime was detached from its hardware fence by drm_sched_stop():
+ * the reset stops it as well and the scheduler ends it with ECANCELED, so
+ * no job still on the hardware is taken for done. The scheduler keeps
+ * @sched_job off its pending list until drm_sched_stop(): it cannot be
+ * freed before.
+ */
 static enum drm_gpu_sched_stat nvdla_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct nvdla_job *job = to_nvdla_job(sched_job);
 	struct nvdla_device *ndev = job->ndev;
-	u32 id = job->id;
-	bool hung;
-	int idx;
 
-	/* From here on @job may have been freed if it completed meanwhile: compare only. */
+	if (ndev->irq > 0)
+		disable_irq(ndev->irq);
+	if (nvdla_job_is_active(ndev, job)) {
+		drm_err(&ndev->drm, "job %u ran longer than %u ms: resetting the engine, the job fails with ETIMEDOUT\n",
+			job->id, ndev->job_timeout_ms);
+		nvdla_job_reset_hw(ndev);
+		nvdla_job_finish(ndev, job, -ETIMEDOUT);
+	}
+	if (ndev->irq > 0)
+		enable_irq(ndev->irq);
+
 	drm_sched_stop(&ndev->sched, sched_job);
 
-	spin_lock_irq(&ndev->job_lock);
-	hung = ndev->active_job == job;
-	spin_unlock_irq(&ndev->job_lock);
-
-	if (hung) {
-		drm_err(&ndev->drm, "job %u ran longer than %u ms: resetting the engine, the job fails with ETIMEDOUT\n",
-			id, ndev->job_timeout_ms);
-		if (ndev->irq > 0)
-			disable_irq(ndev->irq);
-		if (drm_dev_enter(&ndev->drm, &idx)) {
-			if (ndev->engine->reset)
-				ndev->engine->reset(ndev);
-			nvdla_device_reset(ndev);
-			drm_dev_exit(idx);
-		}
-		nvdla_job_finish(ndev, job, -ETIMEDOUT);
-		if (ndev->irq > 0)
-			enable_irq(ndev->irq);
+	if (ndev->irq > 0)
+		disable_irq(ndev->irq);
+	if (nvdla_job_is_active(ndev, NULL)) {
+		drm_err(&ndev->drm, "the job started during the timeout recovery is stopped with ECANCELED\n");
+		nvdla_job_reset_hw(ndev);
+		nvdla_job_finish(ndev, NULL, -ECANCELED);
 	}
+	if (ndev->irq > 0)
+		enable_irq(ndev->irq);
 
-	/*
-	 * drm_sched_stop() detached every pending job from its hardware fence.
-	 * Attach them again: the hung job's fence has just signalled, and a
-	 * job that completed meanwhile may have let the next one start, which
-	 * keeps running (it was not reset) and must not be taken for done.
-	 */
-	nvdla_compat_sched_resubmit(&ndev->sched);
-	nvdla_compat_sched_start(&ndev->sched, -ETIMEDOUT);
+	nvdla_compat_sched_start(&ndev->sched, -ECANCELED);
 	return NVDLA_SCHED_STAT_RESET;
 }
 
@@ -518,13 +498,22 @@ int nvdla_sched_init(struct nvdla_device *ndev)
 	return drmm_add_action_or_reset(&ndev->drm, nvdla_sched_release, ndev);
 }
 
-/* The hardware is going away: fail the running job; the queued ones fail in run_job. */
+/*
+ * The hardware is going away (still reachable: the bus is removing it): stop
+ * it, then fail the running job, whose buffers may be freed at once; the
+ * queued ones fail in run_job.
+ */
 void nvdla_job_unplug(struct nvdla_device *ndev)
 {
 	if (ndev->irq > 0)
 		disable_irq(ndev->irq);
+	if (nvdla_job_is_active(ndev, NULL)) {
+		if (ndev->engine->reset)
+			ndev->engine->reset(ndev);
+		nvdla_device_reset(ndev);
+	}
 	if (nvdla_job_finish(ndev, NULL, -ENODEV))
-		drm_info(&ndev->drm, "device removed: the running job fails with ENODEV\n");
+		drm_info(&ndev->drm, "device removed: the running job fails with ENODEV, the hardware reset first\n");
 	if (ndev->irq > 0)
 		enable_irq(ndev->irq);
 }

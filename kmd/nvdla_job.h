@@ -28,6 +28,7 @@ struct nvdla_job {
 	struct drm_syncobj *out_syncobj;
 	struct dma_fence *hw_fence;	/* allocated at submit, initialised by run_job */
 	bool hw_fence_live;
+	bool powered;			/* holds a runtime-PM reference (from arming) */
 	bool sched_inited;		/* drm_sched_job_init() done, not yet pushed */
 	bool validated;			/* task->engine_priv is the engine's */
 	u32 id;

@@ -123,6 +123,15 @@ static int nvdla_platform_runtime_resume(struct device *dev)
 	return ret;
 }
 
+/* At unbind, after runtime PM is disabled: a device left powered is powered off. */
+static void nvdla_platform_power_off(void *data)
+{
+	struct device *dev = data;
+
+	if (!pm_runtime_status_suspended(dev))
+		nvdla_platform_runtime_suspend(dev);
+}
+
 static void nvdla_platform_release_rmem(void *dev)
 {
 	of_reserved_mem_device_release(dev);
@@ -220,15 +229,27 @@ static int nvdla_platform_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 
-	/* Powered (clocks on, out of reset) only while jobs run, plus the delay. */
-	reset_control_assert(plat->rst);
+	/*
+	 * Powered on here: without CONFIG_PM it stays so (the runtime-PM calls
+	 * are stubs). With it, the device is powered only while jobs are
+	 * queued or run, plus the autosuspend delay.
+	 */
+	ret = nvdla_platform_runtime_resume(dev);
+	if (ret)
+		return dev_err_probe(dev, ret, "cannot power the device up\n");
+	ret = devm_add_action_or_reset(dev, nvdla_platform_power_off, dev);
+	if (ret)
+		return ret;
+	pm_runtime_set_active(dev);
+	pm_runtime_get_noresume(dev);
 	pm_runtime_set_autosuspend_delay(dev, NVDLA_AUTOSUSPEND_MS);
 	pm_runtime_use_autosuspend(dev);
 	ret = devm_pm_runtime_enable(dev);
-	if (ret)
-		return ret;
-
-	return nvdla_device_register(ndev);
+	if (!ret)
+		ret = nvdla_device_register(ndev);
+	pm_runtime_mark_last_busy(dev);
+	pm_runtime_put_autosuspend(dev);
+	return ret;
 }
 
 #if defined(HAVE_PLATFORM_REMOVE_VOID)

@@ -93,6 +93,9 @@ int dla_fail(struct nvdla_dla_error *err, int code, int op, const char *field, u
 int dla_code_errno(int code);
 void dla_clear_error(struct nvdla_dla_error *err);
 
+/* dla_launch.c: 0 when the task's dependency graph can run to its end. */
+int dla_check_launchable(struct nvdla_dla_task *t, uint8_t *scratch, struct nvdla_dla_error *err);
+
 extern const char *const dla_op_names[NVDLA_DLA_OP_COUNT];
 
 static inline const char *dla_op_name(unsigned int type)

@@ -468,6 +468,8 @@ int nvdla_dla_task_validate(const struct nvdla_hw_config *cfg,
 		ret = read_lists(src, &net, t, err);
 	if (!ret)
 		ret = check_graph(t, base + l.scratch, err);
+	if (!ret)
+		ret = dla_check_launchable(t, base + l.scratch, err);
 	if (ret)
 		return ret;
 

@@ -38,13 +38,67 @@ lib_download_image() { # into the current directory
 		apt-get download "linux-image-$KVER-unsigned" >/dev/null 2>&1
 }
 
+# KVER given as a series ("6.12"): the newest Debian 12 amd64 kernel ABI of that
+# series, e.g. 6.12.117+deb12-amd64 (bookworm-security; the suite is added to
+# apt's sources if it is missing).
+lib_resolve_kver() {
+	local series=$KVER found
+	case $series in [0-9]*.[0-9]*) ;; *) return 0 ;; esac
+	case $series in *.*.* | *-*) return 0 ;; esac
+	lib_find_series() {
+		apt-cache search --names-only "^linux-headers-${series//./\\.}[.-][0-9].*-amd64\$" |
+			cut -d" " -f1 | grep -vE -- "-(rt|cloud)-amd64$" | sed "s/^linux-headers-//" | sort -V | tail -n1
+	}
+	found=$(lib_find_series)
+	if [ -z "$found" ]; then
+		if ! grep -rqs 'bookworm-security' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+			say "adding bookworm-security to apt's sources (Debian 12's newer kernels)"
+			echo 'deb http://deb.debian.org/debian-security bookworm-security main' |
+				$SUDO tee /etc/apt/sources.list.d/nvdla-bookworm-security.list >/dev/null
+		fi
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
+		found=$(lib_find_series)
+	fi
+	[ -n "$found" ] || die "no Debian 12 kernel headers of the $series series (linux-headers-$series.*-amd64)"
+	KVER=$found
+}
+
+# The headers of KVER: installed in /usr/src, else its linux-headers packages
+# (the arch one, -common and linux-kbuild) downloaded and unpacked into DIR, never
+# installed (installing linux-headers-6.12.* pulls in its kernel image). Sets KDIR.
+lib_headers() { # dir
+	local dir=$1 pkgs p
+	KDIR=/usr/src/linux-headers-$KVER
+	[ -d "$KDIR" ] && return 0
+	KDIR=$dir/usr/src/linux-headers-$KVER
+	[ -f "$dir/.complete" ] && return 0
+	say "fetching linux-headers-$KVER (unpacked into $dir, not installed)"
+	rm -rf "$dir"
+	mkdir -p "$dir/debs"
+	pkgs="linux-headers-$KVER $(apt-cache depends "linux-headers-$KVER" |
+		sed -n 's/.*Depends: \(linux-\(headers\|kbuild\)-[^ ]*\).*/\1/p' | sort -u | tr '\n' ' ')"
+	# shellcheck disable=SC2086 # a list of package names
+	(cd "$dir/debs" && apt-get download $pkgs >/dev/null 2>&1) ||
+		die "apt-get download $pkgs failed"
+	for p in "$dir"/debs/*.deb; do
+		dpkg-deb -x "$p" "$dir"
+	done
+	rm -rf "$dir/debs"
+	# The arch tree's Makefile includes the common tree by its absolute path.
+	sed -i "s|^include /usr/src/|include $dir/usr/src/|" "$KDIR/Makefile"
+	[ -f "$KDIR/Module.symvers" ] || die "no usable headers of $KVER in $dir"
+	touch "$dir/.complete"
+}
+
 # The kernel to boot and build against: KVER (given, or the ABI linux-headers-amd64
-# depends on), its headers KDIR, and in CACHE_ROOT/$KVER the uncompressed vmlinux
-# (PVH boot) and root/ with the DRM modules of its image package (downloaded, never
+# depends on; a series such as 6.12 means its newest Debian 12 kernel), its headers
+# KDIR (lib_headers), and in CACHE_ROOT/$KVER the uncompressed vmlinux (PVH boot)
+# and root/ with the DRM modules of its image package (downloaded, never
 # installed). Sets KVER KDIR cache kroot.
 lib_kernel() { # cache-root
 	local cache_root=$1 fixed=${KVER:+yes} debs deb vmlinuz off
 	[ -n "${KVER:-}" ] || KVER=$(lib_derive_kver)
+	lib_resolve_kver
 	[ -n "$KVER" ] || die "cannot derive the kernel ABI from linux-headers-amd64"
 	KDIR=/usr/src/linux-headers-$KVER
 	cache=$cache_root/$KVER
@@ -70,8 +124,9 @@ lib_kernel() { # cache-root
 		deb=${debs[0]}
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" --wildcards \
 			"./boot/vmlinuz-$KVER" \
-			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko" \
-			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko*" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko*" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_kms_helper.ko*" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/scheduler/*" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/vgem/*" \
 			"./lib/modules/$KVER/modules.order" \
@@ -81,17 +136,31 @@ lib_kernel() { # cache-root
 		depmod -b "$kroot" "$KVER"
 		# The uncompressed kernel boots through PVH, twice as fast as the bzImage.
 		vmlinuz=$kroot/boot/vmlinuz-$KVER
-		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1)
-		[ -n "$off" ] || die "no xz payload in $vmlinuz"
-		tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
+		# The payload is xz (6.1) or zstd (6.12+) compressed.
+		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1 || true)
+		if [ -n "$off" ]; then
+			tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
+		else
+			off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$vmlinuz" | head -n1 | cut -d: -f1 || true)
+			[ -n "$off" ] || die "no xz or zstd payload in $vmlinuz"
+			command -v zstd >/dev/null || die "zstd is needed to unpack $vmlinuz (apt-get install zstd)"
+			tail -c +"$((off + 1))" "$vmlinuz" | zstd -dcq >"$cache/vmlinux" 2>/dev/null || true
+		fi
 		head -c 4 "$cache/vmlinux" | grep -q ELF || die "could not extract vmlinux"
 	fi
-	[ -d "$KDIR" ] || die "no headers at $KDIR (install linux-headers-$KVER)"
+	lib_headers "$cache/headers"
 }
 
 # nvdla.ko into out-dir (NVDLA_SELFTEST=selftest), warnings are errors.
 lib_build_module() { # out-dir selftest
 	local log=$1.log
+	# Objects of another kernel must go: Kbuild's command lines can be the same for two
+	# kernels (relative include paths), and it would link them in.
+	if [ "$(cat "$1/.kernel" 2>/dev/null)" != "$KDIR" ]; then
+		rm -rf "$1"
+		mkdir -p "$1"
+		echo "$KDIR" >"$1/.kernel"
+	fi
 	# shellcheck disable=SC2154 # root: the caller's
 	if ! make -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
 		cat "$log"
@@ -107,7 +176,7 @@ lib_build_module() { # out-dir selftest
 lib_drm_uapi_dir() {
 	local f
 	for f in "$KDIR/include/uapi/drm/drm.h" \
-		"/usr/src/linux-headers-${KVER%-*}-common/include/uapi/drm/drm.h"; do
+		"${KDIR%/*}/linux-headers-${KVER%-*}-common/include/uapi/drm/drm.h"; do
 		[ -f "$f" ] && { dirname "$f"; return 0; }
 	done
 	die "no drm.h in the headers of $KVER"
@@ -125,7 +194,10 @@ lib_add_module() { # name dir
 	for dep in $(modinfo -F depends "$file" | tr ',' ' '); do
 		lib_add_module "$dep" "$dir"
 	done
-	cp "$file" "$dir/$name.ko"
+	case $file in
+	*.ko.xz) xz -dc "$file" >"$dir/$name.ko" ;; # 6.12+ ships modules xz-compressed
+	*) cp "$file" "$dir/$name.ko" ;;
+	esac
 	lib_module_order="$lib_module_order $name"
 }
 

@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -485,6 +487,41 @@ static void test_bo(struct dev *d, const char *name)
 	info.flags = 0;
 	EXPECT_ERR(xioctl(d->fd, DRM_IOCTL_NVDLA_BO_INFO, &info), -ENOENT, "BO_INFO bad handle");
 	EXPECT_ERR(gem_close(d->fd, 0xbeef), -EINVAL, "GEM_CLOSE bad handle");
+}
+
+/*
+ * Without an IOMMU a device address is a physical address of kernel memory:
+ * only CAP_SYS_ADMIN learns it. A child without capabilities gets 0 from
+ * BO_CREATE and BO_INFO (and still a working buffer); root gets the address.
+ */
+static void test_address_privilege(struct dev *d)
+{
+	struct bo bo;
+	int status = -1;
+	pid_t pid;
+
+	group = "bo address";
+	status = bo_create(d->fd, PAGE, 0, &bo);
+	result(!status && bo.dma, "CAP_SYS_ADMIN: BO_CREATE returns %#" PRIx64, bo.dma);
+	bo_free(d->fd, &bo);
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct caps[2] = { { 0 } };
+		struct drm_nvdla_bo_info info;
+
+		if (syscall(SYS_capset, &hdr, caps))
+			_exit(2);
+		if (bo_create(d->fd, PAGE, 0, &bo) || !bo_map(d->fd, &bo))
+			_exit(3);
+		if (bo.dma || bo_info(d->fd, bo.handle, &info) || info.dma_address)
+			_exit(4);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	result(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "without CAP_SYS_ADMIN: BO_CREATE and BO_INFO return address 0 (child exit %d)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 /* Fill the carve-out, then free everything: the range allocator gives it all back. */
@@ -1128,6 +1165,13 @@ static void test_submit_args(struct dev *d)
 	EXPECT_ERR(submit_raw(d->fd, &s), -ENOENT, "unknown out-syncobj");
 	sync = syncobj_create(d->fd);
 	RESET();
+	big[0].job.in_syncobjs = (uintptr_t)&sync;
+	big[0].job.in_syncobj_count = 1;
+	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "in-syncobj without a fence (it could never run)");
+	RESET();
+	big[0].job.out_syncobj = sync;
+	EXPECT_ERR(submit_wait(d->fd, &s), -EIO, "with an out-syncobj: queued");
+	RESET();
 	big[0].job.out_syncobj = sync;
 	big[0].job.in_syncobjs = (uintptr_t)&sync;
 	big[0].job.in_syncobj_count = 1;
@@ -1313,6 +1357,54 @@ static void test_validator(struct dev *d, const char *name)
 }
 
 /* Descriptors must be readable by the kernel: an imported buffer cannot hold them. */
+/*
+ * Two operations, an SDP (op 0) and a BDMA without transfers (op 1): op 1
+ * waits for op 0's completion and, with @cycle, op 0 for op 1's too (each is
+ * sent the one event it waits for, but neither can run first).
+ */
+static void task_write_pair(const struct dev *d, struct task *t, bool cycle)
+{
+	struct dla_test_descs sdp, bdma;
+	uint8_t *m = t->desc.map;
+
+	descs_sdp(d, &sdp);
+	descs_bdma(&bdma, 0);
+	bdma.surf.bdma_surface.num_transfers = 0;
+	bdma.op.bdma_op.num_transfers = 0;
+	sdp.net.num_operations = 2;
+	sdp.net.op_head[NVDLA_DLA_OP_BDMA] = 1;
+	sdp.graph.consumers[NVDLA_DLA_OP_BDMA].index = 1;
+	sdp.graph.consumers[NVDLA_DLA_OP_BDMA].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+	bdma.graph.dependency_count = 1;
+	if (cycle) {
+		sdp.graph.dependency_count = 1;
+		bdma.graph.consumers[NVDLA_DLA_OP_SDP].index = 0;
+		bdma.graph.consumers[NVDLA_DLA_OP_SDP].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+	}
+	task_write(t, &sdp, false);
+	memcpy(m + task_offsets[TASK_GRAPH] + sizeof(bdma.graph), &bdma.graph, sizeof(bdma.graph));
+	memcpy(m + task_offsets[TASK_OPS] + sizeof(bdma.op), &bdma.op, sizeof(bdma.op));
+	memcpy(m + task_offsets[TASK_SURFS] + sizeof(bdma.surf), &bdma.surf, sizeof(bdma.surf));
+}
+
+/* A dependency cycle passes every per-operation rule but could never run: refused. */
+static void test_validator_cycle(struct dev *a)
+{
+	const uint32_t v12 = NVDLA_DLA_VERSION(0, 12, 0);
+	struct task t;
+
+	group = "validator graph";
+	if (!task_init(a, &t)) {
+		result(false, "setup");
+		return;
+	}
+	task_write_pair(a, &t, false);
+	expect_job(a, &t, v12, -EIO, "SDP then BDMA waiting for it: accepted", NULL);
+	task_write_pair(a, &t, true);
+	expect_reject(a, &t, v12, -EINVAL, "SDP and BDMA waiting for each other (a cycle)");
+	task_fini(a, &t);
+}
+
 static void test_validator_import(struct dev *a, struct dev *b)
 {
 	struct bo other = { 0 };
@@ -1745,7 +1837,8 @@ static void test_unbind(struct dev *b)
 	char link[256], target[256], name[32];
 	const char *addr;
 	struct dev a2, b2, c2;
-	struct bo bo;
+	struct bo bo, data;
+	uint32_t handles[2], id;
 	ssize_t n;
 	int fd, ufd, i;
 
@@ -1761,9 +1854,16 @@ static void test_unbind(struct dev *b)
 	}
 	target[n] = '\0';
 	addr = strrchr(target, '/') + 1;
+	/* A job hangs on the device (it times out only after 300 ms): unbind stops and fails it. */
+	handles[0] = bo.handle;
+	set_command(&bo, SELFTEST_HANG);
+	result(!bo_create(fd, PAGE, 0, &data) && (handles[1] = data.handle) &&
+		       !submit_job(fd, handles, NULL, 2, 0, 0, &id),
+	       "a job hangs on the device");
+	usleep(100000); /* running by then (the scheduler starts it), 200 ms before its timeout */
 	ufd = open("/sys/bus/pci/drivers/nvdla-ivshmem/unbind", O_WRONLY);
 	result(ufd >= 0 && write(ufd, addr, strlen(addr)) == (ssize_t)strlen(addr),
-	       "unbind %s with a file open and a buffer mapped", addr);
+	       "unbind %s with a file open, a buffer mapped and a job running", addr);
 	close(ufd);
 	{
 		struct bo other;
@@ -1784,6 +1884,7 @@ static void test_unbind(struct dev *b)
 		       "the buffer's mapping is revoked (SIGBUS)");
 	}
 	bo_free(fd, &bo);
+	gem_close(fd, data.handle);
 	close(fd);
 	ufd = open("/sys/bus/pci/drivers/nvdla-ivshmem/bind", O_WRONLY);
 	result(ufd >= 0 && write(ufd, addr, strlen(addr)) == (ssize_t)strlen(addr), "bind again");
@@ -1823,6 +1924,7 @@ int main(int argc, char **argv)
 		test_bo(&a, "bo carve-out");
 		test_bo(&b, "bo dma");
 		test_bo(&c, "bo platform");
+		test_address_privilege(&b);
 		test_carveout_exhaustion(&a);
 		test_prime(&a, &b);
 		test_vgem_import(&a);
@@ -1835,6 +1937,7 @@ int main(int argc, char **argv)
 		test_validator(&c, "validator nv_large");
 		test_validator_import(&a, &b);
 		test_no_hardware(&a);
+		test_validator_cycle(&a); /* after: a job just before shortens the next one's timeout */
 	} else {
 		test_jobs(&a, &b);
 		test_runtime_pm(&c);

@@ -119,6 +119,8 @@ final_checks() {
 		echo "bench: $cfg register read round trip (spinning on the consumer index):" \
 			"$(tr '\n' ' ' </sys/class/drm/${node#/dev/dri/}/device/vp_ping)"
 		prefixed "info $cfg vp_stats: " /sys/class/drm/${node#/dev/dri/}/device/vp_stats
+		step "$cfg: vp_ping is readable by root only (mode 400)" \
+			[ "$(stat -c %a /sys/class/drm/${node#/dev/dri/}/device/vp_ping)" = 400 ]
 		step "$cfg: the host model saw no access outside the carve-out, no bad ring entry" \
 			zero "$(vp_stat $cfg host_outside_carveout)" "$(vp_stat $cfg host_bad_entries)"
 	done

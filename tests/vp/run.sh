@@ -81,7 +81,7 @@ start=$(date +%s)
 . "$root/tests/kmd/lib.sh"
 
 # ---- 1. packages and kernel -------------------------------------------------------
-lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils linux-headers-amd64
+lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64
 lib_kernel "$KMD_CACHE"
 
 # ---- 2. module, programs ------------------------------------------------------------
@@ -149,7 +149,7 @@ log=$WORK/serial.log
 vplog=$WORK/nvdla_vp.log
 stats=$WORK/nvdla_vp-stats.json
 rm -f "$log" "$vplog" "$stats"
-append="console=ttyS0 quiet log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1"
+append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1"
 qemu=(qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M
 	-display none -vga none -nic none -no-reboot
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" -append "$append")

@@ -177,7 +177,7 @@ struct drm_nvdla_bo_create {
 	__u64 alignment;
 	__u32 flags;	    /* must be zero */
 	__u32 handle;	    /* out: GEM handle */
-	__u64 dma_address;  /* out: device address of the first byte */
+	__u64 dma_address;  /* out: device address of the first byte (0 unless CAP_SYS_ADMIN) */
 	__u64 mmap_offset;  /* out: offset to mmap() on the DRM file */
 };
 
@@ -186,7 +186,7 @@ struct drm_nvdla_bo_info {
 	__u32 handle;
 	__u32 flags;	    /* must be zero */
 	__u64 size;	    /* out: bytes */
-	__u64 dma_address;  /* out */
+	__u64 dma_address;  /* out: as BO_CREATE's */
 	__u64 mmap_offset;  /* out */
 };
 
