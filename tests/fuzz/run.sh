@@ -30,7 +30,7 @@ if [ -z "$shared" ] || [ ! -d "$flatbufs" ]; then
 fi
 
 status=0
-for target in image dla_validate loadable; do
+for target in image dla_validate loadable caffe; do
     corpus=$work/corpus/$target
     artifacts=$work/artifacts/$target
     log=$work/$target.log
