@@ -57,7 +57,7 @@ help:
 	@echo "  make train          retrain the main job's LeNet (a few minutes, one core) and rewrite"
 	@echo "                      tools/lenet/lenet_fmnist.weights"
 	@echo "  make train-onnx     retrain the main job's network with python3-torch and rewrite"
-	@echo "                      tools/fmnist_resnet/fmnist_resnet.onnx (about 15 minutes, 2 cores)"
+	@echo "                      tools/fmnist_resnet/fmnist_resnet.onnx (about 5 minutes, one core)"
 	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"

@@ -7,7 +7,8 @@ with Debian's python3-torch on Debian's dataset-fashion-mnist. The model takes p
 [0, 1] as a [N, 1, 28, 28] float tensor and returns the probabilities of the 10 classes.
 
 Deterministic: fixed seed, fixed thread count, deterministic algorithms; one machine and one
-torch build always write the same model. Not run by CI (several minutes on two cores).
+torch build always write the same model. Not run by CI (about 5 minutes of one core: one
+thread, because OpenMP threads spin and waste a shared machine's cores).
 """
 import argparse
 import gzip

@@ -240,7 +240,9 @@ int main(int argc, char** argv) {
         onnx::ImportOptions import_options;
         import_options.batch = batch;
         Result<onnx::Model> m = onnx::import_file(model, import_options);
-        if (!m) return fail(model + ": " + m.message());
+        if (!m)
+            return fail(m.message().find(model) == std::string::npos ? model + ": " + m.message()
+                                                                     : m.message());
         imported.kind = "ONNX opset " + std::to_string(m->opset);
         for (const onnx::Value& v : m->inputs) imported.inputs.push_back(v.tensor);
         imported.network = std::move(m.value().network);

@@ -28,8 +28,14 @@ std::string dims_text(Dims4 d) {
     return std::to_string(d.c) + "x" + std::to_string(d.h) + "x" + std::to_string(d.w);
 }
 
+// "R8", "A8B8G8R8": the format's name as the flags take it (without the seed's "T_").
+std::string pixel_format_name(PixelFormat f) {
+    const std::string name(to_string(f));
+    return name.rfind("T_", 0) == 0 ? name.substr(2) : name;
+}
+
 std::string format_text(const builder::TensorDesc& t) {
-    if (t.image) return "image " + std::string(to_string(t.image->pixel_format));
+    if (t.image) return "image " + pixel_format_name(t.image->pixel_format);
     return t.pixel_format == kPixelFormatFeatureX8 ? "feature (8-byte atoms)" : "feature";
 }
 
@@ -126,7 +132,7 @@ std::string json_report(const builder::CompiledNetwork& net, const ReportContext
                        {"size_bytes", t.size_bytes},
                        {"scale", t.scale}};
         if (t.image) {
-            j["image"] = {{"pixel_format", std::string(to_string(t.image->pixel_format))},
+            j["image"] = {{"pixel_format", pixel_format_name(t.image->pixel_format)},
                           {"mean", t.image->mean},
                           {"scale", t.image->scale}};
         }
