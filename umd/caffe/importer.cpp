@@ -70,7 +70,9 @@ class Importer {
         }
         if (model_.inputs.empty()) return error("prototxt: the network has no input");
         // Outputs: tops that no later layer reads, each once, in layer order.
-        for (const auto& [name, tensor] : produced_order_) {
+        for (const auto& produced : produced_order_) {
+            const std::string& name = produced.first;
+            const Tensor tensor = produced.second;  // a copy: lambdas cannot capture bindings
             if (consumed_.count(tensor.id)) continue;
             if (std::any_of(model_.outputs.begin(), model_.outputs.end(),
                             [&](const Value& v) { return v.tensor == tensor; }))
