@@ -79,8 +79,11 @@ std::string text_report(const builder::CompiledNetwork& net, const ReportContext
     for (const std::string& op : net.cpu_operations) out << "    CPU: " << op << "\n";
     out << "  memory: " << kib(net.weight_bytes) << " of weights, " << kib(net.activation_bytes)
         << " of activations; loadable " << kib(net.loadable.size()) << "\n";
-    out << "  multiply-accumulates per run: " << macs_text(net.model_macs) << " in the model, "
-        << macs_text(net.hardware_macs) << " on the hardware";
+    if (net.model_macs == 0 && net.hardware_macs == 0)
+        out << "  multiply-accumulates per run: not counted by this builder";
+    else
+        out << "  multiply-accumulates per run: " << macs_text(net.model_macs) << " in the model, "
+            << macs_text(net.hardware_macs) << " on the hardware";
     if (net.hardware_macs > 0 && net.model_macs > 0) {
         char pct[32];
         std::snprintf(pct, sizeof pct, " (%.0f%% useful)",
