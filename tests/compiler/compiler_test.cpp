@@ -268,6 +268,56 @@ TEST_F(Compiler, CalibrationFromTensorFiles) {
     EXPECT_FALSE(fs::exists(path("bad.nvdla")));
 }
 
+TEST_F(Compiler, ImagePreprocessingFlags) {
+    // --calibration-samples takes the first N files; --mean/--normalize set the input's range
+    // (the whole pixel range: max(|0 - 100|, |255 - 100|) / 128).
+    ToolRun r = compile(kModels + "lenet.onnx --precision int8 --calibration " + calibration() +
+                        " --calibration-samples 2 --mean 100 --normalize 128 --write-calibtable " +
+                        path("t.json") + " -o " + path("a.nvdla"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("2 samples"), std::string::npos) << r.output;
+    std::ifstream in(path("t.json"));
+    nlohmann::json j = nlohmann::json::parse(in);
+    EXPECT_NEAR(j["data"]["scale"].get<double>() * 127, 155.0 / 128.0, 1e-6);
+
+    // --resize: 40x30 images are scaled and cropped to 28x28 (refused without it).
+    fs::create_directories(path("big"));
+    for (uint32_t i = 0; i < 2; ++i)
+        write_pgm(path("big/b" + std::to_string(i) + ".pgm"), i + 7, 40, 30);
+    r = compile(kModels + "lenet.onnx --precision int8 --calibration " + path("big") + " -o " +
+                path("b.nvdla"));
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("--resize"), std::string::npos) << r.output;
+    r = compile(kModels + "lenet.onnx --precision int8 --resize --calibration " + path("big") +
+                " -o " + path("b.nvdla"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+
+    // --channel-order: the same colour images in RGB and BGR calibrate a colour network
+    // differently.
+    fs::create_directories(path("colour"));
+    for (uint32_t i = 0; i < 2; ++i) {
+        std::ofstream f(path("colour/c" + std::to_string(i) + ".ppm"), std::ios::binary);
+        f << "P6\n16 16\n255\n";
+        for (uint32_t k = 0; k < 16 * 16; ++k) {
+            f.put(static_cast<char>(250));  // red
+            f.put(static_cast<char>(20 * i));
+            f.put(static_cast<char>(k % 7));
+        }
+    }
+    std::vector<std::string> tables;
+    for (const char* order : {"rgb", "bgr"}) {
+        const std::string table = path(std::string(order) + ".json");
+        r = compile("--prototxt " + kModels + "layers.prototxt --caffemodel " + kModels +
+                    "layers.caffemodel --precision int8 --calibration " + path("colour") +
+                    " --normalize 255 --channel-order " + order + " --write-calibtable " + table +
+                    " -o " + path("c.nvdla"));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        std::ifstream t(table);
+        tables.emplace_back(std::istreambuf_iterator<char>(t), std::istreambuf_iterator<char>());
+    }
+    EXPECT_NE(tables[0], tables[1]);
+}
+
 // ---- calibration tables ----
 
 TEST_F(Compiler, CalibrationTableRoundTrip) {
