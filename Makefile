@@ -23,20 +23,24 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-de
                 libflatbuffers-dev flatbuffers-compiler libdrm-dev libpng-dev libjpeg-dev \
                 clang libclang-rt-14-dev libdnnl-dev \
                 libonnx-dev libprotobuf-dev libonnx-testdata dataset-fashion-mnist \
+                protobuf-compiler \
                 dt-schema device-tree-compiler
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
-.PHONY: help deps build test test-unit test-sanitize run regression train bench install clean \
+.PHONY: help deps build test test-unit test-sanitize run run-lenet train-onnx regression train bench \
+        install clean \
         format format-check
 
 help:
 	@echo "NVDLA software stack"
 	@echo ""
-	@echo "  make run            build, then run the main job: LeNet on Fashion-MNIST built in int8"
-	@echo "                      and fp16, all 10 000 test images on the default backend (emulated"
-	@echo "                      NVDLA unless a device is present), accuracy next to the float"
-	@echo "                      reference, images/s (docs/main-job.md)"
+	@echo "  make run            build, then run the main job on the user's flow: a residual CNN"
+	@echo "                      trained in PyTorch on Fashion-MNIST (ONNX) compiled by nvdla_compiler"
+	@echo "                      in int8 and fp16, all 10 000 test images on the default backend"
+	@echo "                      (emulated NVDLA unless a device is present), accuracy next to the"
+	@echo "                      float model, images/s (docs/main-job.md, docs/compiler.md)"
+	@echo "  make run-lenet      the former main job: LeNet built with the C++ builder API"
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, and"
 	@echo "                      the kernel module in a QEMU-booted Debian kernel (test-kmd), the"
 	@echo "                      virtual platform (test-vp) and the device-tree binding (dt-check)"
@@ -53,6 +57,8 @@ help:
 	@echo "                      outputs checked against their goldens"
 	@echo "  make train          retrain the main job's LeNet (a few minutes, one core) and rewrite"
 	@echo "                      tools/lenet/lenet_fmnist.weights"
+	@echo "  make train-onnx     retrain the main job's network with python3-torch and rewrite"
+	@echo "                      tools/fmnist_resnet/fmnist_resnet.onnx (about 5 minutes, one core)"
 	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
 	@echo "  make mutants        compile each one-character bug of tests/mutants/mutants.txt into a"
 	@echo "                      scratch copy, run the test binary that must notice it; fails if any"
@@ -116,11 +122,38 @@ test-sanitize: deps
 	@cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
-# The main job (docs/main-job.md): the LeNet of tools/lenet built with the network builder in int8
-# and fp16 (loadables saved in $(BUILD_DIR)/), every Fashion-MNIST test image classified on the
-# default backend (NVDLA_BACKEND=auto: the emulated NVDLA unless a device is present).
+# The main job (docs/main-job.md) on the user's flow: the ONNX model of tools/fmnist_resnet
+# (trained in PyTorch, `make train-onnx`) compiled by nvdla_compiler in int8 (calibrated on
+# training images written as PGM files) and fp16, then every Fashion-MNIST test image classified
+# on the default backend (NVDLA_BACKEND=auto: the emulated NVDLA unless a device is present).
+FMNIST_MODEL = tools/fmnist_resnet/fmnist_resnet.onnx
+FMNIST_DIR = $(BUILD_DIR)/fmnist
+
 run: build
+	@$(BUILD_DIR)/bin/nvdla_fmnist images --set train --count 500 --out $(FMNIST_DIR)/calibration
+	@$(BUILD_DIR)/bin/nvdla_fmnist images --set test --out $(FMNIST_DIR)/test
+	@for p in int8 fp16; do \
+	  echo "== $(BUILD_DIR)/bin/nvdla_compiler $(FMNIST_MODEL) --precision $$p ..."; \
+	  $(BUILD_DIR)/bin/nvdla_compiler $(FMNIST_MODEL) --config nv_full --precision $$p \
+	    --calibration $(FMNIST_DIR)/calibration --normalize 255 \
+	    --labels tools/fmnist_resnet/labels.txt -o $(BUILD_DIR)/fmnist_resnet_$$p.nvdla || exit 1; \
+	done
+	@echo "== classifying the 10 000 test images"
+	@$(BUILD_DIR)/bin/nvdla_fmnist classify --model $(FMNIST_MODEL) --images $(FMNIST_DIR)/test \
+	  --loadable int8=$(BUILD_DIR)/fmnist_resnet_int8.nvdla \
+	  --loadable fp16=$(BUILD_DIR)/fmnist_resnet_fp16.nvdla
+
+# The former main job: the LeNet of tools/lenet built with the C++ builder API in int8 and fp16.
+run-lenet: build
 	@$(BUILD_DIR)/bin/nvdla_mainjob --out-dir $(BUILD_DIR)
+
+# Retrains the main job's network with Debian's python3-torch (deterministic: fixed seed and
+# thread count) and rewrites the committed ONNX file. Not run by CI.
+train-onnx:
+	@/usr/bin/python3 -c "import torch, onnx" 2>/dev/null || \
+	  { echo "train-onnx: needs python3-torch and python3-onnx (apt-get install python3-torch" \
+	         "python3-onnx)" >&2; exit 1; }
+	@/usr/bin/python3 tools/fmnist_resnet/train.py --output $(FMNIST_MODEL)
 
 # Every regression loadable of ../shared run on the emulated NVDLA, each output compared with its
 # golden md5. (The format walk-through is `$(BUILD_DIR)/bin/nvdla_surface demo`.)
