@@ -303,6 +303,11 @@ static void task_random_sdp(const struct dev *d, struct task *t, struct dla_test
 		t->surfaces = (t->c + atom - 1) / atom;
 		t->line = (t->w + below(3)) * atom;
 		t->surf = t->line * t->h + below(3) * atom;
+		/* The C model asserts that a 1 x 1 cube's surfaces are packed (docs/emu/sdp.md). */
+		if (t->w == 1 && t->h == 1) {
+			t->line = atom;
+			t->surf = atom;
+		}
 		t->size = t->surf * t->surfaces;
 	} while (t->size > BUF_BYTES);
 
@@ -387,8 +392,8 @@ static bool task_check(const struct task *t, const struct dev *d, char *why, siz
 	if (t->type == NVDLA_DLA_OP_SDP) {
 		/*
 		 * SDP reads and writes a 1 x 1 cube's surfaces packed, one atom after
-		 * the other, whatever the surface stride (the C model's behaviour,
-		 * umd/emu/sdp_dma.cpp): the copy is there.
+		 * the other (the generator programs them so: the C model refuses
+		 * anything else, umd/emu/sdp_checks.cpp): the copy is there.
 		 */
 		uint32_t surf = t->w == 1 && t->h == 1 ? atom : t->surf;
 
