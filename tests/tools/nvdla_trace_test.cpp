@@ -105,6 +105,15 @@ TEST_F(NvdlaTrace, CfgTraceLoadsMemoryCatchesInterruptsAndChecksCrc) {
     EXPECT_NE(r.output.find("6 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
 }
 
+TEST_F(NvdlaTrace, ATrailingSlashNamesTheSameTrace) {
+    const fs::path dir = cfg_trace("t_slash", "reg_read_check(NVDLA_GLB.S_INTR_STATUS_0, 0x0);\n");
+    ToolRun r = run("--config nv_small " + dir.string() + "/");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("t_slash on nv_small: 1 commands replayed"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("2 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
+}
+
 TEST_F(NvdlaTrace, ChecksWaitForTheirSyncAndMissedInterruptsFail) {
     const fs::path dir =
         cfg_trace("t1",

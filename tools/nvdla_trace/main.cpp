@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "nvdla_trace: %s\n", trace.message().c_str());
         return 2;
     }
-    const std::string name = std::filesystem::path(dir).filename().string();
+    const std::string name = trace->dir.filename().string();
     if (auto missing = nvdla::trace::first_missing_file(*trace); !missing.empty()) {
         std::printf("SKIP %s: %s is not in the trace directory (not public)\n", name.c_str(),
                     missing.c_str());

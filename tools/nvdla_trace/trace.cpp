@@ -203,7 +203,9 @@ Status parse_txn_line(const std::string& raw, int line, std::vector<Command>& ou
 
 }  // namespace
 
-Result<Trace> load_trace(const fs::path& dir) {
+Result<Trace> load_trace(const fs::path& given) {
+    // "dir/" (as shell completion writes it) names the same trace as "dir".
+    const fs::path dir = given.has_filename() ? given : given.parent_path();
     Trace t;
     t.dir = dir;
     const fs::path cfg = dir / (dir.filename().string() + ".cfg");
