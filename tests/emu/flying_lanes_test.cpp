@@ -4,7 +4,9 @@
 // other (here bias from memory, then ReLU and the output convertor), sdp2pdp carries whole
 // atoms, and PDP pools and writes every lane (docs/emu/pdp.md). The expected bytes are derived
 // by hand below: per lane v = ReLU(x + bias), x = 0 past the channels; the 2x2 windows hold
-// v - 3, v + 1, v + 1, v + 1, so max = v + 1 and average = v exactly.
+// v - 3, v + 1, v + 1, v + 1, so max = v + 1 and average = v exactly. The nv_full cases are
+// also compared with the C model's bytes (ctest -L cmodel, tests/emu/data/cmodel/); nv_small
+// rests on this test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
