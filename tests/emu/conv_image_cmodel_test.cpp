@@ -9,6 +9,7 @@
 
 #include "conv_test_rig.hpp"
 #include "nvdla/formats/pixel.hpp"
+#include "nvdla/formats/weights.hpp"
 
 namespace nvdla::emu::conv_test {
 namespace {
@@ -28,11 +29,12 @@ struct ImageLayer {
     uint32_t cvt_truncate;
     uint32_t clip;  // CACC truncation (integer)
     uint64_t seed;
-    bool sign_override = false;  // PIXEL_SIGN_OVERRIDE: integer elements read as signed
+    bool sign_override = false;   // PIXEL_SIGN_OVERRIDE: integer elements read as signed
+    uint32_t post_extension = 1;  // CSC rows per MAC operation: 1, 2 or 4
 };
 
 // The C-model cases: 4-, 1- and packed 10-bit-component int8 images, unsigned and signed
-// 16-bit ones, fp16.
+// 16-bit ones, fp16 images and an 8-bit one converted to fp16, post-extension by 2 and 4.
 // clang-format off
 constexpr ImageLayer kLayers[] = {
     // name, format, precision, W, H, K, R, S, stride x/y, pad l/r/t/b, pad value,
@@ -49,6 +51,14 @@ constexpr ImageLayer kLayers[] = {
      0x0081, true, {0xff00, 0, 0, 0}, true, 0, 3, 9, 2, 6, true},
     {"r16_f_fp16", PixelFormat::R16_F, Precision::Fp16, 9, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1,
      0x3c00, false, {0, 0, 0, 0}, false, 0, 1, 0, 0, 5},
+    {"a16b16g16r16_f_fp16", PixelFormat::A16B16G16R16_F, Precision::Fp16, 6, 5, 16, 2, 3, 2, 1,
+     1, 2, 0, 1, 0xbc00, false, {0, 0, 0, 0}, false, 0, 1, 0, 0, 7},
+    {"a8b8g8r8_to_fp16", PixelFormat::A8B8G8R8, Precision::Fp16, 8, 5, 8, 3, 2, 1, 1, 1, 0, 1, 1,
+     0x4000, true, {128, 64, 0xff9c, 0}, true, 0, 0xfffd, 1, 0, 8},
+    {"x8b8g8r8_post2_int8", PixelFormat::X8B8G8R8, Precision::Int8, 12, 8, 8, 5, 4, 2, 1, 2, 1,
+     1, 0, 0x00fe, true, {30, 60, 90, 0}, true, 0, 2, 1, 2, 9, false, 2},
+    {"a8b8g8r8_post4_int8", PixelFormat::A8B8G8R8, Precision::Int8, 9, 9, 8, 6, 2, 1, 1, 0, 0, 0, 0,
+     0x0000, false, {0, 0, 0, 0}, true, 100, 1, 0, 3, 10, false, 4},
 };
 // clang-format on
 
@@ -105,13 +115,36 @@ Program make_program(const ImageLayer& l) {
             put16(&image.bytes[i], random_half(rng, 12, 16));
     else
         for (uint8_t& b : image.bytes) b = static_cast<uint8_t>(rng());
-    Region weights{kWeightBase,
-                   dc_weight_surface(cfg, l.precision, l.kernels, depth, l.kernel_h, 1,
-                                     [&](uint32_t, uint32_t, uint32_t, uint32_t) {
-                                         return l.precision == Precision::Fp16
-                                                    ? int32_t(random_half(rng, 10, 14))
-                                                    : int32_t(static_cast<int8_t>(rng()));
-                                     })};
+    // Kernels [k][r][s * channels + c], pre-extended: without post-extension a direct surface
+    // 1 wide, with it the formats library's image layout.
+    std::vector<int32_t> kernels(size_t(l.kernels) * l.kernel_h * depth);
+    for (int32_t& w : kernels)
+        w = l.precision == Precision::Fp16 ? int32_t(random_half(rng, 10, 14))
+                                           : int32_t(static_cast<int8_t>(rng()));
+    Region weights{kWeightBase, {}};
+    if (l.post_extension == 1) {
+        weights.bytes =
+            dc_weight_surface(cfg, l.precision, l.kernels, depth, l.kernel_h, 1,
+                              [&](uint32_t k, uint32_t c, uint32_t r, uint32_t) {
+                                  return kernels[(size_t(k) * l.kernel_h + r) * depth + c];
+                              });
+    } else {
+        EXPECT_EQ(l.precision, Precision::Int8);
+        WeightFormat f{WeightKind::Image, Precision::Int8};
+        f.image_channels = channels;
+        f.post_extension = l.post_extension;
+        f.stride_x = l.stride_x;
+        f.stride_y = l.stride_y;
+        const Dims4 dims{l.kernels, channels, l.kernel_h, l.kernel_s};
+        const auto layout = make_weight_layout(cfg, f, dims);
+        EXPECT_TRUE(layout) << layout.message();
+        std::vector<int8_t> krsc(kernels.size());
+        for (size_t i = 0; i < krsc.size(); ++i) krsc[i] = static_cast<int8_t>(kernels[i]);
+        weights.bytes.assign(layout->size_bytes(), 0);
+        EXPECT_TRUE(pack_weights(
+            {krsc.data(), krsc.size(), HostType::Int8, HostLayout::NHWC, dims}, *layout,
+            {reinterpret_cast<std::byte*>(weights.bytes.data()), weights.bytes.size()}));
+    }
     const auto weight_bytes = static_cast<uint32_t>(weights.bytes.size());
 
     const uint32_t pr = static_cast<uint32_t>(l.precision);
@@ -133,7 +166,7 @@ Program make_program(const ImageLayer& l) {
     set("CSC", "D_DATAIN_FORMAT", 1);
     set("CSC", "D_DATAIN_SIZE_EXT_0", size);
     set("CSC", "D_DATAIN_SIZE_EXT_1", channels - 1);
-    set("CSC", "D_POST_Y_EXTENSION", 0);
+    set("CSC", "D_POST_Y_EXTENSION", l.post_extension == 4 ? 2 : l.post_extension - 1);
     set("CSC", "D_ENTRY_PER_SLICE", entries - 1);
     set("CSC", "D_WEIGHT_FORMAT", 0);
     set("CSC", "D_WEIGHT_SIZE_EXT_0", (l.kernel_h - 1) << 16);
