@@ -195,5 +195,20 @@ TEST(ConvImage, UnknownPixelFormatIsAnError) {
         << rig.stats().last_error;
 }
 
+// The C model converts into elements of IN_PRECISION's size: only the format's own is valid.
+TEST(ConvImage, InputPrecisionMustBeTheFormats) {
+    ImageCase c;
+    Rig rig(c.config);
+    c.pixels.assign(size_t(c.width) * c.height * 4, 1);
+    c.weights.assign(size_t(c.kernels) * c.kernel_h * c.depth(), 1);
+    c.run(rig);
+    ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+    rig.set("CDMA", "D_MISC_CFG", 1u << 8);  // int16 elements for an 8-bit format
+    EXPECT_TRUE(rig.execute().empty());
+    EXPECT_EQ(rig.stats().programming_errors, 1u);
+    EXPECT_NE(rig.stats().last_error.find("IN_PRECISION"), std::string::npos)
+        << rig.stats().last_error;
+}
+
 }  // namespace
 }  // namespace nvdla::emu::conv_test

@@ -1,7 +1,10 @@
 // SDP's AVX-512 forms (sdp_simd.cpp) against the scalar stages they stand in for: random X
 // stages, output convertors and CACC deliveries on lines of awkward values (every width's
-// limits), and random flying operations run through Sdp::execute both ways (force_scalar),
-// which must write the same bytes and the same counters. Skipped on CPUs without AVX-512.
+// limits), and random flying operations run through Sdp::execute at every ISA level this CPU
+// runs (SDP has AVX-512 and scalar forms; the AVX2 level runs the scalar ones) against the
+// scalar stages (force_scalar), which must write the same bytes and the same counters. The
+// stage tests call the AVX-512 forms directly: they run whatever NVDLA_EMU_ISA says and are
+// reported skipped (never passed) only on a CPU without AVX-512.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/isa.hpp"
 #include "emu/sdp.hpp"
 #include "emu/sdp_internal.hpp"
 #include "test_support.hpp"
@@ -16,7 +20,27 @@
 namespace nvdla::emu::sdp {
 namespace {
 
+// Sets the ISA limit for a scope, then restores NVDLA_EMU_ISA's.
+class IsaLimit {
+  public:
+    explicit IsaLimit(IsaLevel level) { set_isa_limit(level); }
+    ~IsaLimit() { set_isa_limit(isa_limit_from_environment()); }
+    IsaLimit(const IsaLimit&) = delete;
+    IsaLimit& operator=(const IsaLimit&) = delete;
+};
+
+std::vector<IsaLevel> levels_of_this_cpu() {
+    std::vector<IsaLevel> levels;
+    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+        const IsaLimit limit(level);
+        if (isa_level() == level) levels.push_back(level);
+    }
+    return levels;
+}
+
+// The stage tests lift the limit so that an AVX-512 CPU always runs them.
 #define SKIP_WITHOUT_SIMD()                                                          \
+    const IsaLimit no_limit(IsaLevel::Avx512);                                       \
     do {                                                                             \
         if (!simd_enabled()) GTEST_SKIP() << "this CPU has no AVX-512 (F/BW/DQ/VL)"; \
     } while (0)
@@ -387,18 +411,29 @@ Outcome run(Program p, bool scalar) {
 }
 
 TEST(SdpSimd, RandomFlyingOperationsMatchTheScalarStages) {
-    SKIP_WITHOUT_SIMD();
-    auto rng = test::rng_for_test();
-    int ran = 0;
-    for (int i = 0; i < 300; ++i) {
-        const Program p = random_program(rng);
-        const Outcome scalar = run(p, true);
-        const Outcome simd = run(p, false);
-        ASSERT_EQ(simd.error, scalar.error) << "program " << i;
-        ASSERT_TRUE(simd == scalar) << "program " << i << " on " << p.config;
-        ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+    const std::vector<IsaLevel> levels = levels_of_this_cpu();
+    ASSERT_FALSE(levels.empty());
+    EXPECT_EQ(levels.front(), IsaLevel::Scalar);
+    bool simd_ran = false;
+    for (IsaLevel level : levels) {
+        const IsaLimit limit(level);
+        // The AVX-512 forms run exactly at the AVX-512 level.
+        EXPECT_EQ(simd_enabled(), level == IsaLevel::Avx512) << isa_name(level);
+        simd_ran |= simd_enabled();
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 300; ++i) {
+            const Program p = random_program(rng);
+            const Outcome scalar = run(p, true);
+            const Outcome at_level = run(p, false);
+            ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(at_level == scalar)
+                << isa_name(level) << ", program " << i << " on " << p.config;
+            ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+        }
+        EXPECT_GT(ran, 250) << isa_name(level);  // most programs are valid and write output
     }
-    EXPECT_GT(ran, 250);  // most programs are valid and write their output
+    EXPECT_EQ(simd_ran, levels.back() == IsaLevel::Avx512);
 }
 
 }  // namespace

@@ -192,6 +192,14 @@ bool load_image(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& cou
         return false;
     }
     const PixelFormatInfo& f = **found;
+    // The C model sizes each converted element by IN_PRECISION: any other setting than the
+    // format's lays the line out at the wrong element size.
+    if (l.in_precision != f.input_precision) {
+        ctx.error("CDMA D_MISC_CFG.IN_PRECISION is " + std::string(to_string(l.in_precision)) +
+                  " but pixel format " + std::string(f.name) + " has " +
+                  std::string(to_string(f.input_precision)) + " elements");
+        return false;
+    }
     PixelSurface s;
     s.format = f.format;
     s.width = l.in_width;
