@@ -26,27 +26,17 @@
 #include "nvdla/onnx.hpp"
 #include "test_support.hpp"
 
+#include "tool_run.hpp"
+
 namespace {
+
+using nvdla::test::run_tool;
+using nvdla::test::ToolRun;
 
 namespace fs = std::filesystem;
 using namespace nvdla;
 
 const std::string kModels = std::string(NVDLA_TESTS_DIR) + "/compiler/models/";
-
-struct ToolRun {
-    int exit_code;
-    std::string output;  // stdout and stderr
-};
-
-ToolRun run_tool(const std::string& tool, const std::string& args) {
-    const std::string cmd = std::string(NVDLA_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 ToolRun compile(const std::string& args) {
     return run_tool("nvdla_compiler", args);

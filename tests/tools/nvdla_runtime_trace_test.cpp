@@ -15,23 +15,17 @@
 
 #include "nvdla/builder.hpp"
 
+#include "tool_run.hpp"
+
 namespace {
+
+using nvdla::test::run_tool;
+using nvdla::test::ToolRun;
 
 namespace fs = std::filesystem;
 
-struct ToolRun {
-    int exit_code;
-    std::string output;
-};
-
 ToolRun run(const std::string& args) {
-    const std::string cmd = std::string(NVDLA_TOOLS_DIR) + "/nvdla_runtime " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    return run_tool("nvdla_runtime", args);
 }
 
 std::string read(const fs::path& path) {
