@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_name.hpp"
 #include "emu/isa.hpp"
 #include "nvdla/emu/device.hpp"
 #include "nvdla/formats/weights.hpp"
@@ -416,21 +417,6 @@ void report_onednn_exactness() {
         std::printf("oneDNN's int8 sums are exact on this CPU\n");
 }
 #endif
-
-std::string cpu_name() {
-    FILE* f = std::fopen("/proc/cpuinfo", "r");
-    if (!f) return "unknown";
-    char line[256];
-    std::string name = "unknown";
-    while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "model name", 10) == 0) {
-            if (const char* colon = std::strchr(line, ':')) name = colon + 2;
-            if (!name.empty() && name.back() == '\n') name.pop_back();
-            break;
-        }
-    std::fclose(f);
-    return name;
-}
 
 class RatioReporter : public benchmark::ConsoleReporter {
   public:

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu_name.hpp"
 #include "emu/isa.hpp"
 #include "emu/parallel.hpp"
 #include "nvdla/builder.hpp"
@@ -172,21 +173,6 @@ double process_cpu_seconds() {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
-
-std::string cpu_name() {
-    FILE* f = std::fopen("/proc/cpuinfo", "r");
-    if (!f) return "unknown";
-    char line[256];
-    std::string name = "unknown";
-    while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "model name", 10) == 0) {
-            if (const char* colon = std::strchr(line, ':')) name = colon + 2;
-            if (!name.empty() && name.back() == '\n') name.pop_back();
-            break;
-        }
-    std::fclose(f);
-    return name;
 }
 
 #if defined(NVDLA_BENCH_WITH_DNNL)

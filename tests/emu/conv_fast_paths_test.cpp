@@ -12,6 +12,7 @@
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 #include "emu/parallel.hpp"
+#include "isa_levels.hpp"
 
 namespace nvdla::emu::conv_test {
 namespace {
@@ -121,24 +122,6 @@ uint64_t reference_fp48_add(uint64_t accumulator, uint64_t mac) {
     uint32_t exp_field = static_cast<uint32_t>(sum_exp) & 0xffu;
     if (final_u == 0) exp_field = 0;
     return (uint64_t(exp_field) << 40) | final_u;
-}
-
-// Sets the ISA limit for a scope.
-class IsaLimit {
-  public:
-    explicit IsaLimit(IsaLevel level) { set_isa_limit(level); }
-    ~IsaLimit() { set_isa_limit(isa_limit_from_environment()); }
-    IsaLimit(const IsaLimit&) = delete;
-    IsaLimit& operator=(const IsaLimit&) = delete;
-};
-
-std::vector<IsaLevel> levels_of_this_cpu() {
-    std::vector<IsaLevel> levels;
-    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
-        const IsaLimit limit(level);
-        if (isa_level() == level) levels.push_back(level);
-    }
-    return levels;
 }
 
 // 64 lanes in one of several styles: random bits; exponents within a few blocks (the common

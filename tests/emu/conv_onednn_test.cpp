@@ -11,6 +11,7 @@
 #include "conv_test_rig.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
+#include "isa_levels.hpp"
 
 namespace nvdla::emu::conv_test {
 namespace {
@@ -24,20 +25,11 @@ class ForcedKernel {
     ForcedKernel& operator=(const ForcedKernel&) = delete;
 };
 
-// Lifts NVDLA_EMU_ISA's limit for the test's duration: oneDNN runs wherever the CPU has it.
-class NoIsaLimit {
-  public:
-    NoIsaLimit() { set_isa_limit(IsaLevel::Avx512); }
-    ~NoIsaLimit() { set_isa_limit(isa_limit_from_environment()); }
-    NoIsaLimit(const NoIsaLimit&) = delete;
-    NoIsaLimit& operator=(const NoIsaLimit&) = delete;
-};
-
 // Runs the case with oneDNN forced: the values match the reference, and oneDNN computed them
 // exactly when `expect_onednn` and it is available.
 void expect_onednn_case(const IntCase& c, bool expect_onednn) {
     const ForcedKernel forced(conv::MacKernel::OneDnn);
-    const NoIsaLimit no_limit;
+    const IsaLimit no_limit(IsaLevel::Avx512);  // oneDNN runs wherever the CPU has it
     Rig rig("nv_full");
     c.load(rig);
     const uint64_t before = conv::onednn_layers();
@@ -109,7 +101,7 @@ TEST(ConvOnednn, Int16StaysWithTheModelsKernels) {
 
 TEST(ConvOnednn, WeightsChangingInMemoryAreSeen) {
     const ForcedKernel forced(conv::MacKernel::OneDnn);
-    const NoIsaLimit no_limit;
+    const IsaLimit no_limit(IsaLevel::Avx512);  // oneDNN runs wherever the CPU has it
     ConvSpec s;
     s.width = 7, s.height = 6, s.channels = 32, s.kernels = 20;
     s.pad_left = s.pad_right = s.pad_top = s.pad_bottom = 1;
@@ -132,7 +124,7 @@ TEST(ConvOnednn, WeightsChangingInMemoryAreSeen) {
 TEST(ConvOnednn, CubesOfEarlierLayersStayValid) {
     // The sums buffer is shared with the cube: a cube kept across layers keeps its values.
     const ForcedKernel forced(conv::MacKernel::OneDnn);
-    const NoIsaLimit no_limit;
+    const IsaLimit no_limit(IsaLevel::Avx512);  // oneDNN runs wherever the CPU has it
     ConvSpec s;
     s.width = 5, s.height = 5, s.channels = 8, s.kernels = 8;
     IntCase a = random_case(s);

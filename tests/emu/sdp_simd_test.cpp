@@ -15,28 +15,11 @@
 #include "emu/isa.hpp"
 #include "emu/sdp.hpp"
 #include "emu/sdp_internal.hpp"
+#include "isa_levels.hpp"
 #include "test_support.hpp"
 
 namespace nvdla::emu::sdp {
 namespace {
-
-// Sets the ISA limit for a scope, then restores NVDLA_EMU_ISA's.
-class IsaLimit {
-  public:
-    explicit IsaLimit(IsaLevel level) { set_isa_limit(level); }
-    ~IsaLimit() { set_isa_limit(isa_limit_from_environment()); }
-    IsaLimit(const IsaLimit&) = delete;
-    IsaLimit& operator=(const IsaLimit&) = delete;
-};
-
-std::vector<IsaLevel> levels_of_this_cpu() {
-    std::vector<IsaLevel> levels;
-    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
-        const IsaLimit limit(level);
-        if (isa_level() == level) levels.push_back(level);
-    }
-    return levels;
-}
 
 // The stage tests lift the limit so that an AVX-512 CPU always runs them.
 #define SKIP_WITHOUT_SIMD()                                                          \

@@ -1,0 +1,30 @@
+// The emulator's instruction-set levels in tests: a scoped limit, and the levels this CPU runs,
+// so that every path the machine has is tested (NVDLA_EMU_ISA only lowers the default).
+#pragma once
+
+#include <vector>
+
+#include "emu/isa.hpp"
+
+namespace nvdla::emu {
+
+// Sets the ISA limit for a scope, then restores NVDLA_EMU_ISA's.
+class IsaLimit {
+  public:
+    explicit IsaLimit(IsaLevel level) { set_isa_limit(level); }
+    ~IsaLimit() { set_isa_limit(isa_limit_from_environment()); }
+    IsaLimit(const IsaLimit&) = delete;
+    IsaLimit& operator=(const IsaLimit&) = delete;
+};
+
+// Every level the CPU can run, lowest first.
+inline std::vector<IsaLevel> levels_of_this_cpu() {
+    std::vector<IsaLevel> levels;
+    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+        const IsaLimit limit(level);
+        if (isa_level() == level) levels.push_back(level);
+    }
+    return levels;
+}
+
+}  // namespace nvdla::emu
