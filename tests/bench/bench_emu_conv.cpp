@@ -148,6 +148,17 @@ class Model {
         set("CDMA", "D_WEIGHT_BYTES", static_cast<uint32_t>(weight_bytes_));
         set("CDMA", "D_CVT_CFG", 0);
         set("CDMA", "D_CONV_STRIDE", 0);
+        // The buffer as the hardware needs it (docs/emu/convolution.md "Buffer rules"): every
+        // input line in as few data banks as hold them, the other banks for weights.
+        const nvdla::CbufGeometry cbuf = nvdla::cbuf_geometry(config());
+        const uint32_t entries = nvdla::cbuf_entries_per_slice(config(), kC, 1, kW);
+        const uint32_t data_banks =
+            (kH * entries + cbuf.entries_per_bank - 1) / cbuf.entries_per_bank;
+        const uint32_t weight_banks = config().cbuf_banks - data_banks;
+        for (const char* unit : {"CDMA", "CSC"}) {
+            set(unit, "D_ENTRY_PER_SLICE", entries - 1);
+            set(unit, "D_BANK", (weight_banks - 1) << 16 | (data_banks - 1));
+        }
         set("CDMA", "D_ZERO_PADDING", 0x01010101);
         set("CDMA", "D_ZERO_PADDING_VALUE", 0);
         set("CSC", "D_MISC_CFG", 0);
@@ -280,9 +291,7 @@ constexpr double kCModelSeconds = 84.0;  // the C model on the same trace (docs/
 
 std::filesystem::path trace_dir() {
     const char* env = std::getenv("NVDLA_SHARED_DIR");
-    const std::filesystem::path shared =
-        env ? std::filesystem::path(env)
-            : std::filesystem::path(__FILE__).parent_path() / "../../../shared";
+    const std::filesystem::path shared = env ? env : NVDLA_SHARED_DIR_DEFAULT;
     return shared / "vectors/hw-traces/nv_full" / kTrace;
 }
 

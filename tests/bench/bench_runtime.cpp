@@ -173,10 +173,10 @@ BENCHMARK(BM_TrivialTask)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
 
-// NVDLA_SHARED_DIR, else ../shared beside the checkout this file is in.
+// NVDLA_SHARED_DIR, else the build's (../shared beside the checkout by default).
 fs::path shared_dir() {
     if (const char* env = std::getenv("NVDLA_SHARED_DIR")) return env;
-    return (fs::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared").lexically_normal();
+    return NVDLA_SHARED_DIR_DEFAULT;
 }
 
 // One benchmark per regression loadable.
