@@ -41,8 +41,8 @@ uint64_t pack_fp44(uint32_t exponent, int64_t total) {
 // them are zeros.
 __attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, unsigned chunks,
                                               uint64_t* out) {
-    uint32_t exponent;
-    int64_t total;
+    uint32_t exponent = 0;
+    int64_t total = 0;  // set by dot(); GCC -O1 cannot see it
     const bool done = chunks == 1   ? avx2::dot<1>(d, w, exponent, total)
                       : chunks == 2 ? avx2::dot<2>(d, w, exponent, total)
                       : chunks == 4 ? avx2::dot<4>(d, w, exponent, total)
@@ -56,8 +56,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool dot_avx512(co
                                                                               const uint16_t* w,
                                                                               unsigned chunks,
                                                                               uint64_t* out) {
-    uint32_t exponent;
-    int64_t total;
+    uint32_t exponent = 0;
+    int64_t total = 0;  // set by dot(); GCC -O1 cannot see it
     const bool done = chunks == 1   ? avx512::dot<1>(d, w, exponent, total)
                       : chunks == 2 ? avx512::dot<2>(d, w, exponent, total)
                                     : avx512::dot<4>(d, w, exponent, total);
