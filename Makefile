@@ -59,7 +59,7 @@ help:
 	@echo "  make train          retrain the main job's LeNet (a few minutes, one core) and rewrite"
 	@echo "                      tools/lenet/lenet_fmnist.weights"
 	@echo "  make train-onnx     retrain the main job's network with python3-torch and rewrite"
-	@echo "                      tools/fmnist_resnet/fmnist_resnet.onnx (about 5 minutes, one core)"
+	@echo "                      tools/fmnist_resnet/fmnist_resnet.onnx (about 10 minutes, one core)"
 	@echo "  make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS"
 	@echo "  make mutants        compile each one-character bug of tests/mutants/mutants.txt into a"
 	@echo "                      scratch copy, run the test binary that must notice it; fails if any"
