@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "builder/lower_impl.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 
 namespace nvdla::builder::detail {
 
@@ -107,7 +107,7 @@ Status Lowering::lower_cpu(uint32_t id) {
     note << " -> " << dims_text(n.dims) << " " << to_string(t_.precision);
 
     Step s;
-    s.emu = true;
+    s.cpu_task = true;
     if (desc.kind == CpuOpKind::Softmax && desc.ints[0] == 1) {
         // The original's EMU softmax (over the channels) does exactly this.
         s.soft.src = home(n.inputs[0]);

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "builder/graph.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 
 namespace nvdla::builder {
 

@@ -662,7 +662,7 @@ Status Lowering::lower_softmax(uint32_t id) {
                      " cubes with 32-byte atoms", t_.int8() ? " or 8-byte atoms" : "", ", not the ",
                      atom, "-byte atoms of ", t_.cfg->name);
     Step s;
-    s.emu = true;
+    s.cpu_task = true;
     s.soft.src = home(n.inputs[0]);
     s.soft.dst = home(id);
     s.soft.precision = t_.precision;
