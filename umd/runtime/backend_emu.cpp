@@ -20,6 +20,7 @@
 
 #include "nvdla/hw/dla_engine.h"
 #include "nvdla/hw/register_map.hpp"
+#include "runtime/dla_validator.hpp"
 
 namespace nvdla::runtime {
 
@@ -320,8 +321,6 @@ struct EmuBackend::State {
             return Status::failure("rejected: " + std::to_string(task.addresses.size()) +
                                    " address-list entries, more than the " +
                                    std::to_string(NVDLA_DLA_MAX_ADDRESSES) + " allowed");
-        std::vector<nvdla_dla_buffer> list(task.addresses.size());
-        ValidatedTask out;
         for (size_t i = 0; i < task.addresses.size(); ++i) {
             const Address& a = task.addresses[i];
             const auto* buffer = dynamic_cast<const EmuBuffer*>(a.buffer);
@@ -334,38 +333,18 @@ struct EmuBackend::State {
                                        ": offset " + std::to_string(a.offset) +
                                        " is past the end of its " + std::to_string(buffer->size()) +
                                        "-byte buffer");
-            list[i].address = buffer->device_address() + a.offset;
-            list[i].size = buffer->size() - a.offset;
-            list[i].flags = buffer->domain() == MemoryDomain::Sram ? NVDLA_DLA_BUFFER_SECONDARY : 0;
-            out.window.add(port_of(buffer->domain()), list[i].address,
-                           list[i].address + list[i].size);
         }
-        nvdla_dla_task_source source{};
-        source.version = task.dla_version;
-        source.num_addresses = static_cast<uint32_t>(list.size());
-        source.addresses = list.data();
-        source.priv = const_cast<Task*>(&task);
-        source.read = [](void* priv, uint32_t index, uint64_t offset, void* dst,
-                         uint32_t size) -> int {
-            const Task& t = *static_cast<const Task*>(priv);
-            const Address& a = t.addresses[index];
-            const std::byte* host = a.buffer->data();
-            if (!host) return -EFAULT;
-            std::memcpy(dst, host + a.offset + offset, size);
-            return 0;
-        };
-        nvdla_dla_error err{};
-        size_t bytes = 0;
-        int ret = nvdla_dla_task_measure(&source, &bytes, &err);
-        if (ret == 0) {
-            out.storage.assign((bytes + 7) / 8, 0);
-            ret = nvdla_dla_task_validate(cfg, &source, out.storage.data(), out.storage.size() * 8,
-                                          &out.task, &err);
-        }
-        if (ret != 0)
+        DlaValidation v = validate_task(*cfg, task);
+        if (!v.accepted())
             return Status::failure("rejected by the validator (" +
-                                   std::string(nvdla_dla_code_name(err.code)) +
-                                   "): " + err.message);
+                                   std::string(nvdla_dla_code_name(v.error.code)) +
+                                   "): " + v.error.message);
+        ValidatedTask out;
+        for (size_t i = 0; i < v.buffers.size(); ++i)
+            out.window.add(port_of(task.addresses[i].buffer->domain()), v.buffers[i].address,
+                           v.buffers[i].address + v.buffers[i].size);
+        out.storage = std::move(v.storage);
+        out.task = v.task;
         out.window.seal();
         return out;
     }
