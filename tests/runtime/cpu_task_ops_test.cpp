@@ -282,7 +282,7 @@ TEST(CpuTaskErrors, OperationType) {
     put<uint8_t>(t.memory[1], 0, 7);
     EXPECT_EQ(error_of(t),
               "EMU operation 0: type 7 is neither power (0), softmax (1) nor a CPU operation (16 "
-              "to 44)");
+              "to 45)");
 }
 
 TEST(CpuTaskErrors, UnsupportedFormats) {

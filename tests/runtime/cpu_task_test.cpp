@@ -236,7 +236,7 @@ TEST(CpuTask, MalformedDescriptors) {
          op + " destination: INT16 data is not supported (int8 and fp16 are)"},
         {"unknown type", [](HostCpuTask& t) { store<uint8_t>(t.memory[1], 24, 200); },
          "EMU operation 1: type 200 is neither power (0), softmax (1) nor a CPU operation (16 "
-         "to 44)"},
+         "to 45)"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.what);

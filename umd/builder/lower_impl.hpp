@@ -71,7 +71,6 @@ class Lowering {
     Status lower_resize_bilinear(uint32_t id);
     Result<uint32_t> interleave(uint32_t id, const std::vector<Place>& phases, uint32_t sh,
                                 uint32_t sw, const Place& out);
-    Status lower_unmapped(uint32_t id);
     // The pad in front of a convolution or pooling layer that its own padding absorbs, or -1.
     int folded_pad(uint32_t consumer) const;
     int16_t pad_element(float value, uint32_t in) const;

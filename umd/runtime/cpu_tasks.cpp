@@ -389,7 +389,7 @@ bool is_binary(CpuOpKind k) {
     return k >= CpuOpKind::Add && k <= CpuOpKind::Pow;
 }
 bool is_unary(CpuOpKind k) {
-    return k >= CpuOpKind::Exp && k <= CpuOpKind::Relu;
+    return (k >= CpuOpKind::Exp && k <= CpuOpKind::Relu) || k == CpuOpKind::Mish;
 }
 bool is_reduce(CpuOpKind k) {
     return k >= CpuOpKind::ReduceSum && k <= CpuOpKind::ReduceMin;
@@ -459,6 +459,8 @@ float unary(CpuOpKind k, float x) {
         case CpuOpKind::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
         case CpuOpKind::Tanh: return std::tanh(x);
         case CpuOpKind::Relu: return std::max(x, 0.0f);
+        case CpuOpKind::Mish:
+            return x * std::tanh(std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0f));
         default: return x;
     }
 }
@@ -644,7 +646,7 @@ const char* cpu_op_name(builder::CpuOpKind kind) {
         "neg",        "abs",         "erf",        "sigmoid",     "tanh",       "relu",
         "pow scalar", "add",         "sub",        "mul",         "div",        "max",
         "min",        "pow",         "reduce sum", "reduce mean", "reduce max", "reduce min",
-        "matmul",     "layer norm",  "gather",     "transpose",   "reshape"};
+        "matmul",     "layer norm",  "gather",     "transpose",   "reshape",    "mish"};
     const auto k = static_cast<size_t>(kind);
     return k < kCpuOpKindCount ? names[k] : "unknown";
 }

@@ -61,7 +61,7 @@ struct CpuTaskInfo {
 // ---- CPU tasks (the extended encoding; docs/runtime.md "CPU tasks") ----
 // Operation type of a CPU operation: kCpuOpTypeBase + builder::CpuOpKind.
 inline constexpr uint8_t kCpuOpTypeBase = 16;
-inline constexpr uint8_t kCpuOpKindCount = static_cast<uint8_t>(builder::CpuOpKind::Reshape) + 1;
+inline constexpr uint8_t kCpuOpKindCount = static_cast<uint8_t>(builder::CpuOpKind::Mish) + 1;
 // Operation 0 of a task holding CPU operations is a marker: a power operation with an FF16 source
 // and a destination of format kCpuTaskMarkerFormat carrying kCpuTaskMagic at byte 32. The
 // original runtime stops the task there (source and destination formats differ); this one skips
