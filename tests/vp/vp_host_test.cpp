@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "nvdla/hw/nvdla_regs.h"
-#include "nvdla_ivshmem.h"
+#include <nvdla/hw/nvdla_ivshmem.h>
 
 namespace {
 
