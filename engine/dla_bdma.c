@@ -64,3 +64,74 @@ int dla_bdma_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 		       NVDLA_FIELD_SET(BDMA, CFG_LAUNCH0, GRP0_LAUNCH, 1));
 	return 0;
 }
+
+/* ---- checks (the shared rules are in dla_check.c) ---- */
+
+static int check_bdma_side(struct dla_check *c, const char *what, const char *field,
+			   unsigned int type, int16_t index, uint32_t line_size, uint32_t lines,
+			   uint32_t line, uint32_t surfaces, uint32_t surface)
+{
+	uint64_t footprint =
+	    (uint64_t)(surfaces - 1) * surface + (uint64_t)(lines - 1) * line + line_size;
+	int ret;
+
+	ret = dla_check_aligned(c, what, field, line, 32);
+	if (!ret)
+		ret = dla_check_aligned(c, what, field, surface, 32);
+	if (!ret)
+		ret = dla_check_memory(c, what, field, type, index, 0, footprint, 32);
+	return ret;
+}
+
+int dla_bdma_check(struct dla_check *c, const struct nvdla_dla_bdma_surface_desc *s)
+{
+	char what[32];
+	uint32_t k;
+	int ret;
+
+	ret = dla_check_feature_bit(c, "BDMA", NVDLA_FEATURE_BDMA, "the BDMA unit");
+	if (!ret)
+		ret = dla_check_range(c, "BDMA", "num_transfers", s->num_transfers, 0,
+				      NVDLA_DLA_BDMA_MAX_TRANSFERS);
+	if (!ret && s->num_transfers)
+		ret = dla_check_mem_type(c, "BDMA", "source_type", s->source_type, false);
+	if (!ret && s->num_transfers)
+		ret = dla_check_mem_type(c, "BDMA", "destination_type", s->destination_type, false);
+	for (k = 0; !ret && k < s->num_transfers; k++) {
+		const struct nvdla_dla_bdma_transfer *t = &s->transfers[k];
+
+		snprintf(what, sizeof(what), "BDMA transfer %u", k);
+		ret = dla_check_range(c, what, "line_size", t->line_size, 32, 8192u * 32);
+		if (!ret)
+			ret = dla_check_aligned(c, what, "line_size", t->line_size, 32);
+		if (!ret)
+			ret = dla_check_range(c, what, "line_repeat", t->line_repeat, 1, 8192);
+		if (!ret)
+			ret =
+			    dla_check_range(c, what, "surface_repeat", t->surface_repeat, 1, 8192);
+		if (!ret)
+			ret = dla_check_at_least(c, what, "source_line", t->source_line,
+						 t->line_size, "a line needs");
+		if (!ret)
+			ret = dla_check_at_least(c, what, "destination_line", t->destination_line,
+						 t->line_size, "a line needs");
+		if (!ret)
+			ret = dla_check_at_least(c, what, "source_surface", t->source_surface,
+						 (uint64_t)t->source_line * t->line_repeat,
+						 "its lines need");
+		if (!ret)
+			ret = dla_check_at_least(
+			    c, what, "destination_surface", t->destination_surface,
+			    (uint64_t)t->destination_line * t->line_repeat, "its lines need");
+		if (!ret)
+			ret = check_bdma_side(c, what, "source_address", s->source_type,
+					      t->source_address, t->line_size, t->line_repeat,
+					      t->source_line, t->surface_repeat, t->source_surface);
+		if (!ret)
+			ret = check_bdma_side(c, what, "destination_address", s->destination_type,
+					      t->destination_address, t->line_size, t->line_repeat,
+					      t->destination_line, t->surface_repeat,
+					      t->destination_surface);
+	}
+	return ret;
+}

@@ -70,3 +70,49 @@ int dla_cdp_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	CDP_WR(c, CDP, D_OP_ENABLE, F(CDP, D_OP_ENABLE, OP_EN, 1));
 	return 0;
 }
+
+/* ---- checks (the shared rules are in dla_check.c) ---- */
+
+int dla_cdp_check(struct dla_check *c, const struct nvdla_dla_cdp_op_desc *op,
+		  const struct nvdla_dla_cdp_surface_desc *s)
+{
+	int ret;
+
+	ret = dla_check_precision(c, "CDP", "in_precision", op->in_precision);
+	if (!ret && op->out_precision != op->in_precision)
+		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "out_precision", op->out_precision,
+			       op->in_precision,
+			       "CDP out_precision %u differs from in_precision %u; CDP does not "
+			       "convert",
+			       op->out_precision, op->in_precision);
+	if (!ret && (op->lut_index < -1 ||
+		     (op->lut_index >= 0 && (uint32_t)op->lut_index >= c->task->num_luts)))
+		ret = dla_fail(c->err, NVDLA_DLA_E_LUT_INDEX, c->op, "lut_index",
+			       (uint64_t)(int64_t)op->lut_index, c->task->num_luts,
+			       "CDP lut_index is %d; the task has %u LUTs", op->lut_index,
+			       c->task->num_luts);
+	if (!ret && (op->local_size < 3 || op->local_size > 9 || !(op->local_size & 1)))
+		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "local_size", op->local_size, 9,
+			       "CDP local_size is %u; it must be 3, 5, 7 or 9", op->local_size);
+	if (!ret)
+		ret = dla_check_enum(c, "CDP", "bypass_sqsum", op->bypass_sqsum, 1);
+	if (!ret)
+		ret = dla_check_enum(c, "CDP", "bypass_out_mul", op->bypass_out_mul, 1);
+	if (!ret)
+		ret = dla_check_range(c, "CDP", "in_cvt.truncate", op->in_cvt.truncate, 0, 31);
+	if (!ret)
+		ret = dla_check_range(c, "CDP", "out_cvt.truncate", op->out_cvt.truncate, 0, 63);
+	if (!ret)
+		ret = dla_check_dims(c, "CDP", "src_data", &s->src_data);
+	if (!ret)
+		ret = dla_same_dims(c, "CDP", "dst_data", &s->dst_data, &s->src_data, "src_data");
+	if (!ret)
+		ret = dla_check_mem_type(c, "CDP", "src_data", s->src_data.type, false);
+	if (!ret)
+		ret = dla_check_mem_type(c, "CDP", "dst_data", s->dst_data.type, false);
+	if (!ret)
+		ret = dla_check_feature(c, "CDP", "src_data", &s->src_data, op->in_precision, 0);
+	if (!ret)
+		ret = dla_check_feature(c, "CDP", "dst_data", &s->dst_data, op->in_precision, 0);
+	return ret;
+}

@@ -255,3 +255,266 @@ int dla_conv_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	CONV_WR(c, CDMA, D_OP_ENABLE, on);
 	return 0;
 }
+
+/* ---- checks (the shared rules are in dla_check.c) ---- */
+
+static const uint8_t pixel_bytes[NVDLA_DLA_FORMAT_PIXEL_COUNT][2] = {
+    {1, 0}, {2, 0}, {2, 0}, {2, 0}, {2, 0}, {2, 0}, /* R8 .. R16_F */
+    {8, 0}, {8, 0}, {8, 0}, {8, 0}, {8, 0}, {8, 0}, /* 16-bit RGBA/YUVA */
+    {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, /* 8-bit RGBA */
+    {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, /* 10-bit packed */
+    {4, 0}, {4, 0}, {4, 0}, {4, 0},		    /* YUV packed */
+    {1, 2}, {1, 2}, {2, 4}, {2, 4}, {2, 4}, {2, 4}, /* semi-planar */
+    {2, 4}, {2, 4},
+};
+
+uint32_t dla_pixel_bytes(unsigned int format, unsigned int plane)
+{
+	if (format >= NVDLA_DLA_FORMAT_PIXEL_COUNT || plane > 1)
+		return 0;
+	return pixel_bytes[format][plane];
+}
+
+/* One plane of a pitch-linear image: @height lines of @width pixels of @bpp bytes. */
+static int check_plane(struct dla_check *c, const char *field,
+		       const struct nvdla_dla_data_cube *cube, int64_t offset, uint32_t line_stride,
+		       uint32_t bpp)
+{
+	uint32_t atom = c->cfg->atom_bytes;
+	uint64_t line = (uint64_t)cube->width * bpp;
+	int ret;
+
+	ret = dla_check_aligned(c, "CONV", field, line_stride, atom);
+	if (!ret)
+		ret =
+		    dla_check_at_least(c, "CONV", field, line_stride, line, "an image line needs");
+	if (ret)
+		return ret;
+	return dla_check_memory(
+	    c, "CONV", field, cube->type, cube->address, offset,
+	    (uint64_t)(cube->height - 1) * line_stride + dla_round_up(line, atom), atom);
+}
+
+static int check_conv_input(struct dla_check *c, const struct nvdla_dla_conv_op_desc *op,
+			    const struct nvdla_dla_conv_surface_desc *s)
+{
+	const struct nvdla_dla_data_cube *src = &s->src_data;
+	uint64_t extra;
+	int ret;
+
+	ret = dla_check_mem_type(c, "CONV", "src_data", src->type, false);
+	if (!ret)
+		ret = dla_check_dims(c, "CONV", "src_data", src);
+	if (ret)
+		return ret;
+	if (op->data_format == NVDLA_DLA_FORMAT_FEATURE) {
+		ret = dla_check_batches(c, "CONV", "batch_stride", op->batch, op->batch_stride,
+					dla_feature_bytes(c, src, op->in_precision), &extra);
+		if (ret)
+			return ret;
+		return dla_check_feature(c, "CONV", "src_data", src, op->in_precision, extra);
+	}
+	if (op->batch != 1)
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "batch", op->batch, 1,
+				"CONV batch is %u, but image input has one batch", op->batch);
+	if (op->conv_mode != NVDLA_DLA_CONV_DIRECT)
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "conv_mode", op->conv_mode, 0,
+				"CONV image input needs direct convolution (conv_mode 0)");
+	ret = check_plane(c, "src_data", src, dla_cube_offset(src), src->line_stride,
+			  dla_pixel_bytes(op->data_format, 0));
+	if (ret || !dla_pixel_bytes(op->data_format, 1))
+		return ret;
+	/* The second plane of a semi-planar image, offset_u bytes after the first. */
+	if (s->offset_u < -((int64_t)1 << 40) || s->offset_u > ((int64_t)1 << 40))
+		return dla_fail(c->err, NVDLA_DLA_E_EXTENT, c->op, "offset_u",
+				(uint64_t)s->offset_u, 0,
+				"CONV offset_u %lld is outside any buffer", (long long)s->offset_u);
+	return check_plane(c, "offset_u", src, dla_cube_offset(src) + s->offset_u,
+			   s->in_line_uv_stride, dla_pixel_bytes(op->data_format, 1));
+}
+
+/*
+ * The unit in which CDMA counts D_WEIGHT_BYTES: nv_full's register has no bits 6:0 (128 bytes);
+ * the nv_small family's CDMA requests weight_bytes[31:log2(atom)] memory atoms (nvdla/hw
+ * NV_NVDLA_CDMA_wt.v). A size that is a multiple of it is fetched exactly; the firmware
+ * programs weight_data.size unchanged, so another size would silently lose weights.
+ */
+static uint32_t weight_bytes_unit(const struct nvdla_hw_config *cfg)
+{
+	return cfg->reg_map == NVDLA_REG_MAP_FULL ? 128 : cfg->atom_bytes;
+}
+
+static int check_conv_weights(struct dla_check *c, const struct nvdla_dla_conv_op_desc *op,
+			      const struct nvdla_dla_conv_surface_desc *s)
+{
+	const struct nvdla_dla_data_cube *w = &s->weight_data;
+	const uint32_t unit = weight_bytes_unit(c->cfg);
+	uint32_t per_group, groups;
+	int ret;
+
+	ret = dla_check_mem_type(c, "CONV", "weight_data", w->type, false);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "weight_data.size", w->size, unit, 0xffffffffu);
+	if (!ret)
+		ret = dla_check_aligned(c, "CONV", "weight_data.size", w->size, unit);
+	if (!ret)
+		ret = dla_check_memory(c, "CONV", "weight_data", w->type, w->address,
+				       dla_cube_offset(w), w->size, 256);
+	if (ret || op->weight_format != NVDLA_DLA_WEIGHT_COMPRESSED)
+		return ret;
+
+	ret = dla_check_mem_type(c, "CONV", "wmb_data", s->wmb_data.type, false);
+	if (!ret)
+		ret =
+		    dla_check_range(c, "CONV", "wmb_data.size", s->wmb_data.size, 128, 0x0fffffffu);
+	if (!ret)
+		ret = dla_check_aligned(c, "CONV", "wmb_data.size", s->wmb_data.size, 128);
+	if (!ret)
+		ret = dla_check_memory(c, "CONV", "wmb_data", s->wmb_data.type, s->wmb_data.address,
+				       dla_cube_offset(&s->wmb_data), s->wmb_data.size, 256);
+	if (ret)
+		return ret;
+	/* One 32-bit size per kernel group. */
+	per_group = op->out_precision == NVDLA_DLA_PRECISION_INT8 ? c->cfg->mac_atomic_k
+								  : c->cfg->mac_atomic_k / 2;
+	groups = (uint32_t)dla_div_up(s->dst_data.channel, per_group ? per_group : 1);
+	ret = dla_check_mem_type(c, "CONV", "wgs_data", s->wgs_data.type, false);
+	if (!ret)
+		ret = dla_check_memory(c, "CONV", "wgs_data", s->wgs_data.type, s->wgs_data.address,
+				       dla_cube_offset(&s->wgs_data), (uint64_t)groups * 4, 256);
+	return ret;
+}
+
+int dla_conv_check(struct dla_check *c, const struct nvdla_dla_conv_op_desc *op,
+		   const struct nvdla_dla_conv_surface_desc *s)
+{
+	const struct nvdla_hw_config *cfg = c->cfg;
+	int ret;
+
+	ret = dla_check_enum(c, "CONV", "conv_mode", op->conv_mode, NVDLA_DLA_CONV_WINOGRAD);
+	if (!ret && op->conv_mode == NVDLA_DLA_CONV_WINOGRAD)
+		ret = dla_check_feature_bit(c, "CONV Winograd mode", NVDLA_FEATURE_WINOGRAD,
+					    "Winograd convolution");
+	if (!ret)
+		ret = dla_check_precision(c, "CONV", "in_precision", op->in_precision);
+	if (!ret)
+		ret = dla_check_precision(c, "CONV", "out_precision", op->out_precision);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "data_format", op->data_format,
+				     NVDLA_DLA_FORMAT_FEATURE);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "pixel_mapping", op->pixel_mapping,
+				     NVDLA_DLA_PIXEL_MAPPING_PITCH_LINEAR);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "pixel_override", op->pixel_override, 1);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "weight_format", op->weight_format,
+				     NVDLA_DLA_WEIGHT_COMPRESSED);
+	if (!ret && op->weight_format == NVDLA_DLA_WEIGHT_COMPRESSED)
+		ret = dla_check_feature_bit(c, "CONV compressed weights",
+					    NVDLA_FEATURE_WEIGHT_COMPRESSION, "weight compression");
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "mean_format", op->mean_format,
+				     NVDLA_DLA_MEAN_ENABLE);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "data_reuse", op->data_reuse, 1);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "weight_reuse", op->weight_reuse, 1);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "skip_data_rls", op->skip_data_rls, 1);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "skip_weight_rls", op->skip_weight_rls, 1);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "batch", op->batch, 1,
+				      cfg->max_batch < 32 ? cfg->max_batch : 32);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "conv_stride_x", op->conv_stride_x, 1, 8);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "conv_stride_y", op->conv_stride_y, 1, 8);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "dilation_x", op->dilation_x, 1, 32);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "dilation_y", op->dilation_y, 1, 32);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "pad_x_left", op->pad_x_left, 0, 31);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "pad_x_right", op->pad_x_right, 0, 63);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "pad_y_top", op->pad_y_top, 0, 31);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "pad_y_bottom", op->pad_y_bottom, 0, 63);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "data_bank", op->data_bank, 1, 32);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "weight_bank", op->weight_bank, 1, 32);
+	if (!ret && (uint32_t)op->data_bank + op->weight_bank > cfg->cbuf_banks)
+		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "data_bank",
+			       (uint64_t)op->data_bank + op->weight_bank, cfg->cbuf_banks,
+			       "CONV data_bank %u + weight_bank %u exceed the %u banks of %s",
+			       op->data_bank, op->weight_bank, cfg->cbuf_banks, cfg->name);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "entry_per_slice", op->entry_per_slice, 1, 16384);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "fetch_grain", op->fetch_grain, 1, 4096);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "release", op->release, 1, 4096);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "input_width_csc", op->input_width_csc, 1,
+				      DLA_MAX_DIM);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "input_height_csc", op->input_height_csc, 1,
+				      DLA_MAX_DIM);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "input_channel_csc", op->input_channel_csc, 1,
+				      DLA_MAX_DIM);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "kernel_width_csc", op->kernel_width_csc, 1, 32);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "kernel_height_csc", op->kernel_height_csc, 1, 32);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "kernel_channel_csc", op->kernel_channel_csc, 1,
+				      DLA_MAX_DIM);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "input_width_cmac", op->input_width_cmac, 1,
+				      DLA_MAX_DIM);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "input_height_cmac", op->input_height_cmac, 1,
+				      DLA_MAX_DIM);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "bytes_per_kernel", op->bytes_per_kernel, 1,
+				      1u << 18);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "post_extension", op->post_extension, 0, 3);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "pra_truncate", op->pra_truncate, 0, 3);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "in_cvt.truncate", op->in_cvt.truncate, 0, 63);
+	if (!ret)
+		ret = dla_check_enum(c, "CONV", "in_cvt.enable", op->in_cvt.enable, 1);
+	if (!ret)
+		ret = dla_check_range(c, "CONV", "out_cvt.truncate", op->out_cvt.truncate, 0, 31);
+	if (!ret && (op->out_cvt.scale != 1 || op->out_cvt.offset != 0))
+		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "out_cvt.scale",
+			       (uint64_t)(int64_t)op->out_cvt.scale, 1,
+			       "CONV out_cvt has scale %d and offset %d; the convolution output "
+			       "only truncates (scale 1, offset 0)",
+			       op->out_cvt.scale, op->out_cvt.offset);
+	if (!ret)
+		ret = dla_check_dims(c, "CONV", "dst_data", &s->dst_data);
+	if (!ret && (uint64_t)s->dst_data.width * s->dst_data.height > (1u << 21))
+		ret = dla_fail_range(c, "CONV", "dst_data.width x height",
+				     (uint64_t)s->dst_data.width * s->dst_data.height, 1, 1u << 21);
+	if (!ret)
+		ret = dla_check_mem_type(c, "CONV", "dst_data", s->dst_data.type, true);
+	if (!ret && s->dst_data.type != NVDLA_DLA_MEM_HW)
+		ret = dla_fail(c->err, NVDLA_DLA_E_MEMORY, c->op, "dst_data", s->dst_data.type,
+			       NVDLA_DLA_MEM_HW,
+			       "CONV dst_data has memory type %s; the convolution delivers to SDP "
+			       "(type HW)",
+			       dla_mem_name(s->dst_data.type));
+	if (!ret)
+		ret = check_conv_input(c, op, s);
+	if (!ret)
+		ret = check_conv_weights(c, op, s);
+	return ret;
+}

@@ -218,4 +218,56 @@ struct dla_check {
 int dla_check_operation(struct dla_check *c, int index);
 int dla_check_lut(struct dla_check *c, uint32_t index);
 
+#define DLA_MAX_DIM 8192u /* 13-bit size fields hold the size minus one */
+
+/* The rules every processor's checks share: 0, or the errno of the failure they record. */
+const char *dla_mem_name(unsigned int type);
+int dla_fail_range(struct dla_check *c, const char *what, const char *field, uint64_t value,
+		   uint64_t lo, uint64_t hi);
+int dla_check_range(struct dla_check *c, const char *what, const char *field, uint64_t value,
+		    uint64_t lo, uint64_t hi);
+int dla_check_enum(struct dla_check *c, const char *what, const char *field, uint64_t value,
+		   uint64_t max);
+int dla_check_feature_bit(struct dla_check *c, const char *what, uint32_t feature,
+			  const char *name);
+int dla_check_precision(struct dla_check *c, const char *what, const char *field,
+			unsigned int precision);
+int dla_check_dims(struct dla_check *c, const char *what, const char *field,
+		   const struct nvdla_dla_data_cube *cube);
+int dla_same_dims(struct dla_check *c, const char *what, const char *field,
+		  const struct nvdla_dla_data_cube *a, const struct nvdla_dla_data_cube *b,
+		  const char *other);
+int dla_check_mem_type(struct dla_check *c, const char *what, const char *field, unsigned int type,
+		       bool allow_hw);
+int dla_check_memory(struct dla_check *c, const char *what, const char *field, unsigned int type,
+		     int32_t index, int64_t offset, uint64_t footprint, uint32_t align);
+int dla_check_aligned(struct dla_check *c, const char *what, const char *field, uint64_t value,
+		      uint32_t align);
+int dla_check_at_least(struct dla_check *c, const char *what, const char *field, uint64_t value,
+		       uint64_t minimum, const char *reason);
+int64_t dla_cube_offset(const struct nvdla_dla_data_cube *cube);
+int dla_check_surface(struct dla_check *c, const char *what, const char *field,
+		      const struct nvdla_dla_data_cube *cube, uint32_t height, uint64_t surfaces,
+		      uint64_t line_bytes, uint64_t extra, uint32_t align);
+int dla_check_feature(struct dla_check *c, const char *what, const char *field,
+		      const struct nvdla_dla_data_cube *cube, unsigned int precision,
+		      uint64_t extra);
+int dla_check_batches(struct dla_check *c, const char *what, const char *field, uint32_t batches,
+		      uint32_t stride, uint64_t one, uint64_t *extra);
+uint64_t dla_feature_bytes(const struct dla_check *c, const struct nvdla_dla_data_cube *cube,
+			   unsigned int precision);
+
+/* Each processor's checks, beside its programming (dla_<processor>.c). */
+int dla_bdma_check(struct dla_check *c, const struct nvdla_dla_bdma_surface_desc *s);
+int dla_conv_check(struct dla_check *c, const struct nvdla_dla_conv_op_desc *op,
+		   const struct nvdla_dla_conv_surface_desc *s);
+int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
+		  const struct nvdla_dla_sdp_surface_desc *s);
+int dla_pdp_check(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
+		  const struct nvdla_dla_pdp_surface_desc *s);
+int dla_cdp_check(struct dla_check *c, const struct nvdla_dla_cdp_op_desc *op,
+		  const struct nvdla_dla_cdp_surface_desc *s);
+int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *op,
+		    const struct nvdla_dla_rubik_surface_desc *s);
+
 #endif /* NVDLA_ENGINE_DLA_INTERNAL_H */

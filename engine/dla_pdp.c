@@ -145,3 +145,189 @@ int dla_pdp_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	PDP_WR(c, PDP, D_OP_ENABLE, F(PDP, D_OP_ENABLE, OP_EN, 1));
 	return 0;
 }
+
+/* ---- checks (the shared rules are in dla_check.c) ---- */
+
+/* Whether every pooling window of @count outputs covers at least one of @extent inputs. */
+static bool windows_reach(uint32_t count, uint32_t stride, uint32_t pad, uint32_t kernel,
+			  uint32_t extent)
+{
+	return pad <= kernel - 1 && (uint64_t)(count - 1) * stride <= (uint64_t)extent - 1 + pad;
+}
+
+static int check_pdp_splits(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
+			    const struct nvdla_dla_pdp_surface_desc *s)
+{
+	uint32_t n = op->split_num;
+	uint32_t in_first = op->partial_in_width_first ? op->partial_in_width_first : 1;
+	uint32_t in_mid = op->partial_in_width_mid ? op->partial_in_width_mid : 1;
+	uint32_t in_last = op->partial_in_width_last ? op->partial_in_width_last : 1;
+	uint32_t out_first = op->partial_width_first ? op->partial_width_first : 1;
+	uint32_t out_mid = op->partial_width_mid ? op->partial_width_mid : 1;
+	uint32_t out_last = op->partial_width_last ? op->partial_width_last : 1;
+	int64_t overlap = (int64_t)op->pool_width + 1 - op->stride_x;
+	uint64_t in_end = in_first + (uint64_t)(n - 2) * in_mid + in_last;
+	uint64_t out_end = out_first + (uint64_t)(n - 2) * out_mid + out_last;
+	int ret;
+
+	ret = dla_check_range(c, "PDP", "partial_in_width_first", in_first, 1, 1024);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "partial_in_width_mid", in_mid, 1, 1024);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "partial_in_width_last", in_last, 1, 1024);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "partial_width_first", out_first, 1, 1024);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "partial_width_mid", out_mid, 1, 1024);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "partial_width_last", out_last, 1, 1024);
+	if (ret)
+		return ret;
+	/* Each split after the first also reads the columns it shares with the one before. */
+	if (overlap > (int64_t)in_first || (n > 2 && overlap > (int64_t)in_mid))
+		return dla_fail(
+		    c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_first", in_first,
+		    (uint64_t)overlap,
+		    "PDP splits of %u and %u columns are narrower than the %lld columns "
+		    "neighbouring splits share",
+		    in_first, in_mid, (long long)overlap);
+	/* With a stride wider than the kernel, each later split skips that many columns. */
+	if (overlap < 0 &&
+	    ((n > 2 && (int64_t)in_mid + overlap <= 0) || (int64_t)in_last + overlap <= 0))
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_mid",
+				n > 2 ? in_mid : in_last, (uint64_t)-overlap,
+				"PDP splits of %u (middle) and %u (last) columns leave nothing to "
+				"pool once the %lld columns the stride skips are dropped",
+				in_mid, in_last, (long long)-overlap);
+	if (in_end != s->src_data.width)
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_last", in_end,
+				s->src_data.width,
+				"PDP's %u input splits cover %llu columns, but src_data is %u wide",
+				n, (unsigned long long)in_end, s->src_data.width);
+	if (out_end != s->dst_data.width)
+		return dla_fail(
+		    c->err, NVDLA_DLA_E_FIELD, c->op, "partial_width_last", out_end,
+		    s->dst_data.width,
+		    "PDP's %u output splits cover %llu columns, but dst_data is %u wide", n,
+		    (unsigned long long)out_end, s->dst_data.width);
+	return 0;
+}
+
+int dla_pdp_check(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
+		  const struct nvdla_dla_pdp_surface_desc *s)
+{
+	const struct nvdla_dla_common_op_desc *dep = &c->task->graph[c->op];
+	int ret;
+	int i;
+
+	ret = dla_check_precision(c, "PDP", "precision", op->precision);
+	if (!ret)
+		ret = dla_check_enum(c, "PDP", "pool_mode", op->pool_mode, NVDLA_DLA_POOL_MIN);
+	if (!ret)
+		ret =
+		    dla_check_enum(c, "PDP", "pool_width", op->pool_width, NVDLA_DLA_POOL_SIZE_MAX);
+	if (!ret)
+		ret = dla_check_enum(c, "PDP", "pool_height", op->pool_height,
+				     NVDLA_DLA_POOL_SIZE_MAX);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "stride_x", op->stride_x, 1, 16);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "stride_y", op->stride_y, 1, 16);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "pad_left", op->pad_left, 0, 7);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "pad_right", op->pad_right, 0, 7);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "pad_top", op->pad_top, 0, 7);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "pad_bottom", op->pad_bottom, 0, 7);
+	if (!ret)
+		ret = dla_check_range(c, "PDP", "split_num", op->split_num, 1, 64);
+	for (i = 0; !ret && i < NVDLA_DLA_PDP_PAD_VALUES; i++) {
+		int32_t v = op->padding_value[i];
+
+		if (op->precision == NVDLA_DLA_PRECISION_FP16 && v != 0)
+			ret = dla_fail(
+			    c->err, NVDLA_DLA_E_FIELD, c->op, "padding_value", (uint64_t)(int64_t)v,
+			    0, "PDP padding_value[%d] is %d; the fp16 pipeline pads with 0", i, v);
+		else if (v < -(1 << 18) || v >= (1 << 18))
+			ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "padding_value",
+				       (uint64_t)(int64_t)v, 1u << 18,
+				       "PDP padding_value[%d] is %d, beyond the 19-bit register", i,
+				       v);
+	}
+	if (!ret)
+		ret = dla_check_dims(c, "PDP", "src_data", &s->src_data);
+	if (!ret)
+		ret = dla_check_dims(c, "PDP", "dst_data", &s->dst_data);
+	if (!ret && s->src_data.channel != s->dst_data.channel)
+		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", s->dst_data.channel,
+			       s->src_data.channel,
+			       "PDP dst_data has %u channels but src_data %u; pooling keeps them",
+			       s->dst_data.channel, s->src_data.channel);
+	if (!ret)
+		ret = dla_check_mem_type(c, "PDP", "src_data", s->src_data.type, true);
+	if (!ret)
+		ret = dla_check_mem_type(c, "PDP", "dst_data", s->dst_data.type, false);
+	if (ret)
+		return ret;
+
+	if (op->split_num == 1) {
+		if (!windows_reach(s->dst_data.width, op->stride_x, op->pad_left,
+				   op->pool_width + 1u, s->src_data.width))
+			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data",
+					s->dst_data.width, 0,
+					"PDP: %u output columns from %u input columns (kernel %u, "
+					"stride %u, left padding %u) leave a window without input",
+					s->dst_data.width, s->src_data.width, op->pool_width + 1u,
+					op->stride_x, op->pad_left);
+	} else {
+		if (s->src_data.type == NVDLA_DLA_MEM_HW)
+			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "split_num",
+					op->split_num, 1,
+					"PDP fed by SDP (src_data type HW) cannot split the width");
+		ret = check_pdp_splits(c, op, s);
+		if (ret)
+			return ret;
+	}
+	if (!windows_reach(s->dst_data.height, op->stride_y, op->pad_top, op->pool_height + 1u,
+			   s->src_data.height))
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", s->dst_data.height, 0,
+				"PDP: %u output lines from %u input lines (kernel %u, stride %u, "
+				"top padding %u) leave a window without input",
+				s->dst_data.height, s->src_data.height, op->pool_height + 1u,
+				op->stride_y, op->pad_top);
+
+	if ((s->src_data.type == NVDLA_DLA_MEM_HW) != (dep->fused_parent.index >= 0))
+		return dla_fail(c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
+				(uint64_t)(int64_t)dep->fused_parent.index, 0,
+				s->src_data.type == NVDLA_DLA_MEM_HW
+				    ? "PDP src_data is type HW, but no SDP is its fused parent"
+				    : "PDP has a fused parent, but its src_data is in memory");
+	if (s->src_data.type == NVDLA_DLA_MEM_HW) {
+		const struct nvdla_dla_sdp_surface_desc *ss =
+		    &c->task->surfaces[dep->fused_parent.index].sdp_surface;
+		const struct nvdla_dla_sdp_op_desc *so =
+		    &c->task->ops[dep->fused_parent.index].sdp_op;
+
+		if (ss->dst_data.type != NVDLA_DLA_MEM_HW)
+			return dla_fail(c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
+					(uint64_t)dep->fused_parent.index, 0,
+					"PDP's fused parent, SDP operation %d, writes to memory",
+					dep->fused_parent.index);
+		ret = dla_same_dims(c, "PDP", "src_data", &s->src_data, &ss->src_data,
+				    "its SDP's src_data");
+		if (!ret && so->dst_precision != op->precision)
+			ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "precision", op->precision,
+				       so->dst_precision,
+				       "PDP precision %u differs from its SDP's dst_precision %u",
+				       op->precision, so->dst_precision);
+		if (ret)
+			return ret;
+	} else {
+		ret = dla_check_feature(c, "PDP", "src_data", &s->src_data, op->precision, 0);
+		if (ret)
+			return ret;
+	}
+	return dla_check_feature(c, "PDP", "dst_data", &s->dst_data, op->precision, 0);
+}

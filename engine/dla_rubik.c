@@ -64,3 +64,146 @@ int dla_rubik_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	RBK_WR(c, D_OP_ENABLE, F(D_OP_ENABLE, OP_EN, 1));
 	return 0;
 }
+
+/* ---- checks (the shared rules are in dla_check.c) ---- */
+
+#define DLA_RUBIK_ATOM 32u
+
+/* One plane per channel: @planes planes of @height lines of @line bytes. */
+static int check_planes(struct dla_check *c, const char *field,
+			const struct nvdla_dla_data_cube *cube, uint32_t planes, uint32_t height,
+			uint64_t line)
+{
+	uint64_t plane = line;
+	int ret = 0;
+
+	if (height > 1) {
+		ret =
+		    dla_check_aligned(c, "RUBIK", "line_stride", cube->line_stride, DLA_RUBIK_ATOM);
+		if (!ret)
+			ret = dla_check_at_least(c, "RUBIK", "line_stride", cube->line_stride, line,
+						 "a plane line needs");
+		plane += (uint64_t)(height - 1) * cube->line_stride;
+	}
+	if (!ret && (planes > 1 || cube->plane_stride == 0)) {
+		ret = dla_check_aligned(c, "RUBIK", "plane_stride", cube->plane_stride,
+					DLA_RUBIK_ATOM);
+		if (!ret)
+			ret = dla_check_at_least(c, "RUBIK", "plane_stride", cube->plane_stride,
+						 plane, "a plane needs");
+	}
+	if (ret)
+		return ret;
+	return dla_check_memory(c, "RUBIK", field, cube->type, cube->address, dla_cube_offset(cube),
+				(uint64_t)(planes - 1) * cube->plane_stride + plane,
+				DLA_RUBIK_ATOM);
+}
+
+int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *op,
+		    const struct nvdla_dla_rubik_surface_desc *s)
+{
+	const struct nvdla_dla_data_cube *src = &s->src_data, *dst = &s->dst_data;
+	uint32_t bpe, lanes;
+	int ret;
+
+	ret = dla_check_feature_bit(c, "RUBIK", NVDLA_FEATURE_RUBIK, "the Rubik unit");
+	if (!ret)
+		ret = dla_check_enum(c, "RUBIK", "mode", op->mode, NVDLA_DLA_RUBIK_MERGE);
+	if (!ret)
+		ret = dla_check_precision(c, "RUBIK", "precision", op->precision);
+	if (!ret)
+		ret = dla_check_dims(c, "RUBIK", "src_data", src);
+	if (!ret)
+		ret = dla_check_dims(c, "RUBIK", "dst_data", dst);
+	if (!ret)
+		ret = dla_check_mem_type(c, "RUBIK", "src_data", src->type, false);
+	if (!ret)
+		ret = dla_check_mem_type(c, "RUBIK", "dst_data", dst->type, false);
+	if (ret)
+		return ret;
+	bpe = dla_bytes_per_element(op->precision);
+	lanes = DLA_RUBIK_ATOM / bpe;
+
+	if (op->mode == NVDLA_DLA_RUBIK_CONTRACT) {
+		uint64_t surfaces = dla_div_up(dst->channel, lanes);
+		uint64_t kernels, kernel_stride, in_bytes;
+
+		ret = dla_check_range(c, "RUBIK", "stride_x", op->stride_x, 1, 32);
+		if (!ret)
+			ret = dla_check_range(c, "RUBIK", "stride_y", op->stride_y, 1, 32);
+		if (ret)
+			return ret;
+		kernels = (uint64_t)op->stride_x * op->stride_y;
+		if ((uint64_t)dst->width != (uint64_t)src->width * op->stride_x ||
+		    (uint64_t)dst->height != (uint64_t)src->height * op->stride_y ||
+		    (uint64_t)src->channel != (uint64_t)dst->channel * kernels)
+			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", 0, 0,
+					"RUBIK contract of %ux%ux%u with strides %ux%u gives "
+					"%llux%llux%llu, but dst_data is %ux%ux%u",
+					src->width, src->height, src->channel, op->stride_x,
+					op->stride_y, (unsigned long long)src->width * op->stride_x,
+					(unsigned long long)src->height * op->stride_y,
+					(unsigned long long)(src->channel / kernels), dst->width,
+					dst->height, dst->channel);
+		/* The input of each kernel position is a whole output-channel cube away. */
+		ret = dla_check_aligned(c, "RUBIK", "src_data.surf_stride", src->surf_stride,
+					DLA_RUBIK_ATOM);
+		if (ret)
+			return ret;
+		kernel_stride = surfaces * src->surf_stride;
+		if (kernel_stride > 0xffffffffu ||
+		    (uint64_t)op->stride_y * dst->line_stride > 0xffffffffu)
+			return dla_fail(
+			    c->err, NVDLA_DLA_E_FIELD, c->op, "src_data.surf_stride", kernel_stride,
+			    0xffffffffu,
+			    "RUBIK contract strides (%llu between kernel positions, %llu "
+			    "between line groups) exceed the 32-bit registers",
+			    (unsigned long long)kernel_stride,
+			    (unsigned long long)op->stride_y * dst->line_stride);
+		in_bytes = (uint64_t)src->width * DLA_RUBIK_ATOM;
+		if (src->height > 1) {
+			ret = dla_check_aligned(c, "RUBIK", "src_data.line_stride",
+						src->line_stride, DLA_RUBIK_ATOM);
+			if (!ret)
+				ret =
+				    dla_check_at_least(c, "RUBIK", "src_data.line_stride",
+						       src->line_stride, in_bytes, "a line needs");
+			in_bytes += (uint64_t)(src->height - 1) * src->line_stride;
+		}
+		if (!ret)
+			ret = dla_check_at_least(c, "RUBIK", "src_data.surf_stride",
+						 src->surf_stride, in_bytes, "a surface needs");
+		if (!ret)
+			ret = dla_check_memory(c, "RUBIK", "src_data", src->type, src->address,
+					       dla_cube_offset(src),
+					       (kernels - 1) * kernel_stride +
+						   (surfaces - 1) * src->surf_stride + in_bytes,
+					       DLA_RUBIK_ATOM);
+		if (!ret)
+			ret = dla_check_surface(c, "RUBIK", "dst_data", dst, dst->height, surfaces,
+						(uint64_t)dst->width * DLA_RUBIK_ATOM, 0,
+						DLA_RUBIK_ATOM);
+		return ret;
+	}
+
+	ret = dla_same_dims(c, "RUBIK", "dst_data", dst, src, "src_data");
+	if (ret)
+		return ret;
+	if (op->mode == NVDLA_DLA_RUBIK_SPLIT) {
+		ret = dla_check_surface(c, "RUBIK", "src_data", src, src->height,
+					dla_div_up(src->channel, lanes),
+					(uint64_t)src->width * DLA_RUBIK_ATOM, 0, DLA_RUBIK_ATOM);
+		if (!ret)
+			ret =
+			    check_planes(c, "dst_data", dst, dst->channel, dst->height,
+					 dla_round_up((uint64_t)dst->width * bpe, DLA_RUBIK_ATOM));
+		return ret;
+	}
+	ret = check_planes(c, "src_data", src, src->channel, src->height,
+			   dla_round_up((uint64_t)src->width * bpe, DLA_RUBIK_ATOM));
+	if (!ret)
+		ret = dla_check_surface(c, "RUBIK", "dst_data", dst, dst->height,
+					dla_div_up(dst->channel, lanes),
+					(uint64_t)dst->width * DLA_RUBIK_ATOM, 0, DLA_RUBIK_ATOM);
+	return ret;
+}

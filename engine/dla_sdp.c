@@ -253,3 +253,229 @@ int dla_sdp_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	SDP_WR(c, SDP, D_OP_ENABLE, F(SDP, D_OP_ENABLE, OP_EN, 1));
 	return 0;
 }
+
+/* ---- checks (the shared rules are in dla_check.c) ---- */
+
+unsigned int dla_sdp_proc_precision(unsigned int src, unsigned int dst)
+{
+	if (src == NVDLA_DLA_PRECISION_FP16)
+		return NVDLA_DLA_PRECISION_FP16;
+	if (src == NVDLA_DLA_PRECISION_INT16 && dst != NVDLA_DLA_PRECISION_INT8)
+		return NVDLA_DLA_PRECISION_INT16;
+	return NVDLA_DLA_PRECISION_INT8;
+}
+
+bool dla_sdp_stage_dma(const struct nvdla_dla_sdp_op *stage)
+{
+	return stage->enable && stage->type != NVDLA_DLA_SDP_OP_NONE &&
+	       stage->mode != NVDLA_DLA_SDP_PER_LAYER;
+}
+
+bool dla_sdp_uses_rdma(const struct nvdla_dla_sdp_op_desc *op,
+		       const struct nvdla_dla_sdp_surface_desc *surf)
+{
+	return surf->src_data.type != NVDLA_DLA_MEM_HW || dla_sdp_stage_dma(&op->x1_op) ||
+	       dla_sdp_stage_dma(&op->x2_op) || dla_sdp_stage_dma(&op->y_op);
+}
+
+/* Valid precision conversions of SDP: int8 -> int8/int16, int16 -> any, fp16 -> int16/fp16. */
+static bool sdp_conversion_ok(unsigned int src, unsigned int dst)
+{
+	if (src == NVDLA_DLA_PRECISION_INT8)
+		return dst != NVDLA_DLA_PRECISION_FP16;
+	if (src == NVDLA_DLA_PRECISION_FP16)
+		return dst != NVDLA_DLA_PRECISION_INT8;
+	return true;
+}
+
+static int check_sdp_stage(struct dla_check *c, const char *name,
+			   const struct nvdla_dla_sdp_op *stage,
+			   const struct nvdla_dla_data_cube *cube,
+			   const struct nvdla_dla_sdp_op_desc *op,
+			   const struct nvdla_dla_data_cube *src, bool y, uint32_t feature,
+			   const char *feature_name)
+{
+	uint32_t atom = c->cfg->atom_bytes;
+	unsigned int proc = dla_sdp_proc_precision(op->src_precision, op->dst_precision);
+	uint32_t group = atom / dla_bytes_per_element(proc);
+	uint64_t groups = dla_div_up(src->channel, group);
+	uint32_t value_bytes;
+	char what[16];
+	int ret;
+
+	snprintf(what, sizeof(what), "SDP %s", name);
+	ret = dla_check_enum(c, what, "enable", stage->enable, 1);
+	if (!ret)
+		ret = dla_check_enum(c, what, "alu_type", stage->alu_type, NVDLA_DLA_SDP_ALU_EQL);
+	if (!ret)
+		ret = dla_check_enum(c, what, "type", stage->type, NVDLA_DLA_SDP_OP_BOTH);
+	if (!ret)
+		ret = dla_check_enum(c, what, "mode", stage->mode, NVDLA_DLA_SDP_PER_POINT);
+	if (!ret)
+		ret = dla_check_enum(c, what, "act", stage->act, NVDLA_DLA_ACT_PRELU);
+	if (!ret && !y && stage->act == NVDLA_DLA_ACT_LUT)
+		ret = dla_fail(c->err, NVDLA_DLA_E_ENUM, c->op, "act", stage->act, 0,
+			       "%s act is LUT, which only the Y stage has", what);
+	if (!ret && y && stage->act == NVDLA_DLA_ACT_RELU)
+		ret = dla_fail(c->err, NVDLA_DLA_E_ENUM, c->op, "act", stage->act, 0,
+			       "%s act is ReLU, which only the X stages have", what);
+	if (!ret)
+		ret = dla_check_enum(c, what, "precision", stage->precision,
+				     NVDLA_DLA_PRECISION_FP16);
+	if (!ret && !y)
+		ret = dla_check_range(c, what, "shift_value", stage->shift_value, 0, 63);
+	if (!ret && y)
+		ret = dla_check_range(c, what, "truncate", stage->truncate, 0, 1023);
+	if (!ret && y) {
+		ret = dla_check_range(c, what, "cvt.alu_cvt.truncate", stage->cvt.alu_cvt.truncate,
+				      0, 63);
+		if (!ret)
+			ret = dla_check_range(c, what, "cvt.mul_cvt.truncate",
+					      stage->cvt.mul_cvt.truncate, 0, 63);
+		if (!ret)
+			ret = dla_check_enum(c, what, "cvt.alu_cvt.enable",
+					     stage->cvt.alu_cvt.enable, 1);
+		if (!ret)
+			ret = dla_check_enum(c, what, "cvt.mul_cvt.enable",
+					     stage->cvt.mul_cvt.enable, 1);
+	}
+	if (ret || !stage->enable)
+		return ret;
+	ret = dla_check_feature_bit(c, what, feature, feature_name);
+	if (!ret && y && stage->act == NVDLA_DLA_ACT_LUT)
+		ret = dla_check_feature_bit(c, what, NVDLA_FEATURE_SDP_LUT, "the SDP LUT");
+	if (ret || !dla_sdp_stage_dma(stage))
+		return ret;
+
+	/* The operand read from memory: 1 or 2 values of 1 or 2 bytes per element. */
+	value_bytes = (stage->precision == NVDLA_DLA_PRECISION_INT8 ? 1 : 2) *
+		      (stage->type == NVDLA_DLA_SDP_OP_BOTH ? 2 : 1);
+	ret = dla_check_mem_type(c, what, "data", cube->type, false);
+	if (ret)
+		return ret;
+	if (stage->mode == NVDLA_DLA_SDP_PER_KERNEL)
+		return dla_check_memory(c, what, "data", cube->type, cube->address,
+					dla_cube_offset(cube),
+					dla_round_up(groups * group * value_bytes, atom), atom);
+	return dla_check_surface(c, what, "data", cube, src->height, groups,
+				 (uint64_t)src->width * group * value_bytes, 0, atom);
+}
+
+int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
+		  const struct nvdla_dla_sdp_surface_desc *s)
+{
+	const struct nvdla_dla_common_op_desc *dep = &c->task->graph[c->op];
+	uint32_t atom = c->cfg->atom_bytes;
+	unsigned int proc;
+	uint64_t padded, extra;
+	int ret;
+
+	ret = dla_check_precision(c, "SDP", "src_precision", op->src_precision);
+	if (!ret)
+		ret = dla_check_precision(c, "SDP", "dst_precision", op->dst_precision);
+	if (!ret && !sdp_conversion_ok(op->src_precision, op->dst_precision))
+		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_precision", op->dst_precision,
+			       0, "SDP cannot convert src_precision %u to dst_precision %u",
+			       op->src_precision, op->dst_precision);
+	if (!ret && (op->lut_index < -1 ||
+		     (op->lut_index >= 0 && (uint32_t)op->lut_index >= c->task->num_luts)))
+		ret = dla_fail(c->err, NVDLA_DLA_E_LUT_INDEX, c->op, "lut_index",
+			       (uint64_t)(int64_t)op->lut_index, c->task->num_luts,
+			       "SDP lut_index is %d; the task has %u LUTs", op->lut_index,
+			       c->task->num_luts);
+	if (!ret && op->lut_index >= 0)
+		ret = dla_check_feature_bit(c, "SDP", NVDLA_FEATURE_SDP_LUT, "the SDP LUT");
+	if (!ret)
+		ret = dla_check_enum(c, "SDP", "conv_mode", op->conv_mode, NVDLA_DLA_CONV_WINOGRAD);
+	if (!ret && op->conv_mode == NVDLA_DLA_CONV_WINOGRAD)
+		ret = dla_check_feature_bit(c, "SDP Winograd mode", NVDLA_FEATURE_WINOGRAD,
+					    "Winograd convolution");
+	if (!ret)
+		ret = dla_check_range(c, "SDP", "batch_num", op->batch_num, 1,
+				      c->cfg->max_batch < 32 ? c->cfg->max_batch : 32);
+	if (!ret)
+		ret = dla_check_range(c, "SDP", "out_cvt.truncate", op->out_cvt.truncate, 0, 63);
+	if (!ret)
+		ret = dla_check_dims(c, "SDP", "src_data", &s->src_data);
+	if (!ret)
+		ret = dla_check_mem_type(c, "SDP", "src_data", s->src_data.type, true);
+	if (!ret)
+		ret = dla_check_mem_type(c, "SDP", "dst_data", s->dst_data.type, true);
+	if (ret)
+		return ret;
+
+	/* Fusion: flying input from a convolution, output into a PDP. */
+	if ((s->src_data.type == NVDLA_DLA_MEM_HW) != (dep->fused_parent.index >= 0))
+		return dla_fail(
+		    c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
+		    (uint64_t)(int64_t)dep->fused_parent.index, 0,
+		    s->src_data.type == NVDLA_DLA_MEM_HW
+			? "SDP src_data is type HW, but no convolution is its fused parent"
+			: "SDP has a fused parent, but its src_data is in memory");
+	if (s->src_data.type == NVDLA_DLA_MEM_HW) {
+		const struct nvdla_dla_conv_surface_desc *cs =
+		    &c->task->surfaces[dep->fused_parent.index].conv_surface;
+
+		const struct nvdla_dla_conv_op_desc *co =
+		    &c->task->ops[dep->fused_parent.index].conv_op;
+
+		ret = dla_same_dims(c, "SDP", "src_data", &s->src_data, &cs->dst_data,
+				    "its convolution's dst_data");
+		if (!ret && co->out_precision != op->src_precision)
+			ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "src_precision",
+				       op->src_precision, co->out_precision,
+				       "SDP src_precision %u differs from its convolution's "
+				       "out_precision %u",
+				       op->src_precision, co->out_precision);
+		if (ret)
+			return ret;
+	}
+
+	ret = check_sdp_stage(c, "x1_op", &op->x1_op, &s->x1_data, op, &s->src_data, false,
+			      NVDLA_FEATURE_SDP_BS, "the SDP bias (X1) stage");
+	if (!ret)
+		ret =
+		    check_sdp_stage(c, "x2_op", &op->x2_op, &s->x2_data, op, &s->src_data, false,
+				    NVDLA_FEATURE_SDP_BN, "the SDP batch-normalization (X2) stage");
+	if (!ret)
+		ret = check_sdp_stage(c, "y_op", &op->y_op, &s->y_data, op, &s->src_data, true,
+				      NVDLA_FEATURE_SDP_EW, "the SDP element-wise (Y) stage");
+	if (ret)
+		return ret;
+
+	/* The hardware moves whole groups of the processing precision's channels. */
+	proc = dla_sdp_proc_precision(op->src_precision, op->dst_precision);
+	padded = dla_round_up(s->src_data.channel, atom / dla_bytes_per_element(proc));
+	if (s->src_data.type != NVDLA_DLA_MEM_HW) {
+		uint32_t lanes = atom / dla_bytes_per_element(op->src_precision);
+
+		ret = dla_check_surface(c, "SDP", "src_data", &s->src_data, s->src_data.height,
+					dla_div_up(padded, lanes),
+					(uint64_t)s->src_data.width * atom, 0, atom);
+		if (ret)
+			return ret;
+	}
+	if (s->dst_data.type == NVDLA_DLA_MEM_HW) {
+		if (op->batch_num != 1 || op->conv_mode != NVDLA_DLA_CONV_DIRECT ||
+		    op->src_precision != op->dst_precision)
+			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", 0, 0,
+					"SDP output to PDP (dst_data type HW) needs one batch, "
+					"direct convolution and no precision conversion");
+		return 0;
+	}
+	{
+		uint32_t lanes = atom / dla_bytes_per_element(op->dst_precision);
+		uint64_t surfaces = dla_div_up(padded, lanes);
+		uint64_t one = (surfaces - 1) * s->dst_data.surf_stride +
+			       (uint64_t)(s->src_data.height - 1) * s->dst_data.line_stride +
+			       (uint64_t)s->src_data.width * atom;
+
+		ret = dla_check_batches(c, "SDP", "batch_stride", op->batch_num, op->batch_stride,
+					one, &extra);
+		if (!ret)
+			ret = dla_check_surface(c, "SDP", "dst_data", &s->dst_data,
+						s->src_data.height, surfaces,
+						(uint64_t)s->src_data.width * atom, extra, atom);
+	}
+	return ret;
+}
