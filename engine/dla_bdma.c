@@ -11,15 +11,15 @@ int dla_bdma_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	const struct nvdla_dla_bdma_surface_desc *s = &c->surf->bdma_surface;
 	const struct nvdla_dla_task *t = c->task;
 	struct nvdla_dla_engine *e = c->e;
-	uint32_t free_slots = 0, status, cmd;
+	u32 free_slots = 0, status, cmd;
 	unsigned int k;
 
 	cmd = NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, dla_ram_type(s->source_type)) |
 	      NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, dla_ram_type(s->destination_type));
 	for (k = 0; k < s->num_transfers; k++) {
 		const struct nvdla_dla_bdma_transfer *x = &s->transfers[k];
-		uint64_t src = t->addresses[x->source_address];
-		uint64_t dst = t->addresses[x->destination_address];
+		u64 src = t->addresses[x->source_address];
+		u64 dst = t->addresses[x->destination_address];
 
 		if (!free_slots) {
 			if (dla_poll(e, NVDLA_UNIT_BDMA, NVDLA_BDMA_STATUS,
@@ -68,11 +68,10 @@ int dla_bdma_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 /* ---- checks (the shared rules are in dla_check.c) ---- */
 
 static int check_bdma_side(struct dla_check *c, const char *what, const char *field,
-			   unsigned int type, int16_t index, uint32_t line_size, uint32_t lines,
-			   uint32_t line, uint32_t surfaces, uint32_t surface)
+			   unsigned int type, s16 index, u32 line_size, u32 lines, u32 line,
+			   u32 surfaces, u32 surface)
 {
-	uint64_t footprint =
-	    (uint64_t)(surfaces - 1) * surface + (uint64_t)(lines - 1) * line + line_size;
+	u64 footprint = (u64)(surfaces - 1) * surface + (u64)(lines - 1) * line + line_size;
 	int ret;
 
 	ret = dla_check_aligned(c, what, field, line, 32);
@@ -86,7 +85,7 @@ static int check_bdma_side(struct dla_check *c, const char *what, const char *fi
 int dla_bdma_check(struct dla_check *c, const struct nvdla_dla_bdma_surface_desc *s)
 {
 	char what[32];
-	uint32_t k;
+	u32 k;
 	int ret;
 
 	ret = dla_check_feature_bit(c, "BDMA", NVDLA_FEATURE_BDMA, "the BDMA unit");
@@ -107,8 +106,8 @@ int dla_bdma_check(struct dla_check *c, const struct nvdla_dla_bdma_surface_desc
 		if (!ret)
 			ret = dla_check_range(c, what, "line_repeat", t->line_repeat, 1, 8192);
 		if (!ret)
-			ret =
-			    dla_check_range(c, what, "surface_repeat", t->surface_repeat, 1, 8192);
+			ret = dla_check_range(c, what, "surface_repeat", t->surface_repeat, 1,
+					      8192);
 		if (!ret)
 			ret = dla_check_at_least(c, what, "source_line", t->source_line,
 						 t->line_size, "a line needs");
@@ -117,12 +116,13 @@ int dla_bdma_check(struct dla_check *c, const struct nvdla_dla_bdma_surface_desc
 						 t->line_size, "a line needs");
 		if (!ret)
 			ret = dla_check_at_least(c, what, "source_surface", t->source_surface,
-						 (uint64_t)t->source_line * t->line_repeat,
+						 (u64)t->source_line * t->line_repeat,
 						 "its lines need");
 		if (!ret)
-			ret = dla_check_at_least(
-			    c, what, "destination_surface", t->destination_surface,
-			    (uint64_t)t->destination_line * t->line_repeat, "its lines need");
+			ret = dla_check_at_least(c, what, "destination_surface",
+						 t->destination_surface,
+						 (u64)t->destination_line * t->line_repeat,
+						 "its lines need");
 		if (!ret)
 			ret = check_bdma_side(c, what, "source_address", s->source_type,
 					      t->source_address, t->line_size, t->line_repeat,

@@ -15,26 +15,26 @@ const char *dla_mem_name(unsigned int type)
 {
 	return type <= NVDLA_DLA_MEM_HW ? mem_names[type] : "?";
 }
+
 /* ---- generic rules ---- */
 
-int dla_fail_range(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		   uint64_t lo, uint64_t hi)
+int dla_fail_range(struct dla_check *c, const char *what, const char *field, u64 value, u64 lo,
+		   u64 hi)
 {
 	return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, field, value, value < lo ? lo : hi,
 			"%s %s is %llu, outside %llu..%llu", what, field, (unsigned long long)value,
 			(unsigned long long)lo, (unsigned long long)hi);
 }
 
-int dla_check_range(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		    uint64_t lo, uint64_t hi)
+int dla_check_range(struct dla_check *c, const char *what, const char *field, u64 value, u64 lo,
+		    u64 hi)
 {
 	if (value < lo || value > hi)
 		return dla_fail_range(c, what, field, value, lo, hi);
 	return 0;
 }
 
-int dla_check_enum(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		   uint64_t max)
+int dla_check_enum(struct dla_check *c, const char *what, const char *field, u64 value, u64 max)
 {
 	if (value > max)
 		return dla_fail(c->err, NVDLA_DLA_E_ENUM, c->op, field, value, max,
@@ -43,7 +43,7 @@ int dla_check_enum(struct dla_check *c, const char *what, const char *field, uin
 	return 0;
 }
 
-int dla_check_feature_bit(struct dla_check *c, const char *what, uint32_t feature, const char *name)
+int dla_check_feature_bit(struct dla_check *c, const char *what, u32 feature, const char *name)
 {
 	if (!nvdla_hw_has(c->cfg, feature))
 		return dla_fail(c->err, NVDLA_DLA_E_UNSUPPORTED, c->op, name, 0, 0,
@@ -122,55 +122,54 @@ int dla_check_mem_type(struct dla_check *c, const char *what, const char *field,
  * written as memory type @type, starting aligned to @align.
  */
 int dla_check_memory(struct dla_check *c, const char *what, const char *field, unsigned int type,
-		     int32_t index, int64_t offset, uint64_t footprint, uint32_t align)
+		     s32 index, s64 offset, u64 footprint, u32 align)
 {
 	const struct nvdla_dla_task_source *src = c->src;
 	const struct nvdla_dla_buffer *buf;
-	uint64_t address, end;
-	bool secondary;
+	u64 address, end;
+	bool secondary, wants_secondary;
 
-	if (index < 0 || (uint32_t)index >= src->num_addresses)
-		return dla_fail(c->err, NVDLA_DLA_E_ADDRESS, c->op, field, (uint64_t)(int64_t)index,
+	if (index < 0 || (u32)index >= src->num_addresses)
+		return dla_fail(c->err, NVDLA_DLA_E_ADDRESS, c->op, field, (u64)(s64)index,
 				src->num_addresses,
 				"%s %s names address-list entry %d; the task has %u entries", what,
 				field, index, src->num_addresses);
 	buf = &src->addresses[index];
 	secondary = (buf->flags & NVDLA_DLA_BUFFER_SECONDARY) != 0;
-	if (secondary != (type == NVDLA_DLA_MEM_CV))
+	wants_secondary = type == NVDLA_DLA_MEM_CV;
+	if (secondary != wants_secondary)
 		return dla_fail(c->err, NVDLA_DLA_E_MEMORY, c->op, field, type, 0,
 				"%s %s has memory type %s, but address-list entry %d is %s memory",
 				what, field, dla_mem_name(type), index,
 				secondary ? "secondary (CV-SRAM)" : "primary");
 	if (offset < 0)
-		return dla_fail(c->err, NVDLA_DLA_E_EXTENT, c->op, field, (uint64_t)offset, 0,
+		return dla_fail(c->err, NVDLA_DLA_E_EXTENT, c->op, field, (u64)offset, 0,
 				"%s %s starts %llu bytes before address-list entry %d", what, field,
 				(unsigned long long)-offset, index);
-	if ((uint64_t)offset > buf->size || footprint > buf->size - (uint64_t)offset)
-		return dla_fail(
-		    c->err, NVDLA_DLA_E_EXTENT, c->op, field, (uint64_t)offset + footprint,
-		    buf->size,
-		    "%s %s: %llu bytes at offset %llu end at %llu, past the %llu bytes of "
-		    "address-list entry %d",
-		    what, field, (unsigned long long)footprint, (unsigned long long)offset,
-		    (unsigned long long)((uint64_t)offset + footprint),
-		    (unsigned long long)buf->size, index);
-	address = buf->address + (uint64_t)offset;
+	if ((u64)offset > buf->size || footprint > buf->size - (u64)offset)
+		return dla_fail(c->err, NVDLA_DLA_E_EXTENT, c->op, field, (u64)offset + footprint,
+				buf->size,
+				"%s %s: %llu bytes at offset %llu end at %llu, past the %llu bytes of address-list entry %d",
+				what, field, (unsigned long long)footprint,
+				(unsigned long long)offset,
+				(unsigned long long)((u64)offset + footprint),
+				(unsigned long long)buf->size, index);
+	address = buf->address + (u64)offset;
 	if (align > 1 && address % align)
 		return dla_fail(c->err, NVDLA_DLA_E_ALIGN, c->op, field, address, align,
 				"%s %s starts at 0x%llx, which is not a multiple of %u bytes", what,
 				field, (unsigned long long)address, align);
 	end = address + footprint;
-	if (end < address ||
-	    (c->cfg->address_bits < 64 && end > ((uint64_t)1 << c->cfg->address_bits)))
+	if (end < address || (c->cfg->address_bits < 64 && end > ((u64)1 << c->cfg->address_bits)))
 		return dla_fail(c->err, NVDLA_DLA_E_EXTENT, c->op, field, end,
-				c->cfg->address_bits < 64 ? (uint64_t)1 << c->cfg->address_bits : 0,
+				c->cfg->address_bits < 64 ? (u64)1 << c->cfg->address_bits : 0,
 				"%s %s ends at 0x%llx, beyond the %u-bit address space of %s", what,
 				field, (unsigned long long)end, c->cfg->address_bits, c->cfg->name);
 	return 0;
 }
 
-int dla_check_aligned(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		      uint32_t align)
+int dla_check_aligned(struct dla_check *c, const char *what, const char *field, u64 value,
+		      u32 align)
 {
 	if (align > 1 && value % align)
 		return dla_fail(c->err, NVDLA_DLA_E_ALIGN, c->op, field, value, align,
@@ -179,8 +178,8 @@ int dla_check_aligned(struct dla_check *c, const char *what, const char *field, 
 	return 0;
 }
 
-int dla_check_at_least(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		       uint64_t minimum, const char *reason)
+int dla_check_at_least(struct dla_check *c, const char *what, const char *field, u64 value,
+		       u64 minimum, const char *reason)
 {
 	if (value < minimum)
 		return dla_fail(c->err, NVDLA_DLA_E_STRIDE, c->op, field, value, minimum,
@@ -190,9 +189,9 @@ int dla_check_at_least(struct dla_check *c, const char *what, const char *field,
 }
 
 /* The cube's offset in its entry: 0 in the 0.10/0.11 layout (validated copies carry 0). */
-int64_t dla_cube_offset(const struct nvdla_dla_data_cube *cube)
+s64 dla_cube_offset(const struct nvdla_dla_data_cube *cube)
 {
-	return (int64_t)cube->offset;
+	return (s64)cube->offset;
 }
 
 /*
@@ -201,10 +200,10 @@ int64_t dla_cube_offset(const struct nvdla_dla_data_cube *cube)
  * separate something), plus @extra bytes (batches) past the first cube.
  */
 int dla_check_surface(struct dla_check *c, const char *what, const char *field,
-		      const struct nvdla_dla_data_cube *cube, uint32_t height, uint64_t surfaces,
-		      uint64_t line_bytes, uint64_t extra, uint32_t align)
+		      const struct nvdla_dla_data_cube *cube, u32 height, u64 surfaces,
+		      u64 line_bytes, u64 extra, u32 align)
 {
-	uint64_t footprint = line_bytes;
+	u64 footprint = line_bytes;
 	int ret;
 
 	if (height > 1) {
@@ -214,7 +213,7 @@ int dla_check_surface(struct dla_check *c, const char *what, const char *field,
 						 line_bytes, "a line needs");
 		if (ret)
 			return ret;
-		footprint += (uint64_t)(height - 1) * cube->line_stride;
+		footprint += (u64)(height - 1) * cube->line_stride;
 	}
 	if (surfaces > 1) {
 		ret = dla_check_aligned(c, what, "surf_stride", cube->surf_stride, align);
@@ -231,20 +230,19 @@ int dla_check_surface(struct dla_check *c, const char *what, const char *field,
 
 /* A feature data cube of @precision elements in atoms of @atom bytes. */
 int dla_check_feature(struct dla_check *c, const char *what, const char *field,
-		      const struct nvdla_dla_data_cube *cube, unsigned int precision,
-		      uint64_t extra)
+		      const struct nvdla_dla_data_cube *cube, unsigned int precision, u64 extra)
 {
-	uint32_t atom = c->cfg->atom_bytes;
-	uint32_t lanes = atom / dla_bytes_per_element(precision);
+	u32 atom = c->cfg->atom_bytes;
+	u32 lanes = atom / dla_bytes_per_element(precision);
 
 	return dla_check_surface(c, what, field, cube, cube->height,
-				 dla_div_up(cube->channel, lanes), (uint64_t)cube->width * atom,
-				 extra, atom);
+				 dla_div_up(cube->channel, lanes), (u64)cube->width * atom, extra,
+				 atom);
 }
 
 /* Batches after the first: @batches cubes @stride apart, each @one bytes. */
-int dla_check_batches(struct dla_check *c, const char *what, const char *field, uint32_t batches,
-		      uint32_t stride, uint64_t one, uint64_t *extra)
+int dla_check_batches(struct dla_check *c, const char *what, const char *field, u32 batches,
+		      u32 stride, u64 one, u64 *extra)
 {
 	int ret;
 
@@ -256,19 +254,42 @@ int dla_check_batches(struct dla_check *c, const char *what, const char *field, 
 		ret = dla_check_at_least(c, what, field, stride, one, "a cube of the batch needs");
 	if (ret)
 		return ret;
-	*extra = (uint64_t)(batches - 1) * stride;
+	*extra = (u64)(batches - 1) * stride;
 	return 0;
 }
 
 /* Bytes of one feature cube as dla_check_feature() counts them (strides assumed checked). */
-uint64_t dla_feature_bytes(const struct dla_check *c, const struct nvdla_dla_data_cube *cube,
-			   unsigned int precision)
+u64 dla_feature_bytes(const struct dla_check *c, const struct nvdla_dla_data_cube *cube,
+		      unsigned int precision)
 {
-	uint32_t atom = c->cfg->atom_bytes;
-	uint64_t surfaces = dla_div_up(cube->channel, atom / dla_bytes_per_element(precision));
+	u32 atom = c->cfg->atom_bytes;
+	u64 surfaces = dla_div_up(cube->channel, atom / dla_bytes_per_element(precision));
 
-	return (surfaces - 1) * cube->surf_stride +
-	       (uint64_t)(cube->height - 1) * cube->line_stride + (uint64_t)cube->width * atom;
+	return (surfaces - 1) * cube->surf_stride + (u64)(cube->height - 1) * cube->line_stride +
+	       (u64)cube->width * atom;
+}
+
+/*
+ * A fused operation's input is of type HW exactly when it has a fused parent (@parent says
+ * which processor that must be).
+ */
+int dla_check_fused_parent(struct dla_check *c, const char *what, const char *parent,
+			   const struct nvdla_dla_data_cube *src)
+{
+	const struct nvdla_dla_common_op_desc *dep = &c->task->graph[c->op];
+	bool flying_input = src->type == NVDLA_DLA_MEM_HW;
+	bool fused_parent = dep->fused_parent.index >= 0;
+
+	if (flying_input == fused_parent)
+		return 0;
+	if (flying_input)
+		return dla_fail(c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
+				(u64)(s64)dep->fused_parent.index, 0,
+				"%s src_data is type HW, but no %s is its fused parent", what,
+				parent);
+	return dla_fail(c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
+			(u64)(s64)dep->fused_parent.index, 0,
+			"%s has a fused parent, but its src_data is in memory", what);
 }
 
 /* ---- entry points ---- */
@@ -300,7 +321,7 @@ int dla_check_operation(struct dla_check *c, int index)
 	}
 }
 
-int dla_check_lut(struct dla_check *c, uint32_t index)
+int dla_check_lut(struct dla_check *c, u32 index)
 {
 	const struct nvdla_dla_lut_param *lut = &c->task->luts[index];
 	char what[16];

@@ -14,6 +14,7 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #else
+#include <nvdla/hw/dla_user_compat.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,72 +30,66 @@
 
 /* The checked copy of a task, in the embedder's storage (all arrays follow the header). */
 struct nvdla_dla_task {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t num_operations;
-	uint32_t num_luts;
-	uint32_t num_addresses;
-	int16_t op_head[NVDLA_DLA_OP_COUNT];
-	uint64_t *addresses; /* [num_addresses] device address of each entry */
-	uint8_t *secondary;  /* [num_addresses] 1 when behind the secondary interface */
+	u32 magic;
+	u32 version;
+	u32 num_operations;
+	u32 num_luts;
+	u32 num_addresses;
+	s16 op_head[NVDLA_DLA_OP_COUNT];
+	u64 *addresses; /* [num_addresses] device address of each entry */
+	u8 *secondary;	/* [num_addresses] 1 when behind the secondary interface */
 	struct nvdla_dla_common_op_desc *graph;	     /* [num_operations] */
 	union nvdla_dla_operation_container *ops;    /* [num_operations] */
 	union nvdla_dla_surface_container *surfaces; /* [num_operations], 0.12 layout */
 	struct nvdla_dla_lut_param *luts;	     /* [num_luts] */
-	uint8_t *pending; /* [num_operations] dependencies still to come (run time) */
+	u8 *pending; /* [num_operations] dependencies still to come (run time) */
 };
 
 /* One register group of a processor, as the scheduler sees it. */
 struct dla_group {
-	int16_t op;   /* operation held, -1 when free */
-	int16_t lut;  /* LUT this operation programmed, -1 for none */
-	uint8_t rdma; /* the RDMA unit's group it uses */
+	s16 op;	 /* operation held, -1 when free */
+	s16 lut; /* LUT this operation programmed, -1 for none */
+	u8 rdma; /* the RDMA unit's group it uses */
 	bool uses_rdma;
 	bool programmed; /* its registers are written */
 	bool enabled;	 /* its D_OP_ENABLE is written (or BDMA launched) */
-	uint8_t events;	 /* latched events, bit n = enum nvdla_dla_event n */
+	u8 events;	 /* latched events, bit n = enum nvdla_dla_event n */
 };
 
 struct dla_processor {
 	struct dla_group groups[NVDLA_DLA_NUM_GROUPS];
-	int16_t next_op;   /* next operation of this type to program, -1 at the end */
-	uint8_t rdma_busy; /* RDMA groups in use, one bit each */
-	uint8_t last_done; /* the group that completed last */
+	s16 next_op;  /* next operation of this type to program, -1 at the end */
+	u8 rdma_busy; /* RDMA groups in use, one bit each */
+	u8 last_done; /* the group that completed last */
 };
 
 struct nvdla_dla_engine {
-	uint32_t magic;
+	u32 magic;
 	const struct nvdla_hw_config *cfg;
 	struct nvdla_dla_engine_ops ops;
 	void *priv;
-	uint32_t base[NVDLA_UNIT_COUNT]; /* unit windows in this register map */
-	uint32_t intr_bits;		 /* S_INTR_STATUS bits this configuration raises */
-	struct nvdla_dla_task *task;	 /* running task, NULL when idle */
-	uint32_t completed;		 /* operations of the task completed */
-	uint32_t status;		 /* S_INTR_STATUS bits latched by the ISR */
-	bool failed;			 /* an error stopped the task */
+	u32 base[NVDLA_UNIT_COUNT];  /* unit windows in this register map */
+	u32 intr_bits;		     /* S_INTR_STATUS bits this configuration raises */
+	struct nvdla_dla_task *task; /* running task, NULL when idle */
+	u32 completed;		     /* operations of the task completed */
+	u32 status;		     /* S_INTR_STATUS bits latched by the ISR */
+	bool failed;		     /* an error stopped the task */
 	struct dla_processor proc[NVDLA_DLA_OP_COUNT];
 };
 
 /* ---- errors (dla_error.c) ---- */
 
-#ifdef __GNUC__
-#define DLA_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define DLA_PRINTF(f, a)
-#endif
-
 /*
  * Fills @err (when not NULL) and returns the errno that goes with @code.
  * @op is the operation concerned or -1; @field a static name or NULL.
  */
-int dla_fail(struct nvdla_dla_error *err, int code, int op, const char *field, uint64_t value,
-	     uint64_t limit, const char *fmt, ...) DLA_PRINTF(7, 8);
+int dla_fail(struct nvdla_dla_error *err, int code, int op, const char *field, u64 value, u64 limit,
+	     const char *fmt, ...) __printf(7, 8);
 int dla_code_errno(int code);
 void dla_clear_error(struct nvdla_dla_error *err);
 
 /* dla_launch.c: 0 when the task's dependency graph can run to its end. */
-int dla_check_launchable(struct nvdla_dla_task *t, uint8_t *scratch, struct nvdla_dla_error *err);
+int dla_check_launchable(struct nvdla_dla_task *t, u8 *scratch, struct nvdla_dla_error *err);
 
 extern const char *const dla_op_names[NVDLA_DLA_OP_COUNT];
 
@@ -105,53 +100,52 @@ static inline const char *dla_op_name(unsigned int type)
 
 /* ---- small arithmetic ---- */
 
-static inline uint64_t dla_div_up(uint64_t a, uint64_t b)
+static inline u64 dla_div_up(u64 a, u64 b)
 {
 	return (a + b - 1) / b;
 }
 
-static inline uint64_t dla_round_up(uint64_t a, uint64_t b)
+static inline u64 dla_round_up(u64 a, u64 b)
 {
 	return dla_div_up(a, b) * b;
 }
 
-static inline uint32_t dla_bytes_per_element(unsigned int precision)
+static inline u32 dla_bytes_per_element(unsigned int precision)
 {
 	return precision == NVDLA_DLA_PRECISION_INT8 ? 1 : 2;
 }
 
-static inline uint32_t dla_lo32(uint64_t v)
+static inline u32 dla_lo32(u64 v)
 {
-	return (uint32_t)v;
+	return (u32)v;
 }
 
-static inline uint32_t dla_hi32(uint64_t v)
+static inline u32 dla_hi32(u64 v)
 {
-	return (uint32_t)(v >> 32);
+	return (u32)(v >> 32);
 }
 
 /* ---- register access (dla_sched.c keeps the bases) ---- */
 
-static inline void dla_wr(struct nvdla_dla_engine *e, enum nvdla_unit unit, uint32_t reg,
-			  uint32_t value)
+static inline void dla_wr(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg, u32 value)
 {
 	e->ops.reg_write(e->priv, e->base[unit] + reg, value);
 }
 
-static inline uint32_t dla_rd(struct nvdla_dla_engine *e, enum nvdla_unit unit, uint32_t reg)
+static inline u32 dla_rd(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg)
 {
 	return e->ops.reg_read(e->priv, e->base[unit] + reg);
 }
 
 /* A RAM_TYPE field value for a memory type (the hardware: 1 = MC, 0 = CV). */
-static inline uint32_t dla_ram_type(unsigned int mem_type)
+static inline u32 dla_ram_type(unsigned int mem_type)
 {
 	return mem_type == NVDLA_DLA_MEM_CV ? 0 : 1;
 }
 
 /* Device address of a cube (validated: the index is in range). */
-static inline uint64_t dla_cube_address(const struct nvdla_dla_task *t,
-					const struct nvdla_dla_data_cube *cube)
+static inline u64 dla_cube_address(const struct nvdla_dla_task *t,
+				   const struct nvdla_dla_data_cube *cube)
 {
 	return t->addresses[cube->address] + cube->offset;
 }
@@ -164,8 +158,8 @@ struct dla_op_ctx {
 	int index;
 	const union nvdla_dla_operation_container *op;
 	const union nvdla_dla_surface_container *surf;
-	uint8_t group;
-	uint8_t rdma;
+	u8 group;
+	u8 rdma;
 	bool uses_rdma;
 };
 
@@ -199,11 +193,10 @@ bool dla_sdp_stage_dma(const struct nvdla_dla_sdp_op *stage);
 unsigned int dla_sdp_proc_precision(unsigned int src, unsigned int dst);
 
 /* Bytes per pixel of plane @plane of pixel format @format, 0 when the plane does not exist. */
-uint32_t dla_pixel_bytes(unsigned int format, unsigned int plane);
+u32 dla_pixel_bytes(unsigned int format, unsigned int plane);
 
 /* Polls @reg of @unit until (value & mask) != 0, at most NVDLA_DLA_POLL_LIMIT reads. */
-int dla_poll(struct nvdla_dla_engine *e, enum nvdla_unit unit, uint32_t reg, uint32_t mask,
-	     uint32_t *value);
+int dla_poll(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg, u32 mask, u32 *value);
 
 /* ---- validation of one operation (dla_check.c) ---- */
 
@@ -216,20 +209,18 @@ struct dla_check {
 };
 
 int dla_check_operation(struct dla_check *c, int index);
-int dla_check_lut(struct dla_check *c, uint32_t index);
+int dla_check_lut(struct dla_check *c, u32 index);
 
 #define DLA_MAX_DIM 8192u /* 13-bit size fields hold the size minus one */
 
 /* The rules every processor's checks share: 0, or the errno of the failure they record. */
 const char *dla_mem_name(unsigned int type);
-int dla_fail_range(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		   uint64_t lo, uint64_t hi);
-int dla_check_range(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		    uint64_t lo, uint64_t hi);
-int dla_check_enum(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		   uint64_t max);
-int dla_check_feature_bit(struct dla_check *c, const char *what, uint32_t feature,
-			  const char *name);
+int dla_fail_range(struct dla_check *c, const char *what, const char *field, u64 value, u64 lo,
+		   u64 hi);
+int dla_check_range(struct dla_check *c, const char *what, const char *field, u64 value, u64 lo,
+		    u64 hi);
+int dla_check_enum(struct dla_check *c, const char *what, const char *field, u64 value, u64 max);
+int dla_check_feature_bit(struct dla_check *c, const char *what, u32 feature, const char *name);
 int dla_check_precision(struct dla_check *c, const char *what, const char *field,
 			unsigned int precision);
 int dla_check_dims(struct dla_check *c, const char *what, const char *field,
@@ -240,22 +231,24 @@ int dla_same_dims(struct dla_check *c, const char *what, const char *field,
 int dla_check_mem_type(struct dla_check *c, const char *what, const char *field, unsigned int type,
 		       bool allow_hw);
 int dla_check_memory(struct dla_check *c, const char *what, const char *field, unsigned int type,
-		     int32_t index, int64_t offset, uint64_t footprint, uint32_t align);
-int dla_check_aligned(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		      uint32_t align);
-int dla_check_at_least(struct dla_check *c, const char *what, const char *field, uint64_t value,
-		       uint64_t minimum, const char *reason);
-int64_t dla_cube_offset(const struct nvdla_dla_data_cube *cube);
+		     s32 index, s64 offset, u64 footprint, u32 align);
+int dla_check_aligned(struct dla_check *c, const char *what, const char *field, u64 value,
+		      u32 align);
+int dla_check_at_least(struct dla_check *c, const char *what, const char *field, u64 value,
+		       u64 minimum, const char *reason);
+s64 dla_cube_offset(const struct nvdla_dla_data_cube *cube);
 int dla_check_surface(struct dla_check *c, const char *what, const char *field,
-		      const struct nvdla_dla_data_cube *cube, uint32_t height, uint64_t surfaces,
-		      uint64_t line_bytes, uint64_t extra, uint32_t align);
+		      const struct nvdla_dla_data_cube *cube, u32 height, u64 surfaces,
+		      u64 line_bytes, u64 extra, u32 align);
 int dla_check_feature(struct dla_check *c, const char *what, const char *field,
-		      const struct nvdla_dla_data_cube *cube, unsigned int precision,
-		      uint64_t extra);
-int dla_check_batches(struct dla_check *c, const char *what, const char *field, uint32_t batches,
-		      uint32_t stride, uint64_t one, uint64_t *extra);
-uint64_t dla_feature_bytes(const struct dla_check *c, const struct nvdla_dla_data_cube *cube,
-			   unsigned int precision);
+		      const struct nvdla_dla_data_cube *cube, unsigned int precision, u64 extra);
+int dla_check_batches(struct dla_check *c, const char *what, const char *field, u32 batches,
+		      u32 stride, u64 one, u64 *extra);
+u64 dla_feature_bytes(const struct dla_check *c, const struct nvdla_dla_data_cube *cube,
+		      unsigned int precision);
+
+int dla_check_fused_parent(struct dla_check *c, const char *what, const char *parent,
+			   const struct nvdla_dla_data_cube *src);
 
 /* Each processor's checks, beside its programming (dla_<processor>.c). */
 int dla_bdma_check(struct dla_check *c, const struct nvdla_dla_bdma_surface_desc *s);

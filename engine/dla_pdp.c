@@ -6,26 +6,27 @@
 #include "dla_internal.h"
 
 #define PDP_WR(c, unit, reg, value) dla_wr((c)->e, NVDLA_UNIT_##unit, NVDLA_##unit##_##reg, (value))
-#define F(unit, reg, field, value) NVDLA_FIELD_SET(unit, reg, field, (uint32_t)(value))
+#define F(unit, reg, field, value) NVDLA_FIELD_SET(unit, reg, field, (u32)(value))
 
 /*
  * 1/k for kernel sizes k = 1..8: unsigned 0.16 fixed point (truncated) for
  * the integer pipelines, fp17 (6-bit exponent, bias 31, 10-bit mantissa,
  * truncated) for fp16.
  */
-static const uint32_t recip_int[8] = {
-    0x10000, 0x8000, 0x5555, 0x4000, 0x3333, 0x2aaa, 0x2492, 0x2000,
-};
-static const uint32_t recip_fp17[8] = {
-    0x7c00, 0x7800, 0x7555, 0x7400, 0x7266, 0x7155, 0x7092, 0x7000,
+static const u32 recip_int[8] = {
+	0x10000, 0x8000, 0x5555, 0x4000, 0x3333, 0x2aaa, 0x2492, 0x2000,
 };
 
-static uint32_t minus_one(uint16_t v)
+static const u32 recip_fp17[8] = {
+	0x7c00, 0x7800, 0x7555, 0x7400, 0x7266, 0x7155, 0x7092, 0x7000,
+};
+
+static u32 minus_one(u16 v)
 {
 	return v ? v - 1u : 0;
 }
 
-static uint32_t partial_in(const struct nvdla_dla_pdp_op_desc *op)
+static u32 partial_in(const struct nvdla_dla_pdp_op_desc *op)
 {
 	return F(PDP, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST,
 		 minus_one(op->partial_in_width_first)) |
@@ -37,23 +38,23 @@ static uint32_t partial_in(const struct nvdla_dla_pdp_op_desc *op)
 
 int dla_pdp_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 {
-	static const uint32_t pad_regs[NVDLA_DLA_PDP_PAD_VALUES] = {
-	    NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG,
-	    NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG,
-	    NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG,
-	    NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG,
+	static const u32 pad_regs[NVDLA_DLA_PDP_PAD_VALUES] = {
+		NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG,
+		NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG,
+		NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG,
+		NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG,
 	};
 	const struct nvdla_dla_pdp_op_desc *op = &c->op->pdp_op;
 	const struct nvdla_dla_pdp_surface_desc *s = &c->surf->pdp_surface;
 	const struct nvdla_dla_data_cube *src = &s->src_data, *dst = &s->dst_data;
 	bool fly = src->type == NVDLA_DLA_MEM_HW;
 	bool fp16 = op->precision == NVDLA_DLA_PRECISION_FP16;
-	uint64_t out = dla_cube_address(c->task, dst);
+	u64 out = dla_cube_address(c->task, dst);
 	int i;
 
 	(void)err;
 	if (!fly) {
-		uint64_t in = dla_cube_address(c->task, src);
+		u64 in = dla_cube_address(c->task, src);
 
 		PDP_WR(c, PDP_RDMA, D_DATA_CUBE_IN_WIDTH,
 		       F(PDP_RDMA, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, src->width - 1));
@@ -71,10 +72,10 @@ int dla_pdp_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 		       F(PDP_RDMA, D_SRC_RAM_CFG, SRC_RAM_TYPE, dla_ram_type(src->type)));
 		PDP_WR(c, PDP_RDMA, D_OPERATION_MODE_CFG,
 		       F(PDP_RDMA, D_OPERATION_MODE_CFG, SPLIT_NUM, op->split_num - 1));
-		PDP_WR(
-		    c, PDP_RDMA, D_POOLING_KERNEL_CFG,
-		    F(PDP_RDMA, D_POOLING_KERNEL_CFG, KERNEL_WIDTH, op->pool_width) |
-			F(PDP_RDMA, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, op->stride_x - 1));
+		PDP_WR(c, PDP_RDMA, D_POOLING_KERNEL_CFG,
+		       F(PDP_RDMA, D_POOLING_KERNEL_CFG, KERNEL_WIDTH, op->pool_width) |
+			       F(PDP_RDMA, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH,
+				 op->stride_x - 1));
 		PDP_WR(c, PDP_RDMA, D_POOLING_PADDING_CFG,
 		       F(PDP_RDMA, D_POOLING_PADDING_CFG, PAD_WIDTH, op->pad_left));
 		PDP_WR(c, PDP_RDMA, D_PARTIAL_WIDTH_IN, partial_in(op));
@@ -94,36 +95,36 @@ int dla_pdp_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	       F(PDP, D_DATA_CUBE_OUT_CHANNEL, CUBE_OUT_CHANNEL, dst->channel - 1));
 	PDP_WR(c, PDP, D_OPERATION_MODE_CFG,
 	       F(PDP, D_OPERATION_MODE_CFG, POOLING_METHOD, op->pool_mode) |
-		   F(PDP, D_OPERATION_MODE_CFG, FLYING_MODE,
-		     fly ? NVDLA_PDP_D_OPERATION_MODE_CFG_FLYING_MODE_ON_FLYING
-			 : NVDLA_PDP_D_OPERATION_MODE_CFG_FLYING_MODE_OFF_FLYING) |
-		   F(PDP, D_OPERATION_MODE_CFG, SPLIT_NUM, op->split_num - 1));
+		       F(PDP, D_OPERATION_MODE_CFG, FLYING_MODE,
+			 fly ? NVDLA_PDP_D_OPERATION_MODE_CFG_FLYING_MODE_ON_FLYING
+			     : NVDLA_PDP_D_OPERATION_MODE_CFG_FLYING_MODE_OFF_FLYING) |
+		       F(PDP, D_OPERATION_MODE_CFG, SPLIT_NUM, op->split_num - 1));
 	PDP_WR(c, PDP, D_PARTIAL_WIDTH_IN, partial_in(op));
 	PDP_WR(c, PDP, D_PARTIAL_WIDTH_OUT,
 	       F(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_FIRST,
 		 minus_one(op->partial_width_first)) |
-		   F(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_MID,
-		     minus_one(op->partial_width_mid)) |
-		   F(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_LAST,
-		     minus_one(op->partial_width_last)));
+		       F(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_MID,
+			 minus_one(op->partial_width_mid)) |
+		       F(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_LAST,
+			 minus_one(op->partial_width_last)));
 	PDP_WR(c, PDP, D_POOLING_KERNEL_CFG,
 	       F(PDP, D_POOLING_KERNEL_CFG, KERNEL_WIDTH, op->pool_width) |
-		   F(PDP, D_POOLING_KERNEL_CFG, KERNEL_HEIGHT, op->pool_height) |
-		   F(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, op->stride_x - 1) |
-		   F(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT, op->stride_y - 1));
+		       F(PDP, D_POOLING_KERNEL_CFG, KERNEL_HEIGHT, op->pool_height) |
+		       F(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, op->stride_x - 1) |
+		       F(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT, op->stride_y - 1));
 	PDP_WR(c, PDP, D_RECIP_KERNEL_WIDTH,
 	       fp16 ? recip_fp17[op->pool_width] : recip_int[op->pool_width]);
 	PDP_WR(c, PDP, D_RECIP_KERNEL_HEIGHT,
 	       fp16 ? recip_fp17[op->pool_height] : recip_int[op->pool_height]);
 	PDP_WR(c, PDP, D_POOLING_PADDING_CFG,
 	       F(PDP, D_POOLING_PADDING_CFG, PAD_LEFT, op->pad_left) |
-		   F(PDP, D_POOLING_PADDING_CFG, PAD_RIGHT, op->pad_right) |
-		   F(PDP, D_POOLING_PADDING_CFG, PAD_TOP, op->pad_top) |
-		   F(PDP, D_POOLING_PADDING_CFG, PAD_BOTTOM, op->pad_bottom));
+		       F(PDP, D_POOLING_PADDING_CFG, PAD_RIGHT, op->pad_right) |
+		       F(PDP, D_POOLING_PADDING_CFG, PAD_TOP, op->pad_top) |
+		       F(PDP, D_POOLING_PADDING_CFG, PAD_BOTTOM, op->pad_bottom));
 	for (i = 0; i < NVDLA_DLA_PDP_PAD_VALUES; i++)
 		dla_wr(c->e, NVDLA_UNIT_PDP, pad_regs[i],
 		       F(PDP, D_POOLING_PADDING_VALUE_1_CFG, PAD_VALUE_1X,
-			 (uint32_t)op->padding_value[i]));
+			 (u32)op->padding_value[i]));
 	if (!fly) {
 		PDP_WR(c, PDP, D_SRC_LINE_STRIDE, src->line_stride);
 		PDP_WR(c, PDP, D_SRC_SURFACE_STRIDE, src->surf_stride);
@@ -149,25 +150,24 @@ int dla_pdp_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 /* ---- checks (the shared rules are in dla_check.c) ---- */
 
 /* Whether every pooling window of @count outputs covers at least one of @extent inputs. */
-static bool windows_reach(uint32_t count, uint32_t stride, uint32_t pad, uint32_t kernel,
-			  uint32_t extent)
+static bool windows_reach(u32 count, u32 stride, u32 pad, u32 kernel, u32 extent)
 {
-	return pad <= kernel - 1 && (uint64_t)(count - 1) * stride <= (uint64_t)extent - 1 + pad;
+	return pad <= kernel - 1 && (u64)(count - 1) * stride <= (u64)extent - 1 + pad;
 }
 
 static int check_pdp_splits(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
 			    const struct nvdla_dla_pdp_surface_desc *s)
 {
-	uint32_t n = op->split_num;
-	uint32_t in_first = op->partial_in_width_first ? op->partial_in_width_first : 1;
-	uint32_t in_mid = op->partial_in_width_mid ? op->partial_in_width_mid : 1;
-	uint32_t in_last = op->partial_in_width_last ? op->partial_in_width_last : 1;
-	uint32_t out_first = op->partial_width_first ? op->partial_width_first : 1;
-	uint32_t out_mid = op->partial_width_mid ? op->partial_width_mid : 1;
-	uint32_t out_last = op->partial_width_last ? op->partial_width_last : 1;
-	int64_t overlap = (int64_t)op->pool_width + 1 - op->stride_x;
-	uint64_t in_end = in_first + (uint64_t)(n - 2) * in_mid + in_last;
-	uint64_t out_end = out_first + (uint64_t)(n - 2) * out_mid + out_last;
+	u32 n = op->split_num;
+	u32 in_first = op->partial_in_width_first ? op->partial_in_width_first : 1;
+	u32 in_mid = op->partial_in_width_mid ? op->partial_in_width_mid : 1;
+	u32 in_last = op->partial_in_width_last ? op->partial_in_width_last : 1;
+	u32 out_first = op->partial_width_first ? op->partial_width_first : 1;
+	u32 out_mid = op->partial_width_mid ? op->partial_width_mid : 1;
+	u32 out_last = op->partial_width_last ? op->partial_width_last : 1;
+	s64 overlap = (s64)op->pool_width + 1 - op->stride_x;
+	u64 in_end = in_first + (u64)(n - 2) * in_mid + in_last;
+	u64 out_end = out_first + (u64)(n - 2) * out_mid + out_last;
 	int ret;
 
 	ret = dla_check_range(c, "PDP", "partial_in_width_first", in_first, 1, 1024);
@@ -184,20 +184,17 @@ static int check_pdp_splits(struct dla_check *c, const struct nvdla_dla_pdp_op_d
 	if (ret)
 		return ret;
 	/* Each split after the first also reads the columns it shares with the one before. */
-	if (overlap > (int64_t)in_first || (n > 2 && overlap > (int64_t)in_mid))
-		return dla_fail(
-		    c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_first", in_first,
-		    (uint64_t)overlap,
-		    "PDP splits of %u and %u columns are narrower than the %lld columns "
-		    "neighbouring splits share",
-		    in_first, in_mid, (long long)overlap);
+	if (overlap > (s64)in_first || (n > 2 && overlap > (s64)in_mid))
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_first",
+				in_first,
+				(u64)overlap,
+				"PDP splits of %u and %u columns are narrower than the %lld columns neighbouring splits share",
+				in_first, in_mid, (long long)overlap);
 	/* With a stride wider than the kernel, each later split skips that many columns. */
-	if (overlap < 0 &&
-	    ((n > 2 && (int64_t)in_mid + overlap <= 0) || (int64_t)in_last + overlap <= 0))
+	if (overlap < 0 && ((n > 2 && (s64)in_mid + overlap <= 0) || (s64)in_last + overlap <= 0))
 		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_mid",
-				n > 2 ? in_mid : in_last, (uint64_t)-overlap,
-				"PDP splits of %u (middle) and %u (last) columns leave nothing to "
-				"pool once the %lld columns the stride skips are dropped",
+				n > 2 ? in_mid : in_last, (u64)-overlap,
+				"PDP splits of %u (middle) and %u (last) columns leave nothing to pool once the %lld columns the stride skips are dropped",
 				in_mid, in_last, (long long)-overlap);
 	if (in_end != s->src_data.width)
 		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "partial_in_width_last", in_end,
@@ -205,11 +202,10 @@ static int check_pdp_splits(struct dla_check *c, const struct nvdla_dla_pdp_op_d
 				"PDP's %u input splits cover %llu columns, but src_data is %u wide",
 				n, (unsigned long long)in_end, s->src_data.width);
 	if (out_end != s->dst_data.width)
-		return dla_fail(
-		    c->err, NVDLA_DLA_E_FIELD, c->op, "partial_width_last", out_end,
-		    s->dst_data.width,
-		    "PDP's %u output splits cover %llu columns, but dst_data is %u wide", n,
-		    (unsigned long long)out_end, s->dst_data.width);
+		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "partial_width_last", out_end,
+				s->dst_data.width,
+				"PDP's %u output splits cover %llu columns, but dst_data is %u wide",
+				n, (unsigned long long)out_end, s->dst_data.width);
 	return 0;
 }
 
@@ -224,8 +220,8 @@ int dla_pdp_check(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
 	if (!ret)
 		ret = dla_check_enum(c, "PDP", "pool_mode", op->pool_mode, NVDLA_DLA_POOL_MIN);
 	if (!ret)
-		ret =
-		    dla_check_enum(c, "PDP", "pool_width", op->pool_width, NVDLA_DLA_POOL_SIZE_MAX);
+		ret = dla_check_enum(c, "PDP", "pool_width", op->pool_width,
+				     NVDLA_DLA_POOL_SIZE_MAX);
 	if (!ret)
 		ret = dla_check_enum(c, "PDP", "pool_height", op->pool_height,
 				     NVDLA_DLA_POOL_SIZE_MAX);
@@ -244,15 +240,16 @@ int dla_pdp_check(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
 	if (!ret)
 		ret = dla_check_range(c, "PDP", "split_num", op->split_num, 1, 64);
 	for (i = 0; !ret && i < NVDLA_DLA_PDP_PAD_VALUES; i++) {
-		int32_t v = op->padding_value[i];
+		s32 v = op->padding_value[i];
 
 		if (op->precision == NVDLA_DLA_PRECISION_FP16 && v != 0)
-			ret = dla_fail(
-			    c->err, NVDLA_DLA_E_FIELD, c->op, "padding_value", (uint64_t)(int64_t)v,
-			    0, "PDP padding_value[%d] is %d; the fp16 pipeline pads with 0", i, v);
+			ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "padding_value",
+				       (u64)(s64)v, 0,
+				       "PDP padding_value[%d] is %d; the fp16 pipeline pads with 0",
+				       i, v);
 		else if (v < -(1 << 18) || v >= (1 << 18))
 			ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "padding_value",
-				       (uint64_t)(int64_t)v, 1u << 18,
+				       (u64)(s64)v, 1u << 18,
 				       "PDP padding_value[%d] is %d, beyond the 19-bit register", i,
 				       v);
 	}
@@ -277,8 +274,7 @@ int dla_pdp_check(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
 				   op->pool_width + 1u, s->src_data.width))
 			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data",
 					s->dst_data.width, 0,
-					"PDP: %u output columns from %u input columns (kernel %u, "
-					"stride %u, left padding %u) leave a window without input",
+					"PDP: %u output columns from %u input columns (kernel %u, stride %u, left padding %u) leave a window without input",
 					s->dst_data.width, s->src_data.width, op->pool_width + 1u,
 					op->stride_x, op->pad_left);
 	} else {
@@ -293,26 +289,22 @@ int dla_pdp_check(struct dla_check *c, const struct nvdla_dla_pdp_op_desc *op,
 	if (!windows_reach(s->dst_data.height, op->stride_y, op->pad_top, op->pool_height + 1u,
 			   s->src_data.height))
 		return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", s->dst_data.height, 0,
-				"PDP: %u output lines from %u input lines (kernel %u, stride %u, "
-				"top padding %u) leave a window without input",
+				"PDP: %u output lines from %u input lines (kernel %u, stride %u, top padding %u) leave a window without input",
 				s->dst_data.height, s->src_data.height, op->pool_height + 1u,
 				op->stride_y, op->pad_top);
 
-	if ((s->src_data.type == NVDLA_DLA_MEM_HW) != (dep->fused_parent.index >= 0))
-		return dla_fail(c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
-				(uint64_t)(int64_t)dep->fused_parent.index, 0,
-				s->src_data.type == NVDLA_DLA_MEM_HW
-				    ? "PDP src_data is type HW, but no SDP is its fused parent"
-				    : "PDP has a fused parent, but its src_data is in memory");
+	ret = dla_check_fused_parent(c, "PDP", "SDP", &s->src_data);
+	if (ret)
+		return ret;
 	if (s->src_data.type == NVDLA_DLA_MEM_HW) {
 		const struct nvdla_dla_sdp_surface_desc *ss =
-		    &c->task->surfaces[dep->fused_parent.index].sdp_surface;
+			&c->task->surfaces[dep->fused_parent.index].sdp_surface;
 		const struct nvdla_dla_sdp_op_desc *so =
-		    &c->task->ops[dep->fused_parent.index].sdp_op;
+			&c->task->ops[dep->fused_parent.index].sdp_op;
 
 		if (ss->dst_data.type != NVDLA_DLA_MEM_HW)
 			return dla_fail(c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
-					(uint64_t)dep->fused_parent.index, 0,
+					(u64)dep->fused_parent.index, 0,
 					"PDP's fused parent, SDP operation %d, writes to memory",
 					dep->fused_parent.index);
 		ret = dla_same_dims(c, "PDP", "src_data", &s->src_data, &ss->src_data,

@@ -6,15 +6,15 @@
 #include "dla_internal.h"
 
 #define RBK_WR(c, reg, value) dla_wr((c)->e, NVDLA_UNIT_RBK, NVDLA_RBK_##reg, (value))
-#define F(reg, field, value) NVDLA_FIELD_SET(RBK, reg, field, (uint32_t)(value))
+#define F(reg, field, value) NVDLA_FIELD_SET(RBK, reg, field, (u32)(value))
 
 int dla_rubik_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 {
 	const struct nvdla_dla_rubik_op_desc *op = &c->op->rubik_op;
 	const struct nvdla_dla_rubik_surface_desc *s = &c->surf->rubik_surface;
 	const struct nvdla_dla_data_cube *src = &s->src_data, *dst = &s->dst_data;
-	uint64_t in = dla_cube_address(c->task, src);
-	uint64_t out = dla_cube_address(c->task, dst);
+	u64 in = dla_cube_address(c->task, src);
+	u64 out = dla_cube_address(c->task, dst);
 
 	(void)err;
 	RBK_WR(c, D_MISC_CFG,
@@ -22,7 +22,7 @@ int dla_rubik_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	RBK_WR(c, D_DAIN_RAM_TYPE, F(D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE, dla_ram_type(src->type)));
 	RBK_WR(c, D_DATAIN_SIZE_0,
 	       F(D_DATAIN_SIZE_0, DATAIN_WIDTH, src->width - 1) |
-		   F(D_DATAIN_SIZE_0, DATAIN_HEIGHT, src->height - 1));
+		       F(D_DATAIN_SIZE_0, DATAIN_HEIGHT, src->height - 1));
 	RBK_WR(c, D_DATAIN_SIZE_1, F(D_DATAIN_SIZE_1, DATAIN_CHANNEL, src->channel - 1));
 	/* Addresses and strides are byte values whose low five bits the registers drop. */
 	RBK_WR(c, D_DAIN_ADDR_LOW, dla_lo32(in));
@@ -44,16 +44,15 @@ int dla_rubik_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	}
 	RBK_WR(c, D_DAOUT_SURF_STRIDE, dst->surf_stride);
 	if (op->mode == NVDLA_DLA_RUBIK_CONTRACT) {
-		uint32_t bpe = dla_bytes_per_element(op->precision);
+		u32 bpe = dla_bytes_per_element(op->precision);
 		/* Between kernel positions: the input surfaces of one output-channel cube. */
-		uint64_t kernel_stride =
-		    dla_div_up((uint64_t)dst->channel * bpe, 32) * src->surf_stride;
+		u64 kernel_stride = dla_div_up((u64)dst->channel * bpe, 32) * src->surf_stride;
 
-		RBK_WR(c, D_CONTRACT_STRIDE_0, (uint32_t)kernel_stride);
-		RBK_WR(c, D_CONTRACT_STRIDE_1, (uint32_t)op->stride_y * dst->line_stride);
+		RBK_WR(c, D_CONTRACT_STRIDE_0, (u32)kernel_stride);
+		RBK_WR(c, D_CONTRACT_STRIDE_1, (u32)op->stride_y * dst->line_stride);
 		RBK_WR(c, D_DECONV_STRIDE,
 		       F(D_DECONV_STRIDE, DECONV_X_STRIDE, op->stride_x - 1) |
-			   F(D_DECONV_STRIDE, DECONV_Y_STRIDE, op->stride_y - 1));
+			       F(D_DECONV_STRIDE, DECONV_Y_STRIDE, op->stride_y - 1));
 	}
 	return 0;
 }
@@ -71,19 +70,18 @@ int dla_rubik_enable(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 
 /* One plane per channel: @planes planes of @height lines of @line bytes. */
 static int check_planes(struct dla_check *c, const char *field,
-			const struct nvdla_dla_data_cube *cube, uint32_t planes, uint32_t height,
-			uint64_t line)
+			const struct nvdla_dla_data_cube *cube, u32 planes, u32 height, u64 line)
 {
-	uint64_t plane = line;
+	u64 plane = line;
 	int ret = 0;
 
 	if (height > 1) {
-		ret =
-		    dla_check_aligned(c, "RUBIK", "line_stride", cube->line_stride, DLA_RUBIK_ATOM);
+		ret = dla_check_aligned(c, "RUBIK", "line_stride", cube->line_stride,
+					DLA_RUBIK_ATOM);
 		if (!ret)
 			ret = dla_check_at_least(c, "RUBIK", "line_stride", cube->line_stride, line,
 						 "a plane line needs");
-		plane += (uint64_t)(height - 1) * cube->line_stride;
+		plane += (u64)(height - 1) * cube->line_stride;
 	}
 	if (!ret && (planes > 1 || cube->plane_stride == 0)) {
 		ret = dla_check_aligned(c, "RUBIK", "plane_stride", cube->plane_stride,
@@ -95,15 +93,14 @@ static int check_planes(struct dla_check *c, const char *field,
 	if (ret)
 		return ret;
 	return dla_check_memory(c, "RUBIK", field, cube->type, cube->address, dla_cube_offset(cube),
-				(uint64_t)(planes - 1) * cube->plane_stride + plane,
-				DLA_RUBIK_ATOM);
+				(u64)(planes - 1) * cube->plane_stride + plane, DLA_RUBIK_ATOM);
 }
 
 int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *op,
 		    const struct nvdla_dla_rubik_surface_desc *s)
 {
 	const struct nvdla_dla_data_cube *src = &s->src_data, *dst = &s->dst_data;
-	uint32_t bpe, lanes;
+	u32 bpe, lanes;
 	int ret;
 
 	ret = dla_check_feature_bit(c, "RUBIK", NVDLA_FEATURE_RUBIK, "the Rubik unit");
@@ -125,21 +122,20 @@ int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *o
 	lanes = DLA_RUBIK_ATOM / bpe;
 
 	if (op->mode == NVDLA_DLA_RUBIK_CONTRACT) {
-		uint64_t surfaces = dla_div_up(dst->channel, lanes);
-		uint64_t kernels, kernel_stride, in_bytes;
+		u64 surfaces = dla_div_up(dst->channel, lanes);
+		u64 kernels, kernel_stride, in_bytes;
 
 		ret = dla_check_range(c, "RUBIK", "stride_x", op->stride_x, 1, 32);
 		if (!ret)
 			ret = dla_check_range(c, "RUBIK", "stride_y", op->stride_y, 1, 32);
 		if (ret)
 			return ret;
-		kernels = (uint64_t)op->stride_x * op->stride_y;
-		if ((uint64_t)dst->width != (uint64_t)src->width * op->stride_x ||
-		    (uint64_t)dst->height != (uint64_t)src->height * op->stride_y ||
-		    (uint64_t)src->channel != (uint64_t)dst->channel * kernels)
+		kernels = (u64)op->stride_x * op->stride_y;
+		if ((u64)dst->width != (u64)src->width * op->stride_x ||
+		    (u64)dst->height != (u64)src->height * op->stride_y ||
+		    (u64)src->channel != (u64)dst->channel * kernels)
 			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", 0, 0,
-					"RUBIK contract of %ux%ux%u with strides %ux%u gives "
-					"%llux%llux%llu, but dst_data is %ux%ux%u",
+					"RUBIK contract of %ux%ux%u with strides %ux%u gives %llux%llux%llu, but dst_data is %ux%ux%u",
 					src->width, src->height, src->channel, op->stride_x,
 					op->stride_y, (unsigned long long)src->width * op->stride_x,
 					(unsigned long long)src->height * op->stride_y,
@@ -152,23 +148,21 @@ int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *o
 			return ret;
 		kernel_stride = surfaces * src->surf_stride;
 		if (kernel_stride > 0xffffffffu ||
-		    (uint64_t)op->stride_y * dst->line_stride > 0xffffffffu)
-			return dla_fail(
-			    c->err, NVDLA_DLA_E_FIELD, c->op, "src_data.surf_stride", kernel_stride,
-			    0xffffffffu,
-			    "RUBIK contract strides (%llu between kernel positions, %llu "
-			    "between line groups) exceed the 32-bit registers",
-			    (unsigned long long)kernel_stride,
-			    (unsigned long long)op->stride_y * dst->line_stride);
-		in_bytes = (uint64_t)src->width * DLA_RUBIK_ATOM;
+		    (u64)op->stride_y * dst->line_stride > 0xffffffffu)
+			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "src_data.surf_stride",
+					kernel_stride, 0xffffffffu,
+					"RUBIK contract strides (%llu between kernel positions, %llu between line groups) exceed the 32-bit registers",
+					(unsigned long long)kernel_stride,
+					(unsigned long long)op->stride_y * dst->line_stride);
+		in_bytes = (u64)src->width * DLA_RUBIK_ATOM;
 		if (src->height > 1) {
 			ret = dla_check_aligned(c, "RUBIK", "src_data.line_stride",
 						src->line_stride, DLA_RUBIK_ATOM);
 			if (!ret)
-				ret =
-				    dla_check_at_least(c, "RUBIK", "src_data.line_stride",
-						       src->line_stride, in_bytes, "a line needs");
-			in_bytes += (uint64_t)(src->height - 1) * src->line_stride;
+				ret = dla_check_at_least(c, "RUBIK", "src_data.line_stride",
+							 src->line_stride, in_bytes,
+							 "a line needs");
+			in_bytes += (u64)(src->height - 1) * src->line_stride;
 		}
 		if (!ret)
 			ret = dla_check_at_least(c, "RUBIK", "src_data.surf_stride",
@@ -177,11 +171,11 @@ int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *o
 			ret = dla_check_memory(c, "RUBIK", "src_data", src->type, src->address,
 					       dla_cube_offset(src),
 					       (kernels - 1) * kernel_stride +
-						   (surfaces - 1) * src->surf_stride + in_bytes,
+						       (surfaces - 1) * src->surf_stride + in_bytes,
 					       DLA_RUBIK_ATOM);
 		if (!ret)
 			ret = dla_check_surface(c, "RUBIK", "dst_data", dst, dst->height, surfaces,
-						(uint64_t)dst->width * DLA_RUBIK_ATOM, 0,
+						(u64)dst->width * DLA_RUBIK_ATOM, 0,
 						DLA_RUBIK_ATOM);
 		return ret;
 	}
@@ -192,18 +186,17 @@ int dla_rubik_check(struct dla_check *c, const struct nvdla_dla_rubik_op_desc *o
 	if (op->mode == NVDLA_DLA_RUBIK_SPLIT) {
 		ret = dla_check_surface(c, "RUBIK", "src_data", src, src->height,
 					dla_div_up(src->channel, lanes),
-					(uint64_t)src->width * DLA_RUBIK_ATOM, 0, DLA_RUBIK_ATOM);
+					(u64)src->width * DLA_RUBIK_ATOM, 0, DLA_RUBIK_ATOM);
 		if (!ret)
-			ret =
-			    check_planes(c, "dst_data", dst, dst->channel, dst->height,
-					 dla_round_up((uint64_t)dst->width * bpe, DLA_RUBIK_ATOM));
+			ret = check_planes(c, "dst_data", dst, dst->channel, dst->height,
+					   dla_round_up((u64)dst->width * bpe, DLA_RUBIK_ATOM));
 		return ret;
 	}
 	ret = check_planes(c, "src_data", src, src->channel, src->height,
-			   dla_round_up((uint64_t)src->width * bpe, DLA_RUBIK_ATOM));
+			   dla_round_up((u64)src->width * bpe, DLA_RUBIK_ATOM));
 	if (!ret)
 		ret = dla_check_surface(c, "RUBIK", "dst_data", dst, dst->height,
 					dla_div_up(dst->channel, lanes),
-					(uint64_t)dst->width * DLA_RUBIK_ATOM, 0, DLA_RUBIK_ATOM);
+					(u64)dst->width * DLA_RUBIK_ATOM, 0, DLA_RUBIK_ATOM);
 	return ret;
 }

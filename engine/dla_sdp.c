@@ -8,17 +8,17 @@
 #include "dla_internal.h"
 
 #define SDP_WR(c, unit, reg, value) dla_wr((c)->e, NVDLA_UNIT_##unit, NVDLA_##unit##_##reg, (value))
-#define F(unit, reg, field, value) NVDLA_FIELD_SET(unit, reg, field, (uint32_t)(value))
+#define F(unit, reg, field, value) NVDLA_FIELD_SET(unit, reg, field, (u32)(value))
 
 /* program_operand() and program_x() rely on these register orders. */
-_Static_assert(NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE - NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW == 12 &&
-		   NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE - NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW == 12 &&
-		   NVDLA_SDP_RDMA_D_EW_SURFACE_STRIDE - NVDLA_SDP_RDMA_D_EW_BASE_ADDR_LOW == 12,
-	       "operand DMA registers");
-_Static_assert(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE - NVDLA_SDP_D_DP_BS_CFG == 16 &&
-		   NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE - NVDLA_SDP_D_DP_BN_CFG == 16 &&
-		   NVDLA_SDP_D_DP_BN_ALU_CFG - NVDLA_SDP_D_DP_BN_CFG == 4,
-	       "X stage registers");
+static_assert(NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE - NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW == 12 &&
+	      NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE - NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW == 12 &&
+	      NVDLA_SDP_RDMA_D_EW_SURFACE_STRIDE - NVDLA_SDP_RDMA_D_EW_BASE_ADDR_LOW == 12,
+	      "operand DMA registers");
+static_assert(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE - NVDLA_SDP_D_DP_BS_CFG == 16 &&
+	      NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE - NVDLA_SDP_D_DP_BN_CFG == 16 &&
+	      NVDLA_SDP_D_DP_BN_ALU_CFG - NVDLA_SDP_D_DP_BN_CFG == 4,
+	      "X stage registers");
 
 static bool does_alu(const struct nvdla_dla_sdp_op *s)
 {
@@ -36,10 +36,9 @@ static bool per_layer(const struct nvdla_dla_sdp_op *s)
 }
 
 /* BRDMA/NRDMA/ERDMA_CFG: the three operand DMAs share one field layout. */
-static uint32_t operand_dma_cfg(const struct nvdla_dla_sdp_op *s,
-				const struct nvdla_dla_data_cube *cube)
+static u32 operand_dma_cfg(const struct nvdla_dla_sdp_op *s, const struct nvdla_dla_data_cube *cube)
 {
-	uint32_t use = NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_USE_MUL;
+	u32 use = NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_USE_MUL;
 
 	if (s->type == NVDLA_DLA_SDP_OP_ADD)
 		use = NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_USE_ALU;
@@ -50,20 +49,20 @@ static uint32_t operand_dma_cfg(const struct nvdla_dla_sdp_op *s,
 	       F(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, s->precision != NVDLA_DLA_PRECISION_INT8) |
 	       F(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_MODE,
 		 s->mode == NVDLA_DLA_SDP_PER_KERNEL
-		     ? NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_MODE_PER_KERNEL
-		     : NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_MODE_PER_ELEMENT) |
+			 ? NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_MODE_PER_KERNEL
+			 : NVDLA_SDP_RDMA_D_BRDMA_CFG_BRDMA_DATA_MODE_PER_ELEMENT) |
 	       F(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, dla_ram_type(cube->type));
 }
 
 /* One operand DMA: its configuration and, when it reads, its surface. */
-static void program_operand(struct dla_op_ctx *c, uint32_t cfg_reg, uint32_t base_reg,
+static void program_operand(struct dla_op_ctx *c, u32 cfg_reg, u32 base_reg,
 			    const struct nvdla_dla_sdp_op *s,
 			    const struct nvdla_dla_data_cube *cube)
 {
 	/* Registers of BS, BN and EW follow CFG in the same order: LOW, HIGH, LINE, SURFACE. */
 	dla_wr(c->e, NVDLA_UNIT_SDP_RDMA, cfg_reg, operand_dma_cfg(s, cube));
 	if (dla_sdp_stage_dma(s)) {
-		uint64_t address = dla_cube_address(c->task, cube);
+		u64 address = dla_cube_address(c->task, cube);
 
 		dla_wr(c->e, NVDLA_UNIT_SDP_RDMA, base_reg, dla_lo32(address));
 		dla_wr(c->e, NVDLA_UNIT_SDP_RDMA, base_reg + 4, dla_hi32(address));
@@ -81,12 +80,12 @@ static void program_rdma(struct dla_op_ctx *c, unsigned int proc)
 
 	SDP_WR(c, SDP_RDMA, D_FEATURE_MODE_CFG,
 	       F(SDP_RDMA, D_FEATURE_MODE_CFG, FLYING_MODE, fly) |
-		   F(SDP_RDMA, D_FEATURE_MODE_CFG, WINOGRAD,
-		     op->conv_mode == NVDLA_DLA_CONV_WINOGRAD) |
-		   F(SDP_RDMA, D_FEATURE_MODE_CFG, IN_PRECISION, op->src_precision) |
-		   F(SDP_RDMA, D_FEATURE_MODE_CFG, PROC_PRECISION, proc) |
-		   F(SDP_RDMA, D_FEATURE_MODE_CFG, OUT_PRECISION, op->dst_precision) |
-		   F(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, op->batch_num - 1));
+		       F(SDP_RDMA, D_FEATURE_MODE_CFG, WINOGRAD,
+			 op->conv_mode == NVDLA_DLA_CONV_WINOGRAD) |
+		       F(SDP_RDMA, D_FEATURE_MODE_CFG, IN_PRECISION, op->src_precision) |
+		       F(SDP_RDMA, D_FEATURE_MODE_CFG, PROC_PRECISION, proc) |
+		       F(SDP_RDMA, D_FEATURE_MODE_CFG, OUT_PRECISION, op->dst_precision) |
+		       F(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, op->batch_num - 1));
 	SDP_WR(c, SDP_RDMA, D_DATA_CUBE_WIDTH,
 	       F(SDP_RDMA, D_DATA_CUBE_WIDTH, WIDTH, src->width - 1));
 	SDP_WR(c, SDP_RDMA, D_DATA_CUBE_HEIGHT,
@@ -94,7 +93,7 @@ static void program_rdma(struct dla_op_ctx *c, unsigned int proc)
 	SDP_WR(c, SDP_RDMA, D_DATA_CUBE_CHANNEL,
 	       F(SDP_RDMA, D_DATA_CUBE_CHANNEL, CHANNEL, src->channel - 1));
 	if (!fly) {
-		uint64_t address = dla_cube_address(c->task, src);
+		u64 address = dla_cube_address(c->task, src);
 
 		SDP_WR(c, SDP_RDMA, D_SRC_BASE_ADDR_LOW, dla_lo32(address));
 		SDP_WR(c, SDP_RDMA, D_SRC_BASE_ADDR_HIGH, dla_hi32(address));
@@ -112,63 +111,62 @@ static void program_rdma(struct dla_op_ctx *c, unsigned int proc)
 }
 
 /* X1 (BS) or X2 (BN): the two stages share one field layout, at different offsets. */
-static void program_x(struct dla_op_ctx *c, const struct nvdla_dla_sdp_op *s, uint32_t cfg_reg)
+static void program_x(struct dla_op_ctx *c, const struct nvdla_dla_sdp_op *s, u32 cfg_reg)
 {
 	/* CFG, ALU_CFG, ALU_SRC_VALUE, MUL_CFG, MUL_SRC_VALUE follow each other. */
-	uint32_t src = per_layer(s) ? NVDLA_SDP_D_DP_BS_ALU_CFG_BS_ALU_SRC_REG
-				    : NVDLA_SDP_D_DP_BS_ALU_CFG_BS_ALU_SRC_MEM;
+	u32 src = per_layer(s) ? NVDLA_SDP_D_DP_BS_ALU_CFG_BS_ALU_SRC_REG
+			       : NVDLA_SDP_D_DP_BS_ALU_CFG_BS_ALU_SRC_MEM;
 
 	dla_wr(c->e, NVDLA_UNIT_SDP, cfg_reg,
 	       F(SDP, D_DP_BS_CFG, BS_BYPASS, !s->enable) |
-		   F(SDP, D_DP_BS_CFG, BS_ALU_BYPASS, !does_alu(s)) |
-		   F(SDP, D_DP_BS_CFG, BS_ALU_ALGO, s->alu_type) |
-		   F(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, !does_mul(s)) |
-		   F(SDP, D_DP_BS_CFG, BS_MUL_PRELU, s->act == NVDLA_DLA_ACT_PRELU) |
-		   F(SDP, D_DP_BS_CFG, BS_RELU_BYPASS, s->act != NVDLA_DLA_ACT_RELU));
+		       F(SDP, D_DP_BS_CFG, BS_ALU_BYPASS, !does_alu(s)) |
+		       F(SDP, D_DP_BS_CFG, BS_ALU_ALGO, s->alu_type) |
+		       F(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, !does_mul(s)) |
+		       F(SDP, D_DP_BS_CFG, BS_MUL_PRELU, s->act == NVDLA_DLA_ACT_PRELU) |
+		       F(SDP, D_DP_BS_CFG, BS_RELU_BYPASS, s->act != NVDLA_DLA_ACT_RELU));
 	if (!s->enable)
 		return;
 	if (does_alu(s))
 		dla_wr(c->e, NVDLA_UNIT_SDP, cfg_reg + 4,
 		       F(SDP, D_DP_BS_ALU_CFG, BS_ALU_SRC, src) |
-			   F(SDP, D_DP_BS_ALU_CFG, BS_ALU_SHIFT_VALUE, s->shift_value));
+			       F(SDP, D_DP_BS_ALU_CFG, BS_ALU_SHIFT_VALUE, s->shift_value));
 	if (per_layer(s)) {
 		dla_wr(c->e, NVDLA_UNIT_SDP, cfg_reg + 8,
-		       F(SDP, D_DP_BS_ALU_SRC_VALUE, BS_ALU_OPERAND, (uint32_t)s->alu_operand));
+		       F(SDP, D_DP_BS_ALU_SRC_VALUE, BS_ALU_OPERAND, (u32)s->alu_operand));
 		dla_wr(c->e, NVDLA_UNIT_SDP, cfg_reg + 16,
-		       F(SDP, D_DP_BS_MUL_SRC_VALUE, BS_MUL_OPERAND, (uint32_t)s->mul_operand));
+		       F(SDP, D_DP_BS_MUL_SRC_VALUE, BS_MUL_OPERAND, (u32)s->mul_operand));
 	}
 	/* The MUL truncation applies even when MUL is bypassed. */
 	dla_wr(c->e, NVDLA_UNIT_SDP, cfg_reg + 12,
 	       F(SDP, D_DP_BS_MUL_CFG, BS_MUL_SRC, src) |
-		   F(SDP, D_DP_BS_MUL_CFG, BS_MUL_SHIFT_VALUE, s->truncate));
+		       F(SDP, D_DP_BS_MUL_CFG, BS_MUL_SHIFT_VALUE, s->truncate));
 }
 
 static void program_y(struct dla_op_ctx *c, const struct nvdla_dla_sdp_op *s)
 {
-	uint32_t src = per_layer(s) ? NVDLA_SDP_D_DP_EW_ALU_CFG_EW_ALU_SRC_REG
-				    : NVDLA_SDP_D_DP_EW_ALU_CFG_EW_ALU_SRC_MEM;
+	u32 src = per_layer(s) ? NVDLA_SDP_D_DP_EW_ALU_CFG_EW_ALU_SRC_REG
+			       : NVDLA_SDP_D_DP_EW_ALU_CFG_EW_ALU_SRC_MEM;
 
 	SDP_WR(c, SDP, D_DP_EW_CFG,
 	       F(SDP, D_DP_EW_CFG, EW_BYPASS, !s->enable) |
-		   F(SDP, D_DP_EW_CFG, EW_ALU_BYPASS, !does_alu(s)) |
-		   F(SDP, D_DP_EW_CFG, EW_ALU_ALGO, s->alu_type) |
-		   F(SDP, D_DP_EW_CFG, EW_MUL_BYPASS, !does_mul(s)) |
-		   F(SDP, D_DP_EW_CFG, EW_MUL_PRELU, s->act == NVDLA_DLA_ACT_PRELU) |
-		   F(SDP, D_DP_EW_CFG, EW_LUT_BYPASS, s->act != NVDLA_DLA_ACT_LUT));
+		       F(SDP, D_DP_EW_CFG, EW_ALU_BYPASS, !does_alu(s)) |
+		       F(SDP, D_DP_EW_CFG, EW_ALU_ALGO, s->alu_type) |
+		       F(SDP, D_DP_EW_CFG, EW_MUL_BYPASS, !does_mul(s)) |
+		       F(SDP, D_DP_EW_CFG, EW_MUL_PRELU, s->act == NVDLA_DLA_ACT_PRELU) |
+		       F(SDP, D_DP_EW_CFG, EW_LUT_BYPASS, s->act != NVDLA_DLA_ACT_LUT));
 	if (!s->enable)
 		return;
 	if (does_alu(s)) {
 		SDP_WR(c, SDP, D_DP_EW_ALU_CFG,
 		       F(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, src) |
-			   F(SDP, D_DP_EW_ALU_CFG, EW_ALU_CVT_BYPASS, !s->cvt.alu_cvt.enable));
+			       F(SDP, D_DP_EW_ALU_CFG, EW_ALU_CVT_BYPASS, !s->cvt.alu_cvt.enable));
 		if (per_layer(s)) {
-			SDP_WR(c, SDP, D_DP_EW_ALU_SRC_VALUE, (uint32_t)s->alu_operand);
+			SDP_WR(c, SDP, D_DP_EW_ALU_SRC_VALUE, (u32)s->alu_operand);
 		} else {
-			SDP_WR(c, SDP, D_DP_EW_ALU_CVT_OFFSET_VALUE,
-			       (uint32_t)s->cvt.alu_cvt.offset);
+			SDP_WR(c, SDP, D_DP_EW_ALU_CVT_OFFSET_VALUE, (u32)s->cvt.alu_cvt.offset);
 			SDP_WR(c, SDP, D_DP_EW_ALU_CVT_SCALE_VALUE,
 			       F(SDP, D_DP_EW_ALU_CVT_SCALE_VALUE, EW_ALU_CVT_SCALE,
-				 (uint16_t)s->cvt.alu_cvt.scale));
+				 (u16)s->cvt.alu_cvt.scale));
 			SDP_WR(c, SDP, D_DP_EW_ALU_CVT_TRUNCATE_VALUE,
 			       F(SDP, D_DP_EW_ALU_CVT_TRUNCATE_VALUE, EW_ALU_CVT_TRUNCATE,
 				 s->cvt.alu_cvt.truncate));
@@ -177,15 +175,14 @@ static void program_y(struct dla_op_ctx *c, const struct nvdla_dla_sdp_op *s)
 	if (does_mul(s)) {
 		SDP_WR(c, SDP, D_DP_EW_MUL_CFG,
 		       F(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, src) |
-			   F(SDP, D_DP_EW_MUL_CFG, EW_MUL_CVT_BYPASS, !s->cvt.mul_cvt.enable));
+			       F(SDP, D_DP_EW_MUL_CFG, EW_MUL_CVT_BYPASS, !s->cvt.mul_cvt.enable));
 		if (per_layer(s)) {
-			SDP_WR(c, SDP, D_DP_EW_MUL_SRC_VALUE, (uint32_t)s->mul_operand);
+			SDP_WR(c, SDP, D_DP_EW_MUL_SRC_VALUE, (u32)s->mul_operand);
 		} else {
-			SDP_WR(c, SDP, D_DP_EW_MUL_CVT_OFFSET_VALUE,
-			       (uint32_t)s->cvt.mul_cvt.offset);
+			SDP_WR(c, SDP, D_DP_EW_MUL_CVT_OFFSET_VALUE, (u32)s->cvt.mul_cvt.offset);
 			SDP_WR(c, SDP, D_DP_EW_MUL_CVT_SCALE_VALUE,
 			       F(SDP, D_DP_EW_MUL_CVT_SCALE_VALUE, EW_MUL_CVT_SCALE,
-				 (uint16_t)s->cvt.mul_cvt.scale));
+				 (u16)s->cvt.mul_cvt.scale));
 			SDP_WR(c, SDP, D_DP_EW_MUL_CVT_TRUNCATE_VALUE,
 			       F(SDP, D_DP_EW_MUL_CVT_TRUNCATE_VALUE, EW_MUL_CVT_TRUNCATE,
 				 s->cvt.mul_cvt.truncate));
@@ -215,7 +212,7 @@ int dla_sdp_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 	SDP_WR(c, SDP, D_DATA_CUBE_HEIGHT, F(SDP, D_DATA_CUBE_HEIGHT, HEIGHT, src->height - 1));
 	SDP_WR(c, SDP, D_DATA_CUBE_CHANNEL, F(SDP, D_DATA_CUBE_CHANNEL, CHANNEL, src->channel - 1));
 	if (dst->type != NVDLA_DLA_MEM_HW) {
-		uint64_t address = dla_cube_address(c->task, dst);
+		u64 address = dla_cube_address(c->task, dst);
 
 		SDP_WR(c, SDP, D_DST_BASE_ADDR_HIGH, dla_hi32(address));
 		SDP_WR(c, SDP, D_DST_BASE_ADDR_LOW, dla_lo32(address));
@@ -228,19 +225,21 @@ int dla_sdp_program(struct dla_op_ctx *c, struct nvdla_dla_error *err)
 
 	SDP_WR(c, SDP, D_FEATURE_MODE_CFG,
 	       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, src->type == NVDLA_DLA_MEM_HW) |
-		   F(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST,
-		     dst->type == NVDLA_DLA_MEM_HW ? NVDLA_SDP_D_FEATURE_MODE_CFG_OUTPUT_DST_PDP
-						   : NVDLA_SDP_D_FEATURE_MODE_CFG_OUTPUT_DST_MEM) |
-		   F(SDP, D_FEATURE_MODE_CFG, WINOGRAD, op->conv_mode == NVDLA_DLA_CONV_WINOGRAD) |
-		   F(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, op->batch_num - 1));
+		       F(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST,
+			 dst->type == NVDLA_DLA_MEM_HW
+				 ? NVDLA_SDP_D_FEATURE_MODE_CFG_OUTPUT_DST_PDP
+				 : NVDLA_SDP_D_FEATURE_MODE_CFG_OUTPUT_DST_MEM) |
+		       F(SDP, D_FEATURE_MODE_CFG, WINOGRAD,
+			 op->conv_mode == NVDLA_DLA_CONV_WINOGRAD) |
+		       F(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, op->batch_num - 1));
 	SDP_WR(c, SDP, D_DST_DMA_CFG, F(SDP, D_DST_DMA_CFG, DST_RAM_TYPE, dla_ram_type(dst->type)));
 	if (op->batch_num > 1)
 		SDP_WR(c, SDP, D_DST_BATCH_STRIDE, op->batch_stride);
 	SDP_WR(c, SDP, D_DATA_FORMAT,
 	       F(SDP, D_DATA_FORMAT, PROC_PRECISION, proc) |
-		   F(SDP, D_DATA_FORMAT, OUT_PRECISION, op->dst_precision));
-	SDP_WR(c, SDP, D_CVT_OFFSET, (uint32_t)op->out_cvt.offset);
-	SDP_WR(c, SDP, D_CVT_SCALE, F(SDP, D_CVT_SCALE, CVT_SCALE, (uint16_t)op->out_cvt.scale));
+		       F(SDP, D_DATA_FORMAT, OUT_PRECISION, op->dst_precision));
+	SDP_WR(c, SDP, D_CVT_OFFSET, (u32)op->out_cvt.offset);
+	SDP_WR(c, SDP, D_CVT_SCALE, F(SDP, D_CVT_SCALE, CVT_SCALE, (u16)op->out_cvt.scale));
 	SDP_WR(c, SDP, D_CVT_SHIFT, F(SDP, D_CVT_SHIFT, CVT_SHIFT, op->out_cvt.truncate));
 	return 0;
 }
@@ -292,14 +291,14 @@ static int check_sdp_stage(struct dla_check *c, const char *name,
 			   const struct nvdla_dla_sdp_op *stage,
 			   const struct nvdla_dla_data_cube *cube,
 			   const struct nvdla_dla_sdp_op_desc *op,
-			   const struct nvdla_dla_data_cube *src, bool y, uint32_t feature,
+			   const struct nvdla_dla_data_cube *src, bool y, u32 feature,
 			   const char *feature_name)
 {
-	uint32_t atom = c->cfg->atom_bytes;
+	u32 atom = c->cfg->atom_bytes;
 	unsigned int proc = dla_sdp_proc_precision(op->src_precision, op->dst_precision);
-	uint32_t group = atom / dla_bytes_per_element(proc);
-	uint64_t groups = dla_div_up(src->channel, group);
-	uint32_t value_bytes;
+	u32 group = atom / dla_bytes_per_element(proc);
+	u64 groups = dla_div_up(src->channel, group);
+	u32 value_bytes;
 	char what[16];
 	int ret;
 
@@ -358,16 +357,16 @@ static int check_sdp_stage(struct dla_check *c, const char *name,
 					dla_cube_offset(cube),
 					dla_round_up(groups * group * value_bytes, atom), atom);
 	return dla_check_surface(c, what, "data", cube, src->height, groups,
-				 (uint64_t)src->width * group * value_bytes, 0, atom);
+				 (u64)src->width * group * value_bytes, 0, atom);
 }
 
 int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
 		  const struct nvdla_dla_sdp_surface_desc *s)
 {
 	const struct nvdla_dla_common_op_desc *dep = &c->task->graph[c->op];
-	uint32_t atom = c->cfg->atom_bytes;
+	u32 atom = c->cfg->atom_bytes;
 	unsigned int proc;
-	uint64_t padded, extra;
+	u64 padded, extra;
 	int ret;
 
 	ret = dla_check_precision(c, "SDP", "src_precision", op->src_precision);
@@ -377,10 +376,10 @@ int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
 		ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_precision", op->dst_precision,
 			       0, "SDP cannot convert src_precision %u to dst_precision %u",
 			       op->src_precision, op->dst_precision);
-	if (!ret && (op->lut_index < -1 ||
-		     (op->lut_index >= 0 && (uint32_t)op->lut_index >= c->task->num_luts)))
+	if (!ret &&
+	    (op->lut_index < -1 || (op->lut_index >= 0 && (u32)op->lut_index >= c->task->num_luts)))
 		ret = dla_fail(c->err, NVDLA_DLA_E_LUT_INDEX, c->op, "lut_index",
-			       (uint64_t)(int64_t)op->lut_index, c->task->num_luts,
+			       (u64)(s64)op->lut_index, c->task->num_luts,
 			       "SDP lut_index is %d; the task has %u LUTs", op->lut_index,
 			       c->task->num_luts);
 	if (!ret && op->lut_index >= 0)
@@ -405,27 +404,22 @@ int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
 		return ret;
 
 	/* Fusion: flying input from a convolution, output into a PDP. */
-	if ((s->src_data.type == NVDLA_DLA_MEM_HW) != (dep->fused_parent.index >= 0))
-		return dla_fail(
-		    c->err, NVDLA_DLA_E_GRAPH, c->op, "fused_parent",
-		    (uint64_t)(int64_t)dep->fused_parent.index, 0,
-		    s->src_data.type == NVDLA_DLA_MEM_HW
-			? "SDP src_data is type HW, but no convolution is its fused parent"
-			: "SDP has a fused parent, but its src_data is in memory");
+	ret = dla_check_fused_parent(c, "SDP", "convolution", &s->src_data);
+	if (ret)
+		return ret;
 	if (s->src_data.type == NVDLA_DLA_MEM_HW) {
 		const struct nvdla_dla_conv_surface_desc *cs =
-		    &c->task->surfaces[dep->fused_parent.index].conv_surface;
+			&c->task->surfaces[dep->fused_parent.index].conv_surface;
 
 		const struct nvdla_dla_conv_op_desc *co =
-		    &c->task->ops[dep->fused_parent.index].conv_op;
+			&c->task->ops[dep->fused_parent.index].conv_op;
 
 		ret = dla_same_dims(c, "SDP", "src_data", &s->src_data, &cs->dst_data,
 				    "its convolution's dst_data");
 		if (!ret && co->out_precision != op->src_precision)
 			ret = dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "src_precision",
 				       op->src_precision, co->out_precision,
-				       "SDP src_precision %u differs from its convolution's "
-				       "out_precision %u",
+				       "SDP src_precision %u differs from its convolution's out_precision %u",
 				       op->src_precision, co->out_precision);
 		if (ret)
 			return ret;
@@ -434,9 +428,9 @@ int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
 	ret = check_sdp_stage(c, "x1_op", &op->x1_op, &s->x1_data, op, &s->src_data, false,
 			      NVDLA_FEATURE_SDP_BS, "the SDP bias (X1) stage");
 	if (!ret)
-		ret =
-		    check_sdp_stage(c, "x2_op", &op->x2_op, &s->x2_data, op, &s->src_data, false,
-				    NVDLA_FEATURE_SDP_BN, "the SDP batch-normalization (X2) stage");
+		ret = check_sdp_stage(c, "x2_op", &op->x2_op, &s->x2_data, op, &s->src_data, false,
+				      NVDLA_FEATURE_SDP_BN,
+				      "the SDP batch-normalization (X2) stage");
 	if (!ret)
 		ret = check_sdp_stage(c, "y_op", &op->y_op, &s->y_data, op, &s->src_data, true,
 				      NVDLA_FEATURE_SDP_EW, "the SDP element-wise (Y) stage");
@@ -447,11 +441,11 @@ int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
 	proc = dla_sdp_proc_precision(op->src_precision, op->dst_precision);
 	padded = dla_round_up(s->src_data.channel, atom / dla_bytes_per_element(proc));
 	if (s->src_data.type != NVDLA_DLA_MEM_HW) {
-		uint32_t lanes = atom / dla_bytes_per_element(op->src_precision);
+		u32 lanes = atom / dla_bytes_per_element(op->src_precision);
 
 		ret = dla_check_surface(c, "SDP", "src_data", &s->src_data, s->src_data.height,
-					dla_div_up(padded, lanes),
-					(uint64_t)s->src_data.width * atom, 0, atom);
+					dla_div_up(padded, lanes), (u64)s->src_data.width * atom, 0,
+					atom);
 		if (ret)
 			return ret;
 	}
@@ -459,23 +453,22 @@ int dla_sdp_check(struct dla_check *c, const struct nvdla_dla_sdp_op_desc *op,
 		if (op->batch_num != 1 || op->conv_mode != NVDLA_DLA_CONV_DIRECT ||
 		    op->src_precision != op->dst_precision)
 			return dla_fail(c->err, NVDLA_DLA_E_FIELD, c->op, "dst_data", 0, 0,
-					"SDP output to PDP (dst_data type HW) needs one batch, "
-					"direct convolution and no precision conversion");
+					"SDP output to PDP (dst_data type HW) needs one batch, direct convolution and no precision conversion");
 		return 0;
 	}
 	{
-		uint32_t lanes = atom / dla_bytes_per_element(op->dst_precision);
-		uint64_t surfaces = dla_div_up(padded, lanes);
-		uint64_t one = (surfaces - 1) * s->dst_data.surf_stride +
-			       (uint64_t)(s->src_data.height - 1) * s->dst_data.line_stride +
-			       (uint64_t)s->src_data.width * atom;
+		u32 lanes = atom / dla_bytes_per_element(op->dst_precision);
+		u64 surfaces = dla_div_up(padded, lanes);
+		u64 one = (surfaces - 1) * s->dst_data.surf_stride +
+			  (u64)(s->src_data.height - 1) * s->dst_data.line_stride +
+			  (u64)s->src_data.width * atom;
 
 		ret = dla_check_batches(c, "SDP", "batch_stride", op->batch_num, op->batch_stride,
 					one, &extra);
 		if (!ret)
 			ret = dla_check_surface(c, "SDP", "dst_data", &s->dst_data,
 						s->src_data.height, surfaces,
-						(uint64_t)s->src_data.width * atom, extra, atom);
+						(u64)s->src_data.width * atom, extra, atom);
 	}
 	return ret;
 }
