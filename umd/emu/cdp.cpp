@@ -198,49 +198,20 @@ class Normalisation {
 };
 
 // The LUT's tables live in the unit's port (S_LUT_ACCESS_DATA); the rest is in the single
-// registers.
+// registers, its start and end points 38 bits wide (HIGH 6 bits, LOW 32), as the evaluators
+// take them.
 LutProgram lut_program(Group single, const LutPort& port) {
-    LutProgram p;
-    p.le = port.le();
-    p.lo = port.lo();
-    const auto table = [](uint32_t bit) {
-        return bit ? precision::LutTable::Lo : precision::LutTable::Le;
-    };
-    p.le_mode = NVDLA_REG_FIELD(CDP, S_LUT_CFG, LUT_LE_FUNCTION, single)
-                    ? precision::LutLeMode::Linear
-                    : precision::LutLeMode::Exponent;
-    p.underflow_priority = table(NVDLA_REG_FIELD(CDP, S_LUT_CFG, LUT_UFLOW_PRIORITY, single));
-    p.overflow_priority = table(NVDLA_REG_FIELD(CDP, S_LUT_CFG, LUT_OFLOW_PRIORITY, single));
-    p.hybrid_priority = table(NVDLA_REG_FIELD(CDP, S_LUT_CFG, LUT_HYBRID_PRIORITY, single));
-    p.le_index_offset =
-        static_cast<int8_t>(NVDLA_REG_FIELD(CDP, S_LUT_INFO, LUT_LE_INDEX_OFFSET, single));
-    p.le_index_select =
-        static_cast<int8_t>(NVDLA_REG_FIELD(CDP, S_LUT_INFO, LUT_LE_INDEX_SELECT, single));
-    p.lo_index_select =
-        static_cast<int8_t>(NVDLA_REG_FIELD(CDP, S_LUT_INFO, LUT_LO_INDEX_SELECT, single));
-    // LOW 32 bits and HIGH 6 bits: the evaluators take the 38-bit value as the hardware does.
     const auto wide = [&](uint32_t high, uint32_t low) {
         return static_cast<int64_t>((uint64_t(single[high]) << 32) | single[low]);
     };
-    p.le_start = wide(NVDLA_CDP_S_LUT_LE_START_HIGH, NVDLA_CDP_S_LUT_LE_START_LOW);
-    p.le_end = wide(NVDLA_CDP_S_LUT_LE_END_HIGH, NVDLA_CDP_S_LUT_LE_END_LOW);
-    p.lo_start = wide(NVDLA_CDP_S_LUT_LO_START_HIGH, NVDLA_CDP_S_LUT_LO_START_LOW);
-    p.lo_end = wide(NVDLA_CDP_S_LUT_LO_END_HIGH, NVDLA_CDP_S_LUT_LO_END_LOW);
-    const auto slope = [](uint32_t scale, uint32_t shift) {
-        return precision::LutSlope{static_cast<int16_t>(scale), static_cast<int8_t>(shift)};
-    };
-    p.le_underflow =
-        slope(NVDLA_REG_FIELD(CDP, S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE, single),
-              NVDLA_REG_FIELD(CDP, S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT, single));
-    p.le_overflow =
-        slope(NVDLA_REG_FIELD(CDP, S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE, single),
-              NVDLA_REG_FIELD(CDP, S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT, single));
-    p.lo_underflow =
-        slope(NVDLA_REG_FIELD(CDP, S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE, single),
-              NVDLA_REG_FIELD(CDP, S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT, single));
-    p.lo_overflow =
-        slope(NVDLA_REG_FIELD(CDP, S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE, single),
-              NVDLA_REG_FIELD(CDP, S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT, single));
+    LutRegisters r = NVDLA_LUT_REGISTERS(CDP, single);
+    r.le_start = wide(NVDLA_CDP_S_LUT_LE_START_HIGH, NVDLA_CDP_S_LUT_LE_START_LOW);
+    r.le_end = wide(NVDLA_CDP_S_LUT_LE_END_HIGH, NVDLA_CDP_S_LUT_LE_END_LOW);
+    r.lo_start = wide(NVDLA_CDP_S_LUT_LO_START_HIGH, NVDLA_CDP_S_LUT_LO_START_LOW);
+    r.lo_end = wide(NVDLA_CDP_S_LUT_LO_END_HIGH, NVDLA_CDP_S_LUT_LO_END_LOW);
+    LutProgram p = lut_settings(r);
+    p.le = port.le();
+    p.lo = port.lo();
     return p;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "nvdla/hw/nvdla_regs.h"
 #include "nvdla/precision/lut.hpp"
 
 namespace nvdla::emu {
@@ -85,5 +86,85 @@ class LutPort {
     bool lo_table_ = false;
     bool write_ = false;
 };
+
+// S_LUT_CFG, S_LUT_INFO and the slope registers have the same fields in SDP and CDP: SDP's
+// positions decode both.
+#define NVDLA_SAME_LUT_FIELD(reg, field)                                                    \
+    static_assert(NVDLA_SDP_##reg##_##field##_SHIFT == NVDLA_CDP_##reg##_##field##_SHIFT && \
+                  NVDLA_SDP_##reg##_##field##_WIDTH == NVDLA_CDP_##reg##_##field##_WIDTH)
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_LE_FUNCTION);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_UFLOW_PRIORITY);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_OFLOW_PRIORITY);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_HYBRID_PRIORITY);
+NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LE_INDEX_OFFSET);
+NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LE_INDEX_SELECT);
+NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LO_INDEX_SELECT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT);
+#undef NVDLA_SAME_LUT_FIELD
+
+// A unit's LUT registers (single registers), as lut_settings() takes them. The start and end
+// points come decoded: SDP's are 32-bit registers, CDP's 38-bit HIGH/LOW pairs.
+struct LutRegisters {
+    uint32_t cfg = 0, info = 0;
+    uint32_t le_slope_scale = 0, le_slope_shift = 0, lo_slope_scale = 0, lo_slope_shift = 0;
+    int64_t le_start = 0, le_end = 0, lo_start = 0, lo_end = 0;
+};
+
+// The words of a unit's LUT registers with the same fields in SDP and CDP (unit: SDP or CDP).
+#define NVDLA_LUT_REGISTERS(unit, single)                                        \
+    LutRegisters {                                                               \
+        (single)[NVDLA_##unit##_S_LUT_CFG], (single)[NVDLA_##unit##_S_LUT_INFO], \
+            (single)[NVDLA_##unit##_S_LUT_LE_SLOPE_SCALE],                       \
+            (single)[NVDLA_##unit##_S_LUT_LE_SLOPE_SHIFT],                       \
+            (single)[NVDLA_##unit##_S_LUT_LO_SLOPE_SCALE],                       \
+            (single)[NVDLA_##unit##_S_LUT_LO_SLOPE_SHIFT]                        \
+    }
+
+// The LUT's settings from its registers (the tables come from the unit's LutPort).
+inline precision::LutProgram lut_settings(const LutRegisters& r) {
+    precision::LutProgram p;
+    const auto table = [](uint32_t bit) {
+        return bit ? precision::LutTable::Lo : precision::LutTable::Le;
+    };
+    p.le_mode = NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_LE_FUNCTION, r.cfg)
+                    ? precision::LutLeMode::Linear
+                    : precision::LutLeMode::Exponent;
+    p.underflow_priority = table(NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_UFLOW_PRIORITY, r.cfg));
+    p.overflow_priority = table(NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_OFLOW_PRIORITY, r.cfg));
+    p.hybrid_priority = table(NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_HYBRID_PRIORITY, r.cfg));
+    p.le_index_offset =
+        static_cast<int8_t>(NVDLA_FIELD_GET(SDP, S_LUT_INFO, LUT_LE_INDEX_OFFSET, r.info));
+    p.le_index_select =
+        static_cast<int8_t>(NVDLA_FIELD_GET(SDP, S_LUT_INFO, LUT_LE_INDEX_SELECT, r.info));
+    p.lo_index_select =
+        static_cast<int8_t>(NVDLA_FIELD_GET(SDP, S_LUT_INFO, LUT_LO_INDEX_SELECT, r.info));
+    p.le_start = r.le_start;
+    p.le_end = r.le_end;
+    p.lo_start = r.lo_start;
+    p.lo_end = r.lo_end;
+    const auto slope = [](uint32_t scale, uint32_t shift) {
+        return precision::LutSlope{static_cast<int16_t>(scale), static_cast<int8_t>(shift)};
+    };
+    p.le_underflow = slope(
+        NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE, r.le_slope_scale),
+        NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT, r.le_slope_shift));
+    p.le_overflow = slope(
+        NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE, r.le_slope_scale),
+        NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT, r.le_slope_shift));
+    p.lo_underflow = slope(
+        NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE, r.lo_slope_scale),
+        NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT, r.lo_slope_shift));
+    p.lo_overflow = slope(
+        NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE, r.lo_slope_scale),
+        NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT, r.lo_slope_shift));
+    return p;
+}
 
 }  // namespace nvdla::emu

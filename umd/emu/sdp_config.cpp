@@ -2,6 +2,7 @@
 // can execute (cmod/sdp/NV_NVDLA_sdp.cpp asserts; doc/hw/v1/ias/programming_guide.rst "SDP").
 #include <sstream>
 
+#include "emu/lut_port.hpp"
 #include "emu/sdp_internal.hpp"
 #include "nvdla/hw_config.hpp"
 
@@ -411,52 +412,14 @@ void decode_counters(Group sdp, Settings& s) {
 
 // ---- LUT (single registers) ----
 void decode_lut(Group single, Settings& s) {
-    const YStage& y = s.ew;
-    if (y.lut) {
-        precision::LutProgram& lut = s.lut;
-        const uint32_t lut_cfg = single[NVDLA_SDP_S_LUT_CFG];
-        const uint32_t info = single[NVDLA_SDP_S_LUT_INFO];
-        lut.le_mode = NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_LE_FUNCTION, lut_cfg)
-                          ? precision::LutLeMode::Linear
-                          : precision::LutLeMode::Exponent;
-        const auto table = [](uint32_t bit) {
-            return bit ? precision::LutTable::Lo : precision::LutTable::Le;
-        };
-        lut.underflow_priority =
-            table(NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_UFLOW_PRIORITY, lut_cfg));
-        lut.overflow_priority = table(NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_OFLOW_PRIORITY, lut_cfg));
-        lut.hybrid_priority = table(NVDLA_FIELD_GET(SDP, S_LUT_CFG, LUT_HYBRID_PRIORITY, lut_cfg));
-        lut.le_index_offset =
-            static_cast<int8_t>(NVDLA_FIELD_GET(SDP, S_LUT_INFO, LUT_LE_INDEX_OFFSET, info));
-        lut.le_index_select =
-            static_cast<int8_t>(NVDLA_FIELD_GET(SDP, S_LUT_INFO, LUT_LE_INDEX_SELECT, info));
-        lut.lo_index_select =
-            static_cast<int8_t>(NVDLA_FIELD_GET(SDP, S_LUT_INFO, LUT_LO_INDEX_SELECT, info));
-        lut.le_start = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LE_START]);
-        lut.le_end = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LE_END]);
-        lut.lo_start = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LO_START]);
-        lut.lo_end = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LO_END]);
-        const uint32_t le_scale = single[NVDLA_SDP_S_LUT_LE_SLOPE_SCALE];
-        const uint32_t le_shift = single[NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT];
-        const uint32_t lo_scale = single[NVDLA_SDP_S_LUT_LO_SLOPE_SCALE];
-        const uint32_t lo_shift = single[NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT];
-        const auto slope = [](uint32_t scale, uint32_t shift) {
-            return precision::LutSlope{static_cast<int16_t>(scale), static_cast<int8_t>(shift)};
-        };
-        lut.le_underflow =
-            slope(NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE, le_scale),
-                  NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT, le_shift));
-        lut.le_overflow =
-            slope(NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE, le_scale),
-                  NVDLA_FIELD_GET(SDP, S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT, le_shift));
-        lut.lo_underflow =
-            slope(NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE, lo_scale),
-                  NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT, lo_shift));
-        lut.lo_overflow =
-            slope(NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE, lo_scale),
-                  NVDLA_FIELD_GET(SDP, S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT, lo_shift));
-        // The table entries are filled in by the unit (they live in its state, not in registers).
-    }
+    if (!s.ew.lut) return;
+    LutRegisters r = NVDLA_LUT_REGISTERS(SDP, single);
+    r.le_start = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LE_START]);
+    r.le_end = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LE_END]);
+    r.lo_start = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LO_START]);
+    r.lo_end = static_cast<int32_t>(single[NVDLA_SDP_S_LUT_LO_END]);
+    // The table entries are filled in by the unit (they live in its LUT port, not in registers).
+    s.lut = lut_settings(r);
 }
 
 }  // namespace
