@@ -229,30 +229,13 @@ void Cdp::reset() {
 }
 
 bool Cdp::handle_write(Group, uint32_t offset, uint32_t value) {
-    LutPort& lut = state_->lut;
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_CFG) {
-        lut.configure(NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_CFG, LUT_ADDR, value),
-                      NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0,
-                      NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0);
-        return true;
-    }
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_DATA) {
-        lut.write_data(
-            static_cast<int16_t>(NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_DATA, LUT_DATA, value)));
-        return true;
-    }
-    return false;
+    return state_->lut.csb_write(offset, value, NVDLA_CDP_S_LUT_ACCESS_CFG,
+                                 NVDLA_CDP_S_LUT_ACCESS_DATA);
 }
 
 std::optional<uint32_t> Cdp::handle_read(Group, uint32_t offset) {
-    LutPort& lut = state_->lut;
-    // CDP reads the port's live state back (SDP: the register as written).
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_CFG)
-        return NVDLA_FIELD_SET(CDP, S_LUT_ACCESS_CFG, LUT_ADDR, lut.address()) |
-               NVDLA_FIELD_SET(CDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, lut.lo_table() ? 1u : 0u) |
-               NVDLA_FIELD_SET(CDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE,
-                               lut.write_access() ? 1u : 0u);
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_DATA) return lut.read_data();
+    if (offset == NVDLA_CDP_S_LUT_ACCESS_CFG) return state_->lut.cfg();
+    if (offset == NVDLA_CDP_S_LUT_ACCESS_DATA) return state_->lut.read_data();
     return std::nullopt;
 }
 

@@ -11,6 +11,31 @@
 
 namespace nvdla::emu {
 
+// The LUT registers have the same fields in SDP and CDP: SDP's positions decode both.
+#define NVDLA_SAME_LUT_FIELD(reg, field)                                                    \
+    static_assert(NVDLA_SDP_##reg##_##field##_SHIFT == NVDLA_CDP_##reg##_##field##_SHIFT && \
+                  NVDLA_SDP_##reg##_##field##_WIDTH == NVDLA_CDP_##reg##_##field##_WIDTH)
+NVDLA_SAME_LUT_FIELD(S_LUT_ACCESS_CFG, LUT_ADDR);
+NVDLA_SAME_LUT_FIELD(S_LUT_ACCESS_CFG, LUT_TABLE_ID);
+NVDLA_SAME_LUT_FIELD(S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE);
+NVDLA_SAME_LUT_FIELD(S_LUT_ACCESS_DATA, LUT_DATA);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_LE_FUNCTION);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_UFLOW_PRIORITY);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_OFLOW_PRIORITY);
+NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_HYBRID_PRIORITY);
+NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LE_INDEX_OFFSET);
+NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LE_INDEX_SELECT);
+NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LO_INDEX_SELECT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT);
+NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT);
+#undef NVDLA_SAME_LUT_FIELD
+
 class LutPort {
   public:
     struct Rules {
@@ -34,23 +59,30 @@ class LutPort {
         write_ = false;
     }
 
-    // S_LUT_ACCESS_CFG: LUT_ADDR, LUT_TABLE_ID (1: LO), LUT_ACCESS_TYPE (1: write).
-    void configure(uint32_t address, bool lo_table, bool write) {
-        address_ = address;
-        lo_table_ = lo_table;
-        write_ = write;
-    }
-    uint32_t address() const { return address_; }
-    bool lo_table() const { return lo_table_; }
-    bool write_access() const { return write_; }
-
-    // S_LUT_ACCESS_DATA written: the entry lands only with a write access type and an address
-    // inside the table.
-    void write_data(int16_t value) {
+    // A CSB write to the unit's S_LUT_ACCESS_CFG (cfg_reg: LUT_ADDR, LUT_TABLE_ID 1 = LO,
+    // LUT_ACCESS_TYPE 1 = write) or S_LUT_ACCESS_DATA (data_reg): true when it was one of them.
+    bool csb_write(uint32_t offset, uint32_t value, uint32_t cfg_reg, uint32_t data_reg) {
+        if (offset == cfg_reg) {
+            address_ = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ADDR, value);
+            lo_table_ = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0;
+            write_ = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0;
+            return true;
+        }
+        if (offset != data_reg) return false;
+        // The entry lands only with a write access type and an address inside the table.
         if (write_) {
-            if (int16_t* e = entry()) *e = value;
+            if (int16_t* e = entry())
+                *e = static_cast<int16_t>(NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_DATA, LUT_DATA, value));
         }
         if (write_ || rules_.every_access_advances) advance();
+        return true;
+    }
+    // S_LUT_ACCESS_CFG with the port's live address (CDP reads this back; SDP the register as
+    // written).
+    uint32_t cfg() const {
+        return NVDLA_FIELD_SET(SDP, S_LUT_ACCESS_CFG, LUT_ADDR, address_) |
+               NVDLA_FIELD_SET(SDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, lo_table_ ? 1u : 0u) |
+               NVDLA_FIELD_SET(SDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, write_ ? 1u : 0u);
     }
     // S_LUT_ACCESS_DATA read.
     uint16_t read_data() {
@@ -86,28 +118,6 @@ class LutPort {
     bool lo_table_ = false;
     bool write_ = false;
 };
-
-// S_LUT_CFG, S_LUT_INFO and the slope registers have the same fields in SDP and CDP: SDP's
-// positions decode both.
-#define NVDLA_SAME_LUT_FIELD(reg, field)                                                    \
-    static_assert(NVDLA_SDP_##reg##_##field##_SHIFT == NVDLA_CDP_##reg##_##field##_SHIFT && \
-                  NVDLA_SDP_##reg##_##field##_WIDTH == NVDLA_CDP_##reg##_##field##_WIDTH)
-NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_LE_FUNCTION);
-NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_UFLOW_PRIORITY);
-NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_OFLOW_PRIORITY);
-NVDLA_SAME_LUT_FIELD(S_LUT_CFG, LUT_HYBRID_PRIORITY);
-NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LE_INDEX_OFFSET);
-NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LE_INDEX_SELECT);
-NVDLA_SAME_LUT_FIELD(S_LUT_INFO, LUT_LO_INDEX_SELECT);
-NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE);
-NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE);
-NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT);
-NVDLA_SAME_LUT_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT);
-NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE);
-NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE);
-NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT);
-NVDLA_SAME_LUT_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT);
-#undef NVDLA_SAME_LUT_FIELD
 
 // A unit's LUT registers (single registers), as lut_settings() takes them. The start and end
 // points come decoded: SDP's are 32-bit registers, CDP's 38-bit HIGH/LOW pairs.

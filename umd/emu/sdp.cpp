@@ -23,19 +23,8 @@ void Sdp::reset() {
 }
 
 bool Sdp::handle_write(Group, uint32_t offset, uint32_t value) {
-    LutPort& lut = state_->lut;
-    if (offset == NVDLA_SDP_S_LUT_ACCESS_CFG) {
-        lut.configure(NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ADDR, value),
-                      NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0,
-                      NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0);
-        return true;
-    }
-    if (offset == NVDLA_SDP_S_LUT_ACCESS_DATA) {
-        lut.write_data(
-            static_cast<int16_t>(NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_DATA, LUT_DATA, value)));
-        return true;
-    }
-    return false;
+    return state_->lut.csb_write(offset, value, NVDLA_SDP_S_LUT_ACCESS_CFG,
+                                 NVDLA_SDP_S_LUT_ACCESS_DATA);
 }
 
 std::optional<uint32_t> Sdp::handle_read(Group, uint32_t offset) {
