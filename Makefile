@@ -24,7 +24,8 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-de
                 clang libclang-rt-14-dev libdnnl-dev \
                 libonnx-dev libprotobuf-dev libonnx-testdata dataset-fashion-mnist \
                 protobuf-compiler \
-                dt-schema device-tree-compiler
+                dt-schema device-tree-compiler \
+                linux-source
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
@@ -82,7 +83,8 @@ help:
 	@echo "  make install        install library, headers, pkg-config and CMake files to PREFIX"
 	@echo "                      (PREFIX=$(PREFIX))"
 	@echo "  make format         format the C++ sources with clang-format (.clang-format)"
-	@echo "  make format-check   fail if any C++ source is not formatted"
+	@echo "  make format-check   fail if any C++ source is not formatted or the kernel C (kmd/,"
+	@echo "                      engine/) has a checkpatch.pl --strict finding"
 	@echo "  make clean          remove $(BUILD_DIR)/"
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
@@ -190,8 +192,10 @@ CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' ':!kmd/')
 format: deps
 	@clang-format -i $(CXX_SOURCES)
 
+# C++ against .clang-format; the kernel C (kmd/, engine/) with the kernel's checkpatch.pl --strict.
 format-check: deps
 	@clang-format --dry-run --Werror $(CXX_SOURCES)
+	@CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache/checkpatch tests/kmd/checkpatch.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

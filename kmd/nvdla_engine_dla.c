@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * The DLA engine (kmd/engine/, include/nvdla/hw/dla_engine.h) behind the
+ * The DLA engine (engine/, include/nvdla/hw/dla_engine.h) behind the
  * driver's engine hand-off (nvdla_engine.h): the validator on every submit,
  * the scheduler and register programming when the job runs.
  *

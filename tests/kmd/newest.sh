@@ -66,7 +66,7 @@ for selftest in "" y; do
 	src=/nvdla
 	rm -rf "$CHROOT$src"
 	mkdir -p "$CHROOT$src/include"
-	cp -r "$root/kmd" "$CHROOT$src/"
+	cp -r "$root/kmd" "$root/engine" "$CHROOT$src/"
 	cp -r "$root/include/nvdla" "$root/include/uapi" "$CHROOT$src/include/"
 	log=$CHROOT/nvdla-build${selftest:+-selftest}.log
 	if ! in_chroot make -C "$src/kmd" KDIR="$KDIR" NVDLA_SELFTEST="$selftest" >"$log" 2>&1; then

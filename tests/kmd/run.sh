@@ -153,7 +153,7 @@ chmod +x "$initrd/init"
 (cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
 
 # ---- 5. QEMU -----------------------------------------------------------------------
-# Shared memory of each ivshmem device, with the header (kmd/nvdla_ivshmem.h) the
+# Shared memory of each ivshmem device, with the header (include/nvdla/hw/nvdla_ivshmem.h) the
 # host side writes: "NVDLA-VP", version 1, size 112, configuration, mailbox
 # (none), memory (carve-out offset and size; 0: guest DMA memory).
 le() { # value bytes -> printf escapes, little endian

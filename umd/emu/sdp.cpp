@@ -5,59 +5,31 @@
 #include <algorithm>
 #include <array>
 
+#include "emu/lut_port.hpp"
 #include "emu/sdp_internal.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
 
 namespace nvdla::emu {
 
 struct Sdp::State {
-    std::array<int16_t, precision::kLutLeEntries> le{};
-    std::array<int16_t, precision::kLutLoEntries> lo{};
-    // The LUT port (NV_NVDLA_SDP_reg.v): S_LUT_ACCESS_CFG loads the address, table and access
-    // type; every S_LUT_ACCESS_DATA access, read or write, moves the 10-bit address on.
-    uint32_t address = 0;
-    bool lo_table = false;
-    bool write_access = false;
-
-    int16_t* entry() {
-        if (lo_table) return address < lo.size() ? &lo[address] : nullptr;
-        return address < le.size() ? &le[address] : nullptr;
-    }
+    LutPort lut{LutPort::kSdp};
 };
 
 Sdp::Sdp() : state_(std::make_unique<State>()) {}
 Sdp::~Sdp() = default;
 
 void Sdp::reset() {
-    *state_ = State{};
+    state_->lut.reset();
 }
 
 bool Sdp::handle_write(Group, uint32_t offset, uint32_t value) {
-    State& st = *state_;
-    if (offset == NVDLA_SDP_S_LUT_ACCESS_CFG) {
-        st.address = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ADDR, value);
-        st.lo_table = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0;
-        st.write_access = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0;
-        return true;
-    }
-    if (offset == NVDLA_SDP_S_LUT_ACCESS_DATA) {
-        // Writes land only with a WRITE access type and an address inside the table.
-        int16_t* e = st.entry();
-        if (st.write_access && e)
-            *e = static_cast<int16_t>(NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_DATA, LUT_DATA, value));
-        st.address = (st.address + 1) & 0x3ffu;
-        return true;
-    }
-    return false;
+    return state_->lut.csb_write(offset, value, NVDLA_SDP_S_LUT_ACCESS_CFG,
+                                 NVDLA_SDP_S_LUT_ACCESS_DATA);
 }
 
 std::optional<uint32_t> Sdp::handle_read(Group, uint32_t offset) {
     if (offset != NVDLA_SDP_S_LUT_ACCESS_DATA) return std::nullopt;
-    State& st = *state_;
-    const int16_t* e = st.entry();
-    const uint32_t value = e ? static_cast<uint16_t>(*e) : 0u;
-    st.address = (st.address + 1) & 0x3ffu;
-    return value;
+    return state_->lut.read_data();
 }
 
 namespace {
@@ -140,16 +112,15 @@ void write_status(const Settings& s, const Counters& k, Group sdp_group, Group r
 void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                   const AccumulatorCube* flying, ElementCube* to_pdp) {
     Settings s;
-    std::string error = sdp::decode(ctx.cfg, single, sdp_group, rdma, flying, s);
-    if (error.empty()) error = sdp::check_dma_rules(ctx.cfg, sdp_group, s);
-    if (error.empty() && s.to_pdp && !to_pdp)
-        error = "SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving";
-    if (!error.empty()) {
-        ctx.error(std::move(error));
+    if (!sdp::decode(ctx, single, sdp_group, rdma, flying, s) ||
+        !sdp::check_dma_rules(ctx, sdp_group, s))
+        return;
+    if (s.to_pdp && !to_pdp) {
+        ctx.error("SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving");
         return;
     }
-    std::copy(state_->le.begin(), state_->le.end(), s.lut.le.begin());
-    std::copy(state_->lo.begin(), state_->lo.end(), s.lut.lo.begin());
+    s.lut.le = state_->lut.le();
+    s.lut.lo = state_->lut.lo();
 
     std::optional<sdp::OperandReader> bs, bn, ew;
     if (s.bs_dma.enabled) bs.emplace(ctx, s, s.bs_dma);

@@ -122,14 +122,14 @@ struct Settings {
     size_t line_elements() const { return size_t(width) * group; }
 };
 
-// Decodes and checks the registers. Returns an empty string, or the sentence saying which
-// register holds a value the model cannot execute.
-std::string decode(const HwConfig& cfg, Group single, Group sdp, Group rdma,
-                   const AccumulatorCube* flying, Settings& s);
+// Decodes and checks the registers; false after ctx.error named the register that holds a
+// value the model cannot execute.
+bool decode(Context& ctx, Group single, Group sdp, Group rdma, const AccumulatorCube* flying,
+            Settings& s);
 
-// The strides the DMAs need on 1x1 cubes (sdp_checks.cpp); empty, or the sentence naming the
+// The strides the DMAs need on 1x1 cubes (sdp_checks.cpp); false after ctx.error named the
 // register.
-std::string check_dma_rules(const HwConfig& cfg, Group sdp, const Settings& s);
+bool check_dma_rules(Context& ctx, Group sdp, const Settings& s);
 
 // What the operation counts for the status and performance registers.
 struct Counters {
