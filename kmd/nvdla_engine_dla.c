@@ -326,7 +326,7 @@ static void nvdla_dla_fini(struct nvdla_device *ndev)
 }
 
 const struct nvdla_engine_ops nvdla_engine_dla = {
-	.name = "dla (validator and scheduler of kmd/engine)",
+	.name = "dla (validator and scheduler of engine/)",
 	.id = NVDLA_ENGINE_DLA,
 	.init = nvdla_dla_init,
 	.fini = nvdla_dla_fini,
