@@ -74,7 +74,7 @@ lib_build_module "$WORK/module-selftest" y
 # Board code for a platform-bus instance (the guest has no device tree).
 rm -rf "$WORK/platdev"
 cp -r "$here/platdev" "$WORK/platdev"
-if ! make -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
+if ! lib_kmake -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
 	grep -E 'warning:|error:' "$WORK/platdev.log"; then
 	cat "$WORK/platdev.log"
 	die "test platform-device module build failed"
@@ -84,9 +84,9 @@ ko_selftest=$WORK/module-selftest/kmd/nvdla.ko
 
 say "building the test program (static)"
 # drm.h from the kernel's UAPI (Debian's linux-libc-dev has none): after the system headers.
-drmdir=$(lib_drm_uapi_dir)
-gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" -I "$root/include" \
-	-idirafter "$drmdir" -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
+# shellcheck disable=SC2046 # compiler flags, split on purpose
+gcc -O2 -Wall -Wextra -Werror -static -I "$root/include/uapi/drm" -I "$root/include" \
+	$(lib_uapi_flags) -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
 	die "test program build failed"
 
 # ---- 4. initramfs ------------------------------------------------------------------
@@ -177,10 +177,11 @@ make_shm "$WORK/shm-b" $((1 << 20)) nv_small 0 0
 
 log=$WORK/serial.log
 rm -f "$log"
-say "booting $KVER under QEMU (TCG, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
+lib_qemu_accel
+say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
 qstart=$(date +%s)
 set +e
-timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M \
+timeout "$QEMU_TIMEOUT" qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M \
 	-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
 	-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1" \

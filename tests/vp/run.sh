@@ -91,9 +91,9 @@ mkdir -p "$WORK"
 say "building nvdla.ko for $KVER and the guest test program"
 lib_build_module "$WORK/module" ""
 ko=$WORK/module/kmd/nvdla.ko
-drmdir=$(lib_drm_uapi_dir)
-gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" -I "$root/include" \
-	-idirafter "$drmdir" -o "$WORK/nvdla_vp_guest" "$here/nvdla_vp_guest.c" ||
+# shellcheck disable=SC2046 # compiler flags, split on purpose
+gcc -O2 -Wall -Wextra -Werror -static -I "$root/include/uapi/drm" -I "$root/include" \
+	$(lib_uapi_flags) -o "$WORK/nvdla_vp_guest" "$here/nvdla_vp_guest.c" ||
 	die "guest test program build failed"
 
 # ---- 3. initramfs ---------------------------------------------------------------------
@@ -150,7 +150,8 @@ vplog=$WORK/nvdla_vp.log
 stats=$WORK/nvdla_vp-stats.json
 rm -f "$log" "$vplog" "$stats"
 append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1"
-qemu=(qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M
+lib_qemu_accel
+qemu=(qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M
 	-display none -vga none -nic none -no-reboot
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" -append "$append")
 vp=("$NVDLA_VP" --instance nv_full:64M --instance nv_small:64M --test-hooks --stats "$stats"
@@ -166,7 +167,7 @@ if [ "$MODE" = shell ]; then
 	exit 0
 fi
 
-say "booting $KVER under QEMU (TCG, 2 vCPUs) behind nvdla_vp: nv_full and nv_small on ivshmem-doorbell"
+say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs) behind nvdla_vp: nv_full and nv_small on ivshmem-doorbell"
 qstart=$(date +%s)
 set +e
 # shellcheck disable=SC2086 # VP_FLAGS: options, split on purpose
