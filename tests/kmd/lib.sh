@@ -109,7 +109,7 @@ lib_is_trixie_kver() {
 # and $WORK visible at their own paths. The mounts are private to the command
 # (unshare -m): nothing is left mounted when it ends, however it ends.
 lib_in_trixie() { # command...
-	# shellcheck disable=SC2016 # expanded by the inner shell
+	# shellcheck disable=SC2016,SC2154 # expanded by the inner shell; root: the caller's
 	$SUDO unshare -m --propagation private sh -c '
 		set -e
 		c=$1 binds=$2
@@ -185,6 +185,7 @@ lib_trixie_headers() {
 	say "unpacking linux-headers-$KVER in $LIB_TRIXIE"
 	deps=$(lib_in_trixie apt-cache depends "linux-headers-$KVER" |
 		sed -n 's/.*Depends: \(linux-\(headers\|kbuild\)-[^ ]*\).*/\1/p' | sort -u | tr '\n' ' ')
+	# shellcheck disable=SC2086 # a list of package names
 	lib_trixie_download "$LIB_TRIXIE/var/tmp/nvdla-headers" "linux-headers-$KVER" $deps
 	for deb in "$LIB_TRIXIE"/var/tmp/nvdla-headers/*.deb; do
 		$SUDO dpkg-deb -x "$deb" "$LIB_TRIXIE/"
@@ -341,12 +342,20 @@ lib_qemu_accel() {
 		fi
 		echo "$accel" | $SUDO tee "$cache/accel" >/dev/null
 	fi
+	# shellcheck disable=SC2034 # lib_qemu_accel: the caller's QEMU options
 	case $accel in
 	kvm) lib_qemu_accel=(-accel kvm -cpu host) ;;
 	tcg) lib_qemu_accel=(-accel tcg -cpu max) ;;
 	*) die "QEMU_ACCEL must be kvm or tcg, not $accel" ;;
 	esac
 }
+
+# Kernel options that make use-after-free and corruption show, as far as Debian's
+# kernels allow (none has KASAN or DEBUG_PAGEALLOC): SLUB debugging (red zones,
+# poisoning, sanity checks, owner tracking; CONFIG_SLUB_DEBUG), freed pages poisoned
+# (CONFIG_PAGE_POISONING) and zeroed (init_on_free), and KFENCE sampling one allocation
+# every 50 ms (6.12 and 7.x; 6.1 has no KFENCE and ignores it).
+LIB_MEMORY_DEBUG="slub_debug=FZPU page_poison=1 init_on_free=1 kfence.sample_interval=50"
 
 # make in KVER's kbuild environment: here, or in the Debian 13 chroot.
 lib_kmake() { # make arguments...

@@ -184,7 +184,7 @@ set +e
 timeout "$QEMU_TIMEOUT" qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M \
 	-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
-	-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1" \
+	-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG" \
 	-object "memory-backend-file,id=shma,size=16M,mem-path=$WORK/shm-a,share=on" \
 	-device ivshmem-plain,memdev=shma \
 	-object "memory-backend-file,id=shmb,size=1M,mem-path=$WORK/shm-b,share=on" \
