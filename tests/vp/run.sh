@@ -149,7 +149,7 @@ log=$WORK/serial.log
 vplog=$WORK/nvdla_vp.log
 stats=$WORK/nvdla_vp-stats.json
 rm -f "$log" "$vplog" "$stats"
-append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1"
+append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG"
 lib_qemu_accel
 qemu=(qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M
 	-display none -vga none -nic none -no-reboot
@@ -183,7 +183,7 @@ if [ ! -s "$log" ]; then
 	skip "QEMU cannot run here (exit $qrc, see $WORK/qemu.log)"
 fi
 
-grep -aE '^(ok  |FAIL|SKIP|info) |^nvdla-vp-guest|guest:|^fuzz |^ioctls:|^bench|TEST-VP-RESULT' "$log" || true
+grep -aE '^(ok  |FAIL|SKIP|info) |^nvdla-vp-guest|guest:|^fuzz |^faults |^churn |^ioctls:|^bench|TEST-VP-RESULT' "$log" || true
 if grep -qaE 'Kernel panic|BUG:|WARNING:|Oops' "$log"; then
 	echo "---- kernel log excerpt ----"
 	grep -an -B5 -A40 -m1 -E 'Kernel panic|BUG:|WARNING:|Oops' "$log" | head -80
