@@ -116,6 +116,7 @@ lib_in_trixie() { # command...
 		shift 2
 		mount -t proc proc "$c/proc"
 		for d in $binds; do
+			[ -d "$d" ] || continue
 			mkdir -p "$c$d"
 			mount --bind "$d" "$c$d"
 		done

@@ -928,6 +928,31 @@ static void graph_write(const struct dev *d, struct task *t, bool cycle)
 	memcpy(m + desc_offsets[TASK_SURFS] + sizeof(bdma.surf), &bdma.surf, sizeof(bdma.surf));
 }
 
+/*
+ * Op 0 a BDMA without transfers (the engine completes it as it starts, no
+ * hardware involved), op 1 an SDP copy waiting for it: with the model stalled
+ * beforehand, the job times out in the middle of its graph, op 0 done and
+ * op 1 programmed.
+ */
+static void graph_write_engine_first(const struct dev *d, struct task *t)
+{
+	struct dla_test_descs bdma, sdp;
+	uint8_t *m = t->desc.map;
+
+	task_random_sdp(d, t, &sdp);
+	dla_test_descs_init(&bdma, NVDLA_DLA_OP_BDMA);
+	bdma.net.num_operations = 2;
+	bdma.net.op_head[NVDLA_DLA_OP_SDP] = 1;
+	bdma.graph.consumers[NVDLA_DLA_OP_SDP].index = 1;
+	bdma.graph.consumers[NVDLA_DLA_OP_SDP].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+	sdp.graph.index = 1;
+	sdp.graph.dependency_count = 1;
+	task_write(t, &bdma);
+	memcpy(m + desc_offsets[TASK_GRAPH] + sizeof(sdp.graph), &sdp.graph, sizeof(sdp.graph));
+	memcpy(m + desc_offsets[TASK_OPS] + sizeof(sdp.op), &sdp.op, sizeof(sdp.op));
+	memcpy(m + desc_offsets[TASK_SURFS] + sizeof(sdp.surf), &sdp.surf, sizeof(sdp.surf));
+}
+
 _Static_assert(256 + 2 * sizeof(struct nvdla_dla_common_op_desc) <= 512 &&
 		       512 + 2 * sizeof(union nvdla_dla_operation_container) <= 1024 &&
 		       1024 + 2 * sizeof(union nvdla_dla_surface_container) <= 2 * PAGE,
@@ -1055,7 +1080,7 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 	struct dev d;
 	struct task t, v;
 	unsigned long i, cycles = 0, refused = 0, graphs = 0, complete = 0, before = 0, middle = 0,
-			 bad = 0, next_ok = 0;
+			 bad = 0, next_ok = 0, midway = 0, midway_ok = 0;
 	int64_t t0, graph_ns = 1000000;
 	char why[200] = "";
 	const char *what = "";
@@ -1081,7 +1106,28 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 		int wst = 0;
 		pid_t child;
 
-		if (!have_bdma || below(3) == 0) {
+		if (have_bdma && below(3) == 0) {
+			/* Stalled before the submit: the timeout comes with op 0 done, op 1 armed. */
+			graphs++;
+			midway++;
+			graph_write_engine_first(&d, &t);
+			sr = 0;
+			st = vp_stall(&d) ? run_task(&d, &t, &sr) : -EPERM;
+			t.type = NVDLA_DLA_OP_SDP;
+			if (st == -ETIMEDOUT && !task_check(&t, &d, why, sizeof(why)))
+				midway_ok++;
+			else if (!bad++)
+				printf("faults %s: iteration %lu: graph stalled after op 0: submit %s, job %s\n",
+				       config, i, errname(sr), errname(st));
+			if (next_job_correct(&d, &v, false, why, sizeof(why))) {
+				next_ok++;
+			} else if (!told) {
+				told = true;
+				printf("faults %s: iteration %lu: the job after a stall: %s\n", config, i, why);
+			}
+			continue;
+		}
+		if (!have_bdma || below(2) == 0) {
 			cycles++;
 			if (never_runs_refused(&d, &t, below(3), &what)) {
 				refused++;
@@ -1127,13 +1173,13 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 			printf("faults %s: iteration %lu: the job after a stall: %s\n", config, i, why);
 		}
 	}
-	printf("faults %s: %lu iterations (seed %" PRIu64 "): %lu never-runnable graphs; %lu stalled graphs: %lu timed out between op 0 and op 1, %lu before op 0 ran, %lu stalled after the end\n",
-	       config, iterations, seed, cycles, graphs, middle, before, complete);
+	printf("faults %s: %lu iterations (seed %" PRIu64 "): %lu never-runnable graphs; %lu stalled graphs: %lu stalled before the submit and timed out after op 0 (done by the engine) with op 1 armed; of the others, stalled at a random moment, %lu timed out between op 0 and op 1, %lu before op 0 ran, %lu stalled after the end\n",
+	       config, iterations, seed, cycles, graphs, midway, middle, before, complete);
 	result(refused == cycles, "faults %s: every dependency cycle or never-released dependency refused with EINVAL (%lu of %lu)",
 	       config, refused, cycles);
 	if (have_bdma) {
-		result(bad == 0, "faults %s: every stalled graph completed correctly or timed out with op 1 not run (%lu of %lu)",
-		       config, graphs - bad, graphs);
+		result(bad == 0, "faults %s: every stalled graph completed correctly or timed out with op 1 not run (%lu of %lu; %lu of %lu stalled after op 0)",
+		       config, graphs - bad, graphs, midway_ok, midway);
 		result(next_ok == graphs, "faults %s: the job after each stalled graph is correct (%lu of %lu)",
 		       config, next_ok, graphs);
 	}
