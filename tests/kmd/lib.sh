@@ -332,11 +332,11 @@ lib_qemu_accel() {
 				>"$dir/root/init"
 			chmod +x "$dir/root/init"
 			(cd "$dir/root" && find . | cpio -o -H newc --quiet) >"$dir/probe.cpio"
-			# A subshell: QEMU may abort, and bash would report it.
+			# In a subshell of its own (not exec'd): QEMU may abort, and bash would say so.
 			(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -machine pc -m 256M -display none \
 				-vga none -nic none -no-reboot -monitor none -serial "file:$dir/serial.log" \
 				-kernel "$cache/vmlinux" -initrd "$dir/probe.cpio" \
-				-append "console=ttyS0 quiet panic=-1") >/dev/null 2>&1 || true
+				-append "console=ttyS0 quiet panic=-1" || true) >/dev/null 2>&1
 			grep -q KVM-PROBE-OK "$dir/serial.log" 2>/dev/null && accel=kvm
 			rm -rf "$dir"
 			say "/dev/kvm exists; a KVM guest $([ $accel = kvm ] && echo boots: KVM || echo does not boot here: TCG)"

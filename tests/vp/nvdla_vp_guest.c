@@ -1106,7 +1106,8 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 		int wst = 0;
 		pid_t child;
 
-		if (have_bdma && below(3) == 0) {
+		/* On nv_full, in turn: stalled midway, never runnable, stalled at random. */
+		if (have_bdma && i % 3 == 0) {
 			/* Stalled before the submit: the timeout comes with op 0 done, op 1 armed. */
 			graphs++;
 			midway++;
@@ -1127,7 +1128,7 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 			}
 			continue;
 		}
-		if (!have_bdma || below(2) == 0) {
+		if (!have_bdma || i % 3 == 1) {
 			cycles++;
 			if (never_runs_refused(&d, &t, below(3), &what)) {
 				refused++;
