@@ -354,8 +354,9 @@ lib_qemu_accel() {
 # Kernel options that make use-after-free and corruption show, as far as Debian's
 # kernels allow (none has KASAN or DEBUG_PAGEALLOC): SLUB debugging (red zones,
 # poisoning, sanity checks, owner tracking; CONFIG_SLUB_DEBUG), freed pages poisoned
-# (CONFIG_PAGE_POISONING) and zeroed (init_on_free), and KFENCE sampling one allocation
-# every 50 ms (6.12 and 7.x; 6.1 has no KFENCE and ignores it).
+# (CONFIG_PAGE_POISONING; both take precedence over init_on_free, which is asked for
+# anyway), and KFENCE sampling one allocation every 50 ms (6.12 and 7.x; 6.1 has no
+# KFENCE and ignores it).
 LIB_MEMORY_DEBUG="slub_debug=FZPU page_poison=1 init_on_free=1 kfence.sample_interval=50"
 
 # make in KVER's kbuild environment: here, or in the Debian 13 chroot.
