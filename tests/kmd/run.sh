@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# make test-kmd: the NVDLA kernel module tested for real in Debian 12's own
-# kernel, booted under QEMU (TCG) with no root filesystem.
+# make test-kmd: the NVDLA kernel module tested for real in a Debian kernel
+# (Debian 12's, or Debian 13's newest through a Debian 13 chroot), booted under
+# QEMU (KVM when it works, else TCG) with no root filesystem.
 #
 #  1. Debian packages (qemu-system-x86 busybox-static cpio kmod xz-utils
 #     linux-headers-amd64), installed if missing.
-#  2. The kernel: the ABI linux-headers-amd64 depends on; its image package
-#     is downloaded (not installed) and only vmlinuz and the DRM modules
-#     are extracted, cached in $WORK/cache.
+#  2. The kernel: KVER, or the ABI linux-headers-amd64 depends on; its image
+#     package(s) downloaded (not installed) and only vmlinuz and the DRM
+#     modules extracted, cached in $WORK/cache (Debian 12) or
+#     /var/cache/nvdla-kmd/kernels (Debian 13; tests/kmd/lib.sh).
 #  3. nvdla.ko built against that kernel's headers twice, as shipped and
 #     with the test engine (NVDLA_SELFTEST=y), warnings are errors; the
 #     static test program.
@@ -21,13 +23,13 @@
 #     for leaks and warnings.
 #  5. QEMU with two ivshmem devices (two NVDLA instances: nv_full with a
 #     carve-out, nv_small with DMA memory) and a third instance on the
-#     platform bus (nv_large, tests/kmd/platdev), panic_on_warn=1
-#     slub_debug=FZPU.
+#     platform bus (nv_large, tests/kmd/platdev), panic_on_warn=1 and the
+#     memory debugging options of LIB_MEMORY_DEBUG.
 #     The verdict is the result line in the serial log.
 #
-# Environment: WORK (default build/kmd-test), KVER (an ABI, or a series such as 6.12: its
-# newest Debian 12 kernel; default: from
-# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240).
+# Environment: WORK (default build/kmd-test), KVER (an ABI, a series such as 6.12: its
+# newest Debian 12 kernel, or newest / 7.x: Debian 13's; default: from
+# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240), QEMU_ACCEL (kvm, tcg).
 # Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
 # cannot run).
 

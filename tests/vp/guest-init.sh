@@ -114,8 +114,8 @@ fuzz() { # iterations seed: both devices at once
 		zero $ra $rb
 }
 
-# The fault paths: graphs that can never run (cycles) refused; on nv_full, graphs of two
-# operations with the model stalled at a random moment (often between them).
+# The fault paths: graphs that can never run (cycles) refused; on nv_full, jobs timing out
+# in the middle of their graph, and graphs with the model stalled at a random moment.
 faults() { # iterations seed
 	nvdla_vp_guest faults nv_full $1 $2 || fail=$((fail + 1))
 	nvdla_vp_guest faults nv_small $((($1 + 3) / 4)) $(($2 + 1)) || fail=$((fail + 1))

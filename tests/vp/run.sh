@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # The NVDLA virtual platform (docs/virtual-platform.md): the real kernel module,
-# runtime and tools in a QEMU-booted Debian 12 guest, the accelerator they drive
+# runtime and tools in a QEMU-booted Debian guest, the accelerator they drive
 # the emulated NVDLA on the host (tools/nvdla_vp), behind two ivshmem-doorbell
 # devices (nv_full and nv_small).
 #
@@ -10,22 +10,22 @@
 #   tests/vp/run.sh shell   make vp: a shell in the guest with the module loaded
 #   tests/vp/run.sh fuzz    make fuzz-vp: FUZZ_ITERATIONS random and mutated submits
 #
-#  1. Debian packages (as make test-kmd) and Debian 12's kernel (cached, shared with
-#     make test-kmd in KMD_CACHE).
+#  1. Debian packages (as make test-kmd) and the kernel (KVER as make test-kmd's,
+#     cached, shared with make test-kmd).
 #  2. nvdla.ko against its headers (warnings are errors); the guest test program
 #     (static); nvdla_vp and the static nvdla_runtime come from the Makefile
 #     (NVDLA_VP, NVDLA_RUNTIME).
 #  3. An initramfs with busybox, the modules, the two programs, and the regression
 #     loadables with their golden md5s from SHARED_DIR (copied at test time, split
 #     per configuration).
-#  4. nvdla_vp starts QEMU (TCG, 2 vCPUs) with the two devices and serves them; the
-#     guest's result lines go to the serial log, the host model's report to
-#     nvdla_vp.log. The verdict needs both: TEST-VP-RESULT: PASS and a clean host.
+#  4. nvdla_vp starts QEMU (KVM when it works, else TCG; 2 vCPUs) with the two
+#     devices and serves them; the guest's result lines go to the serial log, the
+#     host model's report to nvdla_vp.log. The verdict needs both: TEST-VP-RESULT: PASS and a clean host.
 #
 # Environment: WORK (build/vp-test), KMD_CACHE (build/kmd-test/cache), NVDLA_VP,
 # NVDLA_RUNTIME (the programs), SHARED_DIR (../shared), QEMU_TIMEOUT (seconds),
 # FUZZ_ITERATIONS (test: 10000 over both devices; fuzz: 100000), FUZZ_SEED,
-# JOB_TIMEOUT_MS (5000, the module's default), KVER, VP_GUEST_SCRIPT (a shell script the guest runs instead
+# JOB_TIMEOUT_MS (5000, the module's default), KVER, QEMU_ACCEL, VP_GUEST_SCRIPT (a shell script the guest runs instead
 # of the checks, after loading the module; for debugging).
 # Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
 # cannot run).
