@@ -226,7 +226,7 @@ kmd-install:
 KVER ?=
 KMD_TEST_KERNELS ?= 6.1 newest
 
-# checkpatch.pl --strict over kmd/, then Debian 12's kernel booted under QEMU with the module.
+# checkpatch.pl --strict over kmd/, then KVER's kernel booted under QEMU with the module.
 test-kmd:
 	@CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache/checkpatch tests/kmd/checkpatch.sh
 	@WORK=$(abspath $(BUILD_DIR))/kmd-test $(if $(KVER),KVER=$(KVER)) tests/kmd/run.sh
