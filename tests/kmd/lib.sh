@@ -169,8 +169,12 @@ lib_trixie_download() { # dir package...
 	shift
 	$SUDO rm -rf "$LIB_TRIXIE$tmp"
 	$SUDO mkdir -p "$LIB_TRIXIE$tmp" "$dir"
-	lib_in_trixie sh -c "cd $tmp && apt-get download $*" >/dev/null 2>&1 ||
-		die "apt-get download $* (Debian 13) failed"
+	if ! lib_in_trixie sh -c "cd $tmp && apt-get download $*" >/dev/null 2>&1; then
+		# Package lists older than the archive (a day at most): refresh them, retry.
+		lib_in_trixie apt-get update -qq || true
+		lib_in_trixie sh -c "cd $tmp && apt-get download $*" >/dev/null 2>&1 ||
+			die "apt-get download $* (Debian 13) failed"
+	fi
 	$SUDO mv "$LIB_TRIXIE$tmp"/*.deb "$dir/"
 	$SUDO rm -rf "$LIB_TRIXIE$tmp"
 }
@@ -357,6 +361,7 @@ lib_qemu_accel() {
 # (CONFIG_PAGE_POISONING; both take precedence over init_on_free, which is asked for
 # anyway), and KFENCE sampling one allocation every 50 ms (6.12 and 7.x; 6.1 has no
 # KFENCE and ignores it).
+# shellcheck disable=SC2034 # used by the callers
 LIB_MEMORY_DEBUG="slub_debug=FZPU page_poison=1 init_on_free=1 kfence.sample_interval=50"
 
 # make in KVER's kbuild environment: here, or in the Debian 13 chroot.
