@@ -2,6 +2,8 @@
 // 8 (AVX2) lanes, each lane computed exactly as the scalar cell in cmac.cpp (which stays the
 // reference: cmac_fp16_dot_scalar; tests/emu compares both on every path the CPU has). An
 // operation with a NaN operand takes the scalar path.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -76,6 +78,42 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool products_avx5
     return avx512::products64(d, w, out, exponent);
 }
 
+// The block's positions in groups of as many accumulators as a vector holds.
+__attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_op, size_t d_stride,
+                                                unsigned count, const Fp16Operands& w, size_t w_op,
+                                                uint32_t operations, unsigned lanes,
+                                                uint64_t* out) {
+    for (unsigned p = 0; p < count; p += avx2::kAccumulators) {
+        const unsigned n = std::min<unsigned>(avx2::kAccumulators, count - p);
+        const size_t first = d_op + p * d_stride;
+        if (lanes <= 8)
+            avx2::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
+        else if (lanes <= 16)
+            avx2::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
+        else if (lanes <= 32)
+            avx2::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+        else
+            avx2::accumulate_block<8>(d, first, d_stride, n, w, w_op, operations, out + p);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
+    const Fp16Operands& d, size_t d_op, size_t d_stride, unsigned count, const Fp16Operands& w,
+    size_t w_op, uint32_t operations, unsigned lanes, uint64_t* out) {
+    for (unsigned p = 0; p < count; p += avx512::kAccumulators) {
+        const unsigned n = std::min<unsigned>(avx512::kAccumulators, count - p);
+        const size_t first = d_op + p * d_stride;
+        if (lanes <= 16)
+            avx512::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
+        else if (lanes <= 32)
+            avx512::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
+        else if (lanes <= 48)
+            avx512::accumulate_block<3>(d, first, d_stride, n, w, w_op, operations, out + p);
+        else
+            avx512::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+    }
+}
+
 }  // namespace
 
 bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t products[64],
@@ -84,6 +122,60 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
         case IsaLevel::Avx512: return products_avx512(data, weights, products, exponent);
         case IsaLevel::Avx2: return products_avx2(data, weights, products, exponent);
         default: return false;
+    }
+}
+
+void Fp16Operands::resize(size_t operations) {
+    mantissa.resize(operations * 64);
+    exponent.resize(operations * 64);
+    raw.resize(operations * 64);
+    nan.resize(operations);
+}
+
+void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
+    bool has_nan = false;
+    for (unsigned i = 0; i < 64; ++i) {
+        const uint16_t h = i < count ? static_cast<uint16_t>(lanes[i]) : 0;
+        const size_t at = op * 64 + i;
+        raw[at] = h;
+        has_nan |= (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+        if ((h & 0x7fffu) == 0) {
+            mantissa[at] = 0;
+            exponent[at] = -64;
+            continue;
+        }
+        // cmac.cpp's aligned_products: a denormal counts as exponent 1.
+        const uint32_t e = (h >> 10) & 31u;
+        const uint32_t aligned = ((h & 0x3ffu) | (e ? 0x400u : 0)) << (e ? (e & 3u) : 1u);
+        mantissa[at] = aligned | uint32_t(h & 0x8000u) << 16;
+        exponent[at] = (h >> 12) & 7;
+    }
+    nan[op] = has_nan;
+}
+
+bool cmac_fp16_vector_cell() {
+    return isa_level() != IsaLevel::Scalar;
+}
+
+void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
+                          unsigned positions, const Fp16Operands& weights, size_t weight_op,
+                          uint32_t operations, unsigned lanes, uint64_t* out) {
+    switch (isa_level()) {
+        case IsaLevel::Avx512:
+            return block_avx512(data, data_op, data_stride, positions, weights, weight_op,
+                                operations, lanes, out);
+        case IsaLevel::Avx2:
+            return block_avx2(data, data_op, data_stride, positions, weights, weight_op, operations,
+                              lanes, out);
+        default: break;
+    }
+    for (unsigned p = 0; p < positions; ++p) {
+        uint64_t acc = 0;
+        for (uint32_t op = 0; op < operations; ++op)
+            acc = cacc_fp48_add(
+                acc, cmac_fp16_dot_scalar(data.raw.data() + (data_op + p * data_stride + op) * 64,
+                                          weights.raw.data() + (weight_op + op) * 64, 64));
+        out[p] = acc;
     }
 }
 

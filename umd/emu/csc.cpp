@@ -454,8 +454,8 @@ uint32_t convolve_int(const ConvLayer& l, const ConvData& d, const ConvWeights& 
     return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
 }
 
-void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
-                   std::vector<int32_t>& out) {
+void convolve_fp16_reference(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                             std::vector<int32_t>& out) {
     out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
     if (l.kind == InputKind::Winograd) {
         winograd_fp16(l, d, w, out);
@@ -463,7 +463,6 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     }
     ConvScratch scratch;
     const MacProblem m = build_operands(l, d, w, false, scratch);
-    // An fp16 multiply-add costs as much as tens of integer ones.
     const uint64_t work = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
                           l.kernel_height * l.kernel_width * l.kernel_channels * 64;
     // Kernels split among the threads; every output is computed as with one thread.
@@ -478,13 +477,80 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                             l, m, n, y, x, k, lanes,
                             [&](const int16_t* a, const int16_t* b, uint32_t count) {
                                 acc = cacc_fp48_add(
-                                    acc,
-                                    cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
-                                                  reinterpret_cast<const uint16_t*>(b), count));
+                                    acc, cmac_fp16_dot_scalar(reinterpret_cast<const uint16_t*>(a),
+                                                              reinterpret_cast<const uint16_t*>(b),
+                                                              count));
                             });
                         out[out_index(l, n, k, y, x)] =
                             static_cast<int32_t>(cacc_fp48_to_fp32(acc));
                     }
+    });
+}
+
+void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                   std::vector<int32_t>& out) {
+    if (l.kind == InputKind::Winograd || !cmac_fp16_vector_cell()) {
+        convolve_fp16_reference(l, d, w, out);
+        return;
+    }
+    out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
+    ConvScratch scratch;
+    const MacProblem m = build_operands(l, d, w, false, scratch);
+    // The operations of one output, the same sequence for every output: count them and their
+    // widest, then decode every kernel's once (they do not depend on the position).
+    uint32_t operations = 0;
+    unsigned lanes = 0;
+    int16_t staging[256];
+    for_each_atomic(l, m, 0, 0, 0, 0, staging, [&](const int16_t*, const int16_t*, uint32_t n) {
+        ++operations;
+        lanes = std::max(lanes, unsigned(n));
+    });
+    Fp16Operands kernels;
+    kernels.resize(size_t(l.kernels) * operations);
+    const uint64_t weight_work = uint64_t(l.kernels) * operations * 64;
+    parallel_for(l.threads, l.kernels, weight_work, [&](uint64_t k0, uint64_t k1) {
+        int16_t scratch_lanes[256];
+        for (uint32_t k = uint32_t(k0); k < k1; ++k) {
+            size_t op = size_t(k) * operations;
+            for_each_atomic(
+                l, m, 0, 0, 0, k, scratch_lanes,
+                [&](const int16_t*, const int16_t* b, uint32_t n) { kernels.set(op++, b, n); });
+        }
+    });
+    // Output positions in blocks that share each kernel's operations while they are in the
+    // cache; blocks split among the threads, every output computed as with one thread.
+    constexpr uint32_t kBlock = 8;
+    const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
+    const uint64_t blocks = (positions + kBlock - 1) / kBlock;
+    const uint64_t work = positions * l.kernels * operations * 64 * 16;
+    parallel_for(l.threads, blocks, work, [&](uint64_t b0, uint64_t b1) {
+        Fp16Operands data;
+        data.resize(size_t(kBlock) * operations);
+        int16_t scratch_lanes[256];
+        for (uint64_t b = b0; b < b1; ++b) {
+            const uint64_t first = b * kBlock;
+            const uint32_t count = uint32_t(std::min<uint64_t>(kBlock, positions - first));
+            uint32_t n[kBlock], y[kBlock], x[kBlock];
+            for (uint32_t p = 0; p < count; ++p) {
+                const uint64_t at = first + p;
+                x[p] = uint32_t(at % l.out_width);
+                y[p] = uint32_t(at / l.out_width % l.out_height);
+                n[p] = uint32_t(at / l.out_width / l.out_height);
+                size_t op = size_t(p) * operations;
+                for_each_atomic(l, m, n[p], y[p], x[p], 0, scratch_lanes,
+                                [&](const int16_t* a, const int16_t*, uint32_t lanes_used) {
+                                    data.set(op++, a, lanes_used);
+                                });
+            }
+            for (uint32_t k = 0; k < l.kernels; ++k) {
+                uint64_t acc[kBlock];
+                cmac_fp16_accumulate(data, 0, operations, count, kernels, size_t(k) * operations,
+                                     operations, lanes, acc);
+                for (uint32_t p = 0; p < count; ++p)
+                    out[out_index(l, n[p], k, y[p], x[p])] =
+                        static_cast<int32_t>(cacc_fp48_to_fp32(acc[p]));
+            }
+        }
     });
 }
 
