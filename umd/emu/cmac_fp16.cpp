@@ -81,36 +81,51 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool products_avx5
 // The block's positions in groups of as many accumulators as a vector holds.
 __attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_op, size_t d_stride,
                                                 unsigned count, const Fp16Operands& w, size_t w_op,
-                                                uint32_t operations, unsigned lanes,
-                                                uint64_t* out) {
+                                                uint32_t operations, uint64_t* out) {
     for (unsigned p = 0; p < count; p += avx2::kAccumulators) {
         const unsigned n = std::min<unsigned>(avx2::kAccumulators, count - p);
         const size_t first = d_op + p * d_stride;
-        if (lanes <= 8)
-            avx2::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
-        else if (lanes <= 16)
-            avx2::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
-        else if (lanes <= 32)
-            avx2::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
-        else
-            avx2::accumulate_block<8>(d, first, d_stride, n, w, w_op, operations, out + p);
+        switch (d.width) {
+            case 4:
+                avx2::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 8:
+                avx2::accumulate_block<8>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 16:
+                avx2::accumulate_block<16>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 32:
+                avx2::accumulate_block<32>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            default:
+                avx2::accumulate_block<64>(d, first, d_stride, n, w, w_op, operations, out + p);
+        }
     }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
     const Fp16Operands& d, size_t d_op, size_t d_stride, unsigned count, const Fp16Operands& w,
-    size_t w_op, uint32_t operations, unsigned lanes, uint64_t* out) {
+    size_t w_op, uint32_t operations, uint64_t* out) {
     for (unsigned p = 0; p < count; p += avx512::kAccumulators) {
         const unsigned n = std::min<unsigned>(avx512::kAccumulators, count - p);
         const size_t first = d_op + p * d_stride;
-        if (lanes <= 16)
-            avx512::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
-        else if (lanes <= 32)
-            avx512::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
-        else if (lanes <= 48)
-            avx512::accumulate_block<3>(d, first, d_stride, n, w, w_op, operations, out + p);
-        else
-            avx512::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+        switch (d.width) {
+            case 4:
+                avx512::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 8:
+                avx512::accumulate_block<8>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 16:
+                avx512::accumulate_block<16>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 32:
+                avx512::accumulate_block<32>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            default:
+                avx512::accumulate_block<64>(d, first, d_stride, n, w, w_op, operations, out + p);
+        }
     }
 }
 
@@ -125,18 +140,19 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
     }
 }
 
-void Fp16Operands::resize(size_t operations) {
-    mantissa.resize(operations * 64);
-    exponent.resize(operations * 64);
-    raw.resize(operations * 64);
+void Fp16Operands::resize(size_t operations, unsigned lanes) {
+    width = lanes;
+    mantissa.resize(operations * width);
+    exponent.resize(operations * width);
+    raw.resize(operations * width);
     nan.resize(operations);
 }
 
 void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
     bool has_nan = false;
-    for (unsigned i = 0; i < 64; ++i) {
+    for (unsigned i = 0; i < width; ++i) {
         const uint16_t h = i < count ? static_cast<uint16_t>(lanes[i]) : 0;
-        const size_t at = op * 64 + i;
+        const size_t at = op * width + i;
         raw[at] = h;
         has_nan |= (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
         if ((h & 0x7fffu) == 0) {
@@ -159,22 +175,23 @@ bool cmac_fp16_vector_cell() {
 
 void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
                           unsigned positions, const Fp16Operands& weights, size_t weight_op,
-                          uint32_t operations, unsigned lanes, uint64_t* out) {
+                          uint32_t operations, uint64_t* out) {
     switch (isa_level()) {
         case IsaLevel::Avx512:
             return block_avx512(data, data_op, data_stride, positions, weights, weight_op,
-                                operations, lanes, out);
+                                operations, out);
         case IsaLevel::Avx2:
             return block_avx2(data, data_op, data_stride, positions, weights, weight_op, operations,
-                              lanes, out);
+                              out);
         default: break;
     }
+    const unsigned width = data.width;
     for (unsigned p = 0; p < positions; ++p) {
         uint64_t acc = 0;
         for (uint32_t op = 0; op < operations; ++op)
-            acc = cacc_fp48_add(
-                acc, cmac_fp16_dot_scalar(data.raw.data() + (data_op + p * data_stride + op) * 64,
-                                          weights.raw.data() + (weight_op + op) * 64, 64));
+            acc = cacc_fp48_add(acc, cmac_fp16_dot_scalar(
+                                         data.raw.data() + (data_op + p * data_stride + op) * width,
+                                         weights.raw.data() + (weight_op + op) * width, width));
         out[p] = acc;
     }
 }

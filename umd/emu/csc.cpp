@@ -505,16 +505,23 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
         ++operations;
         lanes = std::max(lanes, unsigned(n));
     });
+    // Operations stored `width` lanes wide; narrow ones share a vector, so their count is
+    // rounded up with operations of zeros, which leave CACC's sums as they are.
+    unsigned width = 4;
+    while (width < lanes) width *= 2;
+    const uint32_t group = std::max(1u, 16 / width);
+    const uint32_t stored = (operations + group - 1) / group * group;
     Fp16Operands kernels;
-    kernels.resize(size_t(l.kernels) * operations);
-    const uint64_t weight_work = uint64_t(l.kernels) * operations * 64;
+    kernels.resize(size_t(l.kernels) * stored, width);
+    const uint64_t weight_work = uint64_t(l.kernels) * stored * width;
     parallel_for(l.threads, l.kernels, weight_work, [&](uint64_t k0, uint64_t k1) {
         int16_t scratch_lanes[256];
         for (uint32_t k = uint32_t(k0); k < k1; ++k) {
-            size_t op = size_t(k) * operations;
+            size_t op = size_t(k) * stored;
             for_each_atomic(
                 l, m, 0, 0, 0, k, scratch_lanes,
                 [&](const int16_t*, const int16_t* b, uint32_t n) { kernels.set(op++, b, n); });
+            while (op < size_t(k + 1) * stored) kernels.set(op++, nullptr, 0);
         }
     });
     // Output positions in blocks that share each kernel's operations while they are in the
@@ -522,10 +529,10 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     constexpr uint32_t kBlock = 8;
     const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
     const uint64_t blocks = (positions + kBlock - 1) / kBlock;
-    const uint64_t work = positions * l.kernels * operations * 64 * 16;
+    const uint64_t work = positions * l.kernels * stored * width * 16;
     parallel_for(l.threads, blocks, work, [&](uint64_t b0, uint64_t b1) {
         Fp16Operands data;
-        data.resize(size_t(kBlock) * operations);
+        data.resize(size_t(kBlock) * stored, width);
         int16_t scratch_lanes[256];
         for (uint64_t b = b0; b < b1; ++b) {
             const uint64_t first = b * kBlock;
@@ -536,16 +543,17 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                 x[p] = uint32_t(at % l.out_width);
                 y[p] = uint32_t(at / l.out_width % l.out_height);
                 n[p] = uint32_t(at / l.out_width / l.out_height);
-                size_t op = size_t(p) * operations;
+                size_t op = size_t(p) * stored;
                 for_each_atomic(l, m, n[p], y[p], x[p], 0, scratch_lanes,
                                 [&](const int16_t* a, const int16_t*, uint32_t lanes_used) {
                                     data.set(op++, a, lanes_used);
                                 });
+                while (op < size_t(p + 1) * stored) data.set(op++, nullptr, 0);
             }
             for (uint32_t k = 0; k < l.kernels; ++k) {
                 uint64_t acc[kBlock];
-                cmac_fp16_accumulate(data, 0, operations, count, kernels, size_t(k) * operations,
-                                     operations, lanes, acc);
+                cmac_fp16_accumulate(data, 0, stored, count, kernels, size_t(k) * stored, stored,
+                                     acc);
                 for (uint32_t p = 0; p < count; ++p)
                     out[out_index(l, n[p], k, y[p], x[p])] =
                         static_cast<int32_t>(cacc_fp48_to_fp32(acc[p]));
