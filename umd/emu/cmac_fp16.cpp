@@ -1,7 +1,9 @@
-// CMAC's fp16 MAC cell vectorised: the 64 lanes of one operation in vectors of 16 (AVX-512) or
+// CMAC's fp16 MAC cell vectorised: the lanes of one operation in vectors of 16 (AVX-512) or
 // 8 (AVX2) lanes, each lane computed exactly as the scalar cell in cmac.cpp (which stays the
 // reference: cmac_fp16_dot_scalar; tests/emu compares both on every path the CPU has). An
-// operation with a NaN operand takes the scalar path.
+// operation with a NaN operand takes the scalar path. Layers (cmac_fp16_accumulate) use
+// operands decoded once (Fp16Operands) and add the results into CACC's fp48 sums of several
+// output positions at once (cacc_fp48_add on 64-bit lanes).
 #include <immintrin.h>
 
 #include <algorithm>
