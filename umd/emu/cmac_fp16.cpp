@@ -88,6 +88,12 @@ __attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_
         const unsigned n = std::min<unsigned>(avx2::kAccumulators, count - p);
         const size_t first = d_op + p * d_stride;
         switch (d.width) {
+            case 1:
+                avx2::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 2:
+                avx2::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
             case 4:
                 avx2::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
                 break;
@@ -113,6 +119,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
         const unsigned n = std::min<unsigned>(avx512::kAccumulators, count - p);
         const size_t first = d_op + p * d_stride;
         switch (d.width) {
+            case 1:
+                avx512::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 2:
+                avx512::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
             case 4:
                 avx512::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
                 break;

@@ -188,9 +188,9 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
 // The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
 // outputs of A^T (V . U) A sharing one exponent.
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
-// fp16 MAC operations decoded once for the vector cell (cmac_fp16.cpp), `width` lanes each (4,
-// 8, 16, 32 or 64: at least the operations' lanes, the rest zeros): a layer's kernels once per
-// layer, its data once per output position, then used for every pair.
+// fp16 MAC operations decoded once for the vector cell (cmac_fp16.cpp), `width` lanes each (a
+// power of two up to 64: at least the operations' lanes, the rest zeros): a layer's kernels once
+// per layer, its data once per output position, then used for every pair.
 struct Fp16Operands {
     unsigned width = 64;
     // [operation][lane]: the aligned mantissa (cal_fp16_exp's shift by the exponent's low bits)

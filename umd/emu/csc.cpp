@@ -507,7 +507,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     });
     // Operations stored `width` lanes wide; narrow ones share a vector, so their count is
     // rounded up with operations of zeros, which leave CACC's sums as they are.
-    unsigned width = 4;
+    unsigned width = 1;
     while (width < lanes) width *= 2;
     const uint32_t group = std::max(1u, 16 / width);
     const uint32_t stored = (operations + group - 1) / group * group;
