@@ -172,5 +172,45 @@ TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
     expect_fast_equals_reference(t, "large layer");
 }
 
+// CACC's fp48 addition in the vector form the fast path uses against cacc_fp48_add: random
+// accumulators and CMAC results of every exponent and length, zeros, NaNs, and exact ties: an
+// accumulator whose aligned-away bits are exactly one half (the rounding that differs between
+// positive and negative sums).
+TEST(ConvFp16Layers, VectorFp48AdditionEqualsTheScalarForm) {
+    constexpr uint64_t kMask40 = (uint64_t(1) << 40) - 1, kMask38 = (uint64_t(1) << 38) - 1;
+    std::mt19937_64 rng(48);
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        uint64_t differ = 0;
+        for (int i = 0; i < 60000; ++i) {
+            uint64_t acc[8], mac[8], out[8];
+            for (int j = 0; j < 8; ++j) {
+                const uint64_t r = rng();
+                uint64_t a = ((r & 0xff) << 40) | (rng() & kMask40) >> (r >> 8) % 41;
+                uint64_t m = (((r >> 16) & 0x3f) << 38) | (rng() & kMask38) >> (r >> 24) % 39;
+                if ((r >> 32) % 17 == 0) a = 0;
+                if ((r >> 36) % 13 == 0) a &= ~kMask40;
+                if ((r >> 40) % 29 == 0) m &= ~kMask38;
+                if ((r >> 48) % 7 == 0) m |= kMask38 & ~((uint64_t(1) << (r >> 52) % 38) - 1);
+                if ((r >> 44) % 3 == 0) {
+                    // A normalised CMAC result k exponents above the accumulator, whose k low
+                    // bits are 100..0.
+                    const uint64_t mac_exp = 1 + (r >> 56) % 60, k = 1 + (r >> 50) % 39;
+                    const uint64_t lead = (r >> 60) & 1 ? uint64_t(1) << 36 : uint64_t(1) << 37;
+                    m = (mac_exp << 38) | lead | (rng() & ((uint64_t(1) << 36) - 1));
+                    const uint64_t mantissa = ((rng() & kMask40) >> k << k) | uint64_t(1)
+                                                                                  << (k - 1);
+                    a = ((mac_exp + 49 - k) & 0xff) << 40 | mantissa;
+                }
+                acc[j] = a;
+                mac[j] = m;
+            }
+            cacc_fp48_add_lanes(acc, mac, out);
+            for (int j = 0; j < 8; ++j) differ += out[j] != cacc_fp48_add(acc[j], mac[j]);
+        }
+        EXPECT_EQ(differ, 0u) << isa_name(level);
+    }
+}
+
 }  // namespace
 }  // namespace nvdla::emu::conv

@@ -143,6 +143,24 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
     }
 }
 
+__attribute__((target("avx2"))) void fp48_add_avx2(const uint64_t* acc, const uint64_t* mac,
+                                                   uint64_t* out) {
+    avx2::Q a, m;
+    std::memcpy(&a, acc, sizeof a);
+    std::memcpy(&m, mac, sizeof m);
+    const avx2::Q r = avx2::fp48_add(a, m);
+    std::memcpy(out, &r, sizeof r);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_add_avx512(
+    const uint64_t* acc, const uint64_t* mac, uint64_t* out) {
+    avx512::Q a, m;
+    std::memcpy(&a, acc, sizeof a);
+    std::memcpy(&m, mac, sizeof m);
+    const avx512::Q r = avx512::fp48_add(a, m);
+    std::memcpy(out, &r, sizeof r);
+}
+
 }  // namespace
 
 bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t products[64],
@@ -181,6 +199,17 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
         exponent[at] = (h >> 12) & 7;
     }
     nan[op] = has_nan;
+}
+
+void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]) {
+    switch (isa_level()) {
+        case IsaLevel::Avx512: return fp48_add_avx512(acc, mac, out);
+        case IsaLevel::Avx2:
+            fp48_add_avx2(acc, mac, out);
+            return fp48_add_avx2(acc + 4, mac + 4, out + 4);
+        default:
+            for (int i = 0; i < 8; ++i) out[i] = cacc_fp48_add(acc[i], mac[i]);
+    }
 }
 
 bool cmac_fp16_vector_cell() {

@@ -216,6 +216,9 @@ bool cmac_fp16_vector_cell();
 void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
                           unsigned positions, const Fp16Operands& weights, size_t weight_op,
                           uint32_t operations, uint64_t* out);
+// cacc_fp48_add on 8 accumulators by the vector form cmac_fp16_accumulate uses on this ISA
+// level. Exposed for tests.
+void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]);
 // One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
 // their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
 // products are. Exposed for tests.
