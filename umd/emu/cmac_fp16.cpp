@@ -80,12 +80,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool products_avx5
     return avx512::products64(d, w, out, exponent);
 }
 
-// The block's positions in groups of as many accumulators as a vector holds.
+// The block's positions in groups of as many accumulators as two vectors hold.
 __attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_op, size_t d_stride,
                                                 unsigned count, const Fp16Operands& w, size_t w_op,
                                                 uint32_t operations, uint64_t* out) {
-    for (unsigned p = 0; p < count; p += avx2::kAccumulators) {
-        const unsigned n = std::min<unsigned>(avx2::kAccumulators, count - p);
+    for (unsigned p = 0; p < count; p += avx2::kBlockPositions) {
+        const unsigned n = std::min<unsigned>(avx2::kBlockPositions, count - p);
         const size_t first = d_op + p * d_stride;
         switch (d.width) {
             case 1:
@@ -115,8 +115,8 @@ __attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
     const Fp16Operands& d, size_t d_op, size_t d_stride, unsigned count, const Fp16Operands& w,
     size_t w_op, uint32_t operations, uint64_t* out) {
-    for (unsigned p = 0; p < count; p += avx512::kAccumulators) {
-        const unsigned n = std::min<unsigned>(avx512::kAccumulators, count - p);
+    for (unsigned p = 0; p < count; p += avx512::kBlockPositions) {
+        const unsigned n = std::min<unsigned>(avx512::kBlockPositions, count - p);
         const size_t first = d_op + p * d_stride;
         switch (d.width) {
             case 1:

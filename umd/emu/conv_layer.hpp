@@ -209,7 +209,7 @@ struct Fp16Operands {
 };
 // Whether cmac_fp16_accumulate runs on this ISA level (not on the scalar one).
 bool cmac_fp16_vector_cell();
-// CACC's accumulation of `positions` outputs (at most 8) over `operations` operations each:
+// CACC's accumulation of `positions` outputs (any number) over `operations` operations each:
 // output p from data operations data_op + p * data_stride + i against weight operations
 // weight_op + i, into out[p]; the same bits as cacc_fp48_add from 0 over cmac_fp16_dot's
 // results. Operations narrower than 16 lanes come in multiples of 16 / width.

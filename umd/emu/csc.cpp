@@ -526,7 +526,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     });
     // Output positions in blocks that share each kernel's operations while they are in the
     // cache; blocks split among the threads, every output computed as with one thread.
-    constexpr uint32_t kBlock = 8;
+    constexpr uint32_t kBlock = 16;
     const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
     const uint64_t blocks = (positions + kBlock - 1) / kBlock;
     const uint64_t work = positions * l.kernels * stored * width * 16;
