@@ -163,8 +163,14 @@ int32_t* channels_last_storage(ConvScratch& scratch, size_t count);
 uint32_t convolve_int(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
                       ConvScratch& scratch, AccumulatorCube& out);
 // fp16 pipeline: fp32 bit patterns as CACC sends them.
+// Direct convolutions run the decoded vector cell over blocks of output positions (threads
+// split the blocks); the scalar ISA level and Winograd run convolve_fp16_reference.
 void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
                    std::vector<int32_t>& out);
+// The plain form, one MAC operation at a time in the hardware's order through the scalar cell
+// (Winograd: its tiles through cmac_fp16_winograd): what the fast form is tested against.
+void convolve_fp16_reference(const ConvLayer& layer, const ConvData& data,
+                             const ConvWeights& weights, std::vector<int32_t>& out);
 
 // ---- CMAC (cmac.cpp) ----------------------------------------------------------------------
 
@@ -182,6 +188,37 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
 // The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
 // outputs of A^T (V . U) A sharing one exponent.
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
+// fp16 MAC operations decoded once for the vector cell (cmac_fp16.cpp), `width` lanes each (a
+// power of two up to 64: at least the operations' lanes, the rest zeros): a layer's kernels once
+// per layer, its data once per output position, then used for every pair.
+struct Fp16Operands {
+    unsigned width = 64;
+    // [operation][lane]: the aligned mantissa (cal_fp16_exp's shift by the exponent's low bits)
+    // with the sign in bit 31; the exponent's bits 14:12, -64 for +-0 (which so never sets the
+    // common exponent and is truncated away); the lanes as given (NaN operations take the
+    // scalar cell); whether an operation holds a NaN.
+    std::vector<uint32_t> mantissa;
+    std::vector<int32_t> exponent;
+    std::vector<uint16_t> raw;
+    std::vector<uint8_t> nan;
+
+    void resize(size_t operations, unsigned lanes);
+    // Operation `op` from `count` lanes (the others 0; none: an operation of zeros, which
+    // leaves CACC's sum as it is).
+    void set(size_t op, const int16_t* lanes, unsigned count);
+};
+// Whether cmac_fp16_accumulate runs on this ISA level (not on the scalar one).
+bool cmac_fp16_vector_cell();
+// CACC's accumulation of `positions` outputs (any number) over `operations` operations each:
+// output p from data operations data_op + p * data_stride + i against weight operations
+// weight_op + i, into out[p]; the same bits as cacc_fp48_add from 0 over cmac_fp16_dot's
+// results. Operations narrower than 16 lanes come in multiples of 16 / width.
+void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
+                          unsigned positions, const Fp16Operands& weights, size_t weight_op,
+                          uint32_t operations, uint64_t* out);
+// cacc_fp48_add on 8 accumulators by the vector form cmac_fp16_accumulate uses on this ISA
+// level. Exposed for tests.
+void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]);
 // One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
 // their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
 // products are. Exposed for tests.
