@@ -295,7 +295,7 @@ vp-guest: deps
 	  $(CONFIGURE) -B $(VP_GUEST_DIR) -DNVDLA_STATIC_TOOL=ON -DNVDLA_WITH_DNNL=OFF \
 	    -DNVDLA_BUILD_TESTS=OFF -DNVDLA_BUILD_BENCHMARKS=OFF \
 	    -DCMAKE_PROJECT_INCLUDE=$(abspath tests/vp/static-guest.cmake) >/dev/null
-	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static
+	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static nvdla_vp_orig_static
 
 # About half a minute of QEMU once everything is built and the kernel is cached.
 test-vp: vp-host vp-guest

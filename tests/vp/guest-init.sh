@@ -169,6 +169,12 @@ for cfg in nv_full nv_small; do
 	done
 done
 
+# The original runtime's ioctl sequence: the original compiler's loadables, a carve-out
+# buffer's dma-buf taken back by its own device and refused by the other (tests/vp/orig-runtime.sh).
+# shellcheck source=tests/vp/orig-runtime.sh
+. /vp/orig-runtime.sh
+orig_checks
+
 # Two processes submitting to nv_full at once (nv_small busy meanwhile): each runs the
 # regression three times and must match every golden every time.
 loop3() { # config

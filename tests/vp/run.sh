@@ -140,6 +140,10 @@ FUZZ_ITERATIONS=$FUZZ_ITERATIONS
 FUZZ_SEED=$FUZZ_SEED
 EOF
 [ -z "${VP_GUEST_SCRIPT:-}" ] || cp "$VP_GUEST_SCRIPT" "$initrd/vp/script.sh"
+# The original runtime's ioctl sequence with the original compiler's loadables.
+# shellcheck source=tests/vp/orig-runtime.sh
+. "$here/orig-runtime.sh"
+orig_stage "$initrd" "$SHARED_DIR" "${NVDLA_VP_ORIG:-$(dirname "$NVDLA_RUNTIME")/nvdla_vp_orig_static}"
 cp "$here/guest-init.sh" "$initrd/init"
 chmod +x "$initrd/init"
 (cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
