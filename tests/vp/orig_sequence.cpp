@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -87,22 +88,25 @@ int orig_create(int drm, drm_nvdla_bo_create* args) {
     ++seq.gem_create;
     seq.odd_sizes += args->size % 4096 != 0;
 
-    drm_prime_handle prime{};
-    prime.handle = create.handle;
-    prime.flags = DRM_CLOEXEC;
-    nvdla_gem_map_offset_args map{};
-    map.handle = create.handle;
-    if (__real_drmIoctl(drm, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime) ||
-        (++seq.prime_export, __real_drmIoctl(drm, DRM_IOCTL_NVDLA_GEM_MMAP, &map))) {
+    // On failure the buffer goes again, as the original's NvDlaFreeMem does.
+    auto undo = [&](const char* call, int dmabuf) {
         const int err = errno;
         std::printf("info orig: buffer of %llu bytes: %s failed: %s\n",
-                    static_cast<unsigned long long>(args->size),
-                    seq.prime_export == 0 || prime.fd < 0 ? "PRIME_HANDLE_TO_FD" : "GEM_MMAP",
-                    std::strerror(err));
+                    static_cast<unsigned long long>(args->size), call, std::strerror(err));
+        if (dmabuf >= 0) ::close(dmabuf);
         nvdla_gem_destroy_args destroy{create.handle};
         __real_drmIoctl(drm, DRM_IOCTL_NVDLA_GEM_DESTROY, &destroy);
         return fail_with(err);
-    }
+    };
+    drm_prime_handle prime{};
+    prime.handle = create.handle;
+    prime.flags = DRM_CLOEXEC;
+    if (__real_drmIoctl(drm, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime))
+        return undo("PRIME_HANDLE_TO_FD", -1);
+    ++seq.prime_export;
+    nvdla_gem_map_offset_args map{};
+    map.handle = create.handle;
+    if (__real_drmIoctl(drm, DRM_IOCTL_NVDLA_GEM_MMAP, &map)) return undo("GEM_MMAP", prime.fd);
     ++seq.gem_mmap;
     seq.buffers[create.handle] = {prime.fd, args->size};
     args->handle = create.handle;
