@@ -6,15 +6,16 @@
 # tests/vp/guest-init.sh in the guest (orig_checks, busybox sh).
 #
 # nvdla_vp_orig (tests/vp/orig_sequence.cpp, static) runs the original compiler's loadables
-# (../shared/vectors/orig-compiler) for nv_full and nv_small through the kernel with the
-# original runtime's calls: GEM_CREATE of sizes that are not page multiples,
+# (../shared/vectors/orig-compiler) for nv_full, nv_small and nv_large through the kernel with
+# the original runtime's calls: GEM_CREATE of sizes that are not page multiples,
 # PRIME_HANDLE_TO_FD, GEM_MMAP, SUBMIT with dma-buf fds in the address list, GEM_DESTROY
-# after the fd was closed (nv_full) or with it still open as the original does (nv_small);
-# each output is judged as the emulator tests judge it. ORIG_LOADABLES (MODEL/VARIANT names,
-# space-separated) limits the run; empty: every loadable of the two configurations.
+# after the fd was closed (nv_full, nv_large) or with it still open as the original does
+# (nv_small); each output is judged as the emulator tests judge it. ORIG_LOADABLES
+# (MODEL/VARIANT names, space-separated) limits the run; empty: every loadable of the three
+# configurations.
 
-# Host: the program and the corpus (JSON, input, expected output, the nv_full and nv_small
-# loadables) into the initramfs at /vp/orig.
+# Host: the program and the corpus (JSON, input, expected output, the nv_full, nv_small and
+# nv_large loadables) into the initramfs at /vp/orig.
 orig_stage() { # initrd shared_dir program
 	local initrd=$1 corpus=$2/vectors/orig-compiler program=$3 model f
 	[ -x "$program" ] || die "no nvdla_vp_orig at $program (make vp-guest)"
@@ -34,7 +35,7 @@ orig_stage() { # initrd shared_dir program
 		for f in meta.json calib.json input.f32 expected.f32; do
 			[ ! -f "$corpus/$model/$f" ] || cp "$corpus/$model/$f" "$initrd/vp/orig/$model/"
 		done
-		for f in "$corpus/$model"/*_nv_full*.nvdla "$corpus/$model"/*_nv_small*.nvdla; do
+		for f in "$corpus/$model"/*_nv_{full,small,large}*.nvdla; do
 			[ ! -f "$f" ] || cp "$f" "$initrd/vp/orig/$model/"
 		done
 	done
@@ -50,4 +51,5 @@ orig_checks() {
 	on nv_full nvdla_vp_orig corpus /vp/orig nv_full $ORIG_LOADABLES || fail=$((fail + 1))
 	on nv_small nvdla_vp_orig corpus /vp/orig nv_small --keep-fds $ORIG_LOADABLES ||
 		fail=$((fail + 1))
+	on nv_large nvdla_vp_orig corpus /vp/orig nv_large $ORIG_LOADABLES || fail=$((fail + 1))
 }
