@@ -83,7 +83,8 @@ help:
 	@echo "  make vp             the virtual platform: a shell in a QEMU guest with nvdla.ko and"
 	@echo "                      nvdla_runtime, the NVDLAs emulated on the host by nvdla_vp"
 	@echo "  make test-vp        the virtual platform's checks: regression loadables through the"
-	@echo "                      kernel, concurrency, fault path, rejection, fuzzing, ioctl count"
+	@echo "                      kernel, concurrency, fault path, rejection, fuzzing, ioctl count,"
+	@echo "                      the original runtime's ioctls with the original compiler's loadables"
 	@echo "                      (KVER as for test-kmd)"
 	@echo "  make fuzz-vp        fuzz the kernel driver on the virtual platform, FUZZ_ITERATIONS"
 	@echo "                      random and mutated submits (default 100000; FUZZ_SEED), then"
@@ -309,7 +310,7 @@ vp-guest: deps
 	  $(CONFIGURE) -B $(VP_GUEST_DIR) -DNVDLA_STATIC_TOOL=ON -DNVDLA_WITH_DNNL=OFF \
 	    -DNVDLA_BUILD_TESTS=OFF -DNVDLA_BUILD_BENCHMARKS=OFF \
 	    -DCMAKE_PROJECT_INCLUDE=$(abspath tests/vp/static-guest.cmake) >/dev/null
-	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static
+	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static nvdla_vp_orig_static
 
 # About half a minute of QEMU once everything is built and the kernel is cached.
 test-vp: vp-host vp-guest

@@ -4,7 +4,7 @@
 #
 # /init of the virtual-platform guest (tests/vp/run.sh copies it into the
 # initramfs with /vp/settings: MODE, JOB_TIMEOUT_MS, FUZZ_ITERATIONS, FUZZ_SEED).
-# Loads nvdla.ko, finds the two NVDLAs the host model (nvdla_vp) serves, then
+# Loads nvdla.ko, finds the three NVDLAs the host model (nvdla_vp) serves, then
 #   MODE=test   runs every check and prints "ok   ..." / "FAIL ..." lines and
 #               TEST-VP-RESULT: PASS or FAIL (n)
 #   MODE=fuzz   only the fuzzing run, FUZZ_ITERATIONS over both devices
@@ -23,7 +23,7 @@ echo "guest: booted $(uname -r), mode $MODE"
 # (the runtime takes the first nvdla node it finds; nv_small loadables need nv_small's).
 cat >/bin/on <<'EOF'
 #!/bin/sh
-[ $# -ge 2 ] || { echo "usage: on nv_full|nv_small COMMAND [ARGS...]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: on nv_full|nv_small|nv_large COMMAND [ARGS...]" >&2; exit 2; }
 node=$(nvdla_vp_guest node "$1") || exit 1
 shift
 n=${node#/dev/dri/}
@@ -59,8 +59,8 @@ for m in $(cat /mod/order); do
 	insmod /mod/$m.ko $args || echo "FAIL guest: insmod $m"
 done
 step "insmod nvdla (job_timeout_ms=$JOB_TIMEOUT_MS)" insmod /mod/nvdla.ko job_timeout_ms=$JOB_TIMEOUT_MS
-step "two NVDLAs behind the host model (nv_full, nv_small)" \
-	sh -c '[ "$(dmesg | grep -c "hardware model attached")" = 2 ]'
+step "three NVDLAs behind the host model (nv_full, nv_small, nv_large)" \
+	sh -c '[ "$(dmesg | grep -c "hardware model attached")" = 3 ]'
 nvdla_vp_guest info | sed 's/^/info /'
 dmesg | grep -E 'mem auto-init|kfence' | sed 's/^/info memory debugging: /'
 
@@ -74,7 +74,7 @@ fi
 if [ "$MODE" = shell ]; then
 	cat <<'EOF'
 
-NVDLA virtual platform: nv_full and nv_small, emulated on the host by nvdla_vp.
+NVDLA virtual platform: nv_full, nv_small and nv_large, emulated on the host by nvdla_vp.
   nvdla_vp_guest info                           the render nodes
   on nv_full nvdla_runtime --backend drm --regression /vp/vectors/nv_full
   on nv_small nvdla_runtime --backend drm --loadable /vp/vectors/nv_small/flatbufs/CONV_D_L0_0_small_fbuf
@@ -209,6 +209,12 @@ for cfg in nv_full nv_small; do
 		same "$md5" "$golden" || prefixed "info $name: " /tmp/out/$name.log
 	done
 done
+
+# The original runtime's ioctl sequence: the original compiler's loadables, a carve-out
+# buffer's dma-buf taken back by its own device and refused by the other (tests/vp/orig-runtime.sh).
+# shellcheck source=tests/vp/orig-runtime.sh
+. /vp/orig-runtime.sh
+orig_checks
 
 # Two processes submitting to nv_full at once (nv_small busy meanwhile): each runs the
 # regression three times and must match every golden every time.

@@ -7,7 +7,7 @@
  *   nvdla_vp_guest info
  *       the NVDLA render nodes, their configurations and sysfs directories
  *   nvdla_vp_guest node CONFIG
- *       prints the render node of CONFIG (nv_full, nv_small)
+ *       prints the render node of CONFIG (nv_full, nv_small, nv_large)
  *   nvdla_vp_guest reject CONFIG
  *       jobs whose descriptors point outside the submitter's buffers are
  *       rejected (EINVAL) and the host model sees no register access for them
@@ -127,13 +127,16 @@ static uint64_t config_id(const char *name)
 		return NVDLA_HW_CONFIG_NV_FULL;
 	if (!strcmp(name, "nv_small"))
 		return NVDLA_HW_CONFIG_NV_SMALL;
+	if (!strcmp(name, "nv_large"))
+		return NVDLA_HW_CONFIG_NV_LARGE;
 	return 0;
 }
 
 static const char *config_name(uint64_t id)
 {
 	return id == NVDLA_HW_CONFIG_NV_FULL ? "nv_full" :
-	       id == NVDLA_HW_CONFIG_NV_SMALL ? "nv_small" : "other";
+	       id == NVDLA_HW_CONFIG_NV_SMALL ? "nv_small" :
+	       id == NVDLA_HW_CONFIG_NV_LARGE ? "nv_large" : "other";
 }
 
 /* Opens render node @minor if nvdla drives it. */

@@ -3,8 +3,8 @@
 #
 # The NVDLA virtual platform (docs/virtual-platform.md): the real kernel module,
 # runtime and tools in a QEMU-booted Debian guest, the accelerator they drive
-# the emulated NVDLA on the host (tools/nvdla_vp), behind two ivshmem-doorbell
-# devices (nv_full and nv_small).
+# the emulated NVDLA on the host (tools/nvdla_vp), behind three ivshmem-doorbell
+# devices (nv_full, nv_small and nv_large).
 #
 #   tests/vp/run.sh test    make test-vp: the automated checks (result lines in the log)
 #   tests/vp/run.sh shell   make vp: a shell in the guest with the module loaded
@@ -18,7 +18,7 @@
 #  3. An initramfs with busybox, the modules, the two programs, and the regression
 #     loadables with their golden md5s from SHARED_DIR (copied at test time, split
 #     per configuration).
-#  4. nvdla_vp starts QEMU (KVM when it works, else TCG; 2 vCPUs) with the two
+#  4. nvdla_vp starts QEMU (KVM when it works, else TCG; 2 vCPUs) with the three
 #     devices and serves them; the guest's result lines go to the serial log, the
 #     host model's report to nvdla_vp.log. The verdict needs both: TEST-VP-RESULT: PASS and a clean host.
 #
@@ -140,6 +140,10 @@ FUZZ_ITERATIONS=$FUZZ_ITERATIONS
 FUZZ_SEED=$FUZZ_SEED
 EOF
 [ -z "${VP_GUEST_SCRIPT:-}" ] || cp "$VP_GUEST_SCRIPT" "$initrd/vp/script.sh"
+# The original runtime's ioctl sequence with the original compiler's loadables.
+# shellcheck source=tests/vp/orig-runtime.sh
+. "$here/orig-runtime.sh"
+orig_stage "$initrd" "$SHARED_DIR" "${NVDLA_VP_ORIG:-$(dirname "$NVDLA_RUNTIME")/nvdla_vp_orig_static}"
 cp "$here/guest-init.sh" "$initrd/init"
 chmod +x "$initrd/init"
 (cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
@@ -154,7 +158,8 @@ lib_qemu_accel
 qemu=(qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M
 	-display none -vga none -nic none -no-reboot
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" -append "$append")
-vp=("$NVDLA_VP" --instance nv_full:64M --instance nv_small:64M --test-hooks --stats "$stats"
+vp=("$NVDLA_VP" --instance nv_full:64M --instance nv_small:64M --instance nv_large:64M
+	--test-hooks --stats "$stats"
 	--socket-dir "$WORK/sockets")
 
 if [ "$MODE" = shell ]; then
@@ -167,7 +172,7 @@ if [ "$MODE" = shell ]; then
 	exit 0
 fi
 
-say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs) behind nvdla_vp: nv_full and nv_small on ivshmem-doorbell"
+say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs) behind nvdla_vp: nv_full, nv_small and nv_large on ivshmem-doorbell"
 qstart=$(date +%s)
 set +e
 # shellcheck disable=SC2086 # VP_FLAGS: options, split on purpose
