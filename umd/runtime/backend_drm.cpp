@@ -207,11 +207,8 @@ class DrmBuffer final : public Buffer {
         args.handle = handle_;
         args.flags = DRM_CLOEXEC | DRM_RDWR;
         if (int r = device_->file().ioctl(DRM_IOCTL_PRIME_HANDLE_TO_FD, &args); r < 0) {
-            std::string why = errno_sentence(-r);
-            if (r == -EOPNOTSUPP)
-                why += ": this buffer lies in a carve-out inside a PCI BAR, which cannot be shared";
             return error("drm ", device_->path(), ": export of buffer (GEM handle ", handle_,
-                         ") as a dma-buf: PRIME_HANDLE_TO_FD failed: ", why);
+                         ") as a dma-buf: PRIME_HANDLE_TO_FD failed: ", errno_sentence(-r));
         }
         return args.fd;
     }
