@@ -1,7 +1,7 @@
 // The original nvdla_compiler's loadables (../shared/vectors/orig-compiler, README there) and the
 // one judgement every test applies to their outputs: the emulator test
 // (tests/runtime/orig_compiler_test.cpp) and the virtual platform's guest program
-// (tests/vp/orig_sequence.cpp) alike. No GoogleTest here: the guest program has none.
+// (tests/vp/guest/orig_sequence.cpp) alike. No GoogleTest here: the guest program has none.
 #pragma once
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 # original runtime"): sourced by tests/vp/run.sh on the host (orig_stage) and by
 # tests/vp/guest-init.sh in the guest (orig_checks, busybox sh).
 #
-# nvdla_vp_orig (tests/vp/orig_sequence.cpp, static) runs the original compiler's loadables
+# nvdla_vp_orig (tests/vp/guest/orig_sequence.cpp, static) runs the original compiler's loadables
 # (../shared/vectors/orig-compiler) for nv_full, nv_small and nv_large through the kernel with
 # the original runtime's calls: GEM_CREATE of sizes that are not page multiples,
 # PRIME_HANDLE_TO_FD, GEM_MMAP, SUBMIT with dma-buf fds in the address list, GEM_DESTROY
