@@ -6,13 +6,15 @@
 // its thread count (RuntimeOptions::emu_threads: NVDLA_EMU_THREADS, else every core), the
 // network's convolutions run by oneDNN on as many threads (int8 targets: u8 x s8 -> s32, fp16
 // target: f32, from NHWC data and weights reordered beforehand; convolutions only, no other
-// layer), their ratio (oneDNN time / emulator time), and the emulator's time per unit from
-// the runtime's per-operation profile. The CPU and the emulator's instruction set are printed.
+// layer) with the implementations oneDNN chose, their ratio (oneDNN time / emulator time), and
+// the emulator's time per unit from the runtime's per-operation profile. The CPU and the
+// emulator's instruction set are printed.
 //
 // Arguments: --networks=resnet18,resnet50 --targets=int8-full,int8-small,fp16-full
 // --images=N (timed runs per network and target, default 1; the median is shown). Times are
-// wall-clock; the process's CPU time per image is shown too (on a shared machine the ratio
-// of the two tells how much of the time the emulator actually ran).
+// wall-clock; the process's CPU time per image is shown too, for the emulator and for oneDNN,
+// and the ratio both ways: on a shared machine the CPU ratio is the one to read, best with
+// NVDLA_EMU_THREADS=1 (then oneDNN runs on one thread too and no OpenMP thread spins).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +24,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <time.h>
@@ -194,6 +197,8 @@ class OneDnnConvolutions {
                 wei_md, dst_md, {c.stride, c.stride}, {c.pad, c.pad}, {c.pad, c.pad});
             const dnnl::convolution_forward::primitive_desc pd(desc, engine_);
             Layer l;
+            l.impl = pd.impl_info_str();
+            l.macs = c.macs();
             l.conv = dnnl::convolution_forward(pd);
             l.src = dnnl::memory(pd.src_desc(), engine_);
             l.weights = dnnl::memory(pd.weights_desc(), engine_);
@@ -205,18 +210,44 @@ class OneDnnConvolutions {
     }
     double run_seconds() {
         const auto start = Clock::now();
-        for (Layer& l : layers_)
+        for (Layer& l : layers_) {
+            const auto layer_start = Clock::now();
             l.conv.execute(
                 stream_,
                 {{DNNL_ARG_SRC, l.src}, {DNNL_ARG_WEIGHTS, l.weights}, {DNNL_ARG_DST, l.dst}});
-        stream_.wait();
+            stream_.wait();
+            l.seconds += std::chrono::duration<double>(Clock::now() - layer_start).count();
+        }
         return std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    // oneDNN's implementations (the data types show in their names' ISA) with their layer
+    // counts, multiply-adds and share of the time, so that the comparison is seen to run what
+    // it says.
+    void print_implementations() const {
+        std::map<std::string, std::tuple<uint32_t, uint64_t, double>> by_impl;
+        double total = 0;
+        for (const Layer& l : layers_) {
+            auto& [count, macs, seconds] = by_impl[l.impl];
+            ++count;
+            macs += l.macs;
+            seconds += l.seconds;
+            total += l.seconds;
+        }
+        for (const auto& [impl, entry] : by_impl) {
+            const auto& [count, macs, seconds] = entry;
+            std::printf("    oneDNN %-28s %2u convolutions, %6.3f GMAC, %5.1f%% of its time\n",
+                        impl.c_str(), count, double(macs) / 1e9,
+                        total > 0 ? 100 * seconds / total : 0.0);
+        }
     }
 
   private:
     struct Layer {
         dnnl::convolution_forward conv;
         dnnl::memory src, weights, dst;
+        std::string impl;
+        uint64_t macs = 0;
+        double seconds = 0;
     };
     dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream_{engine_};
@@ -306,14 +337,22 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
     OneDnnConvolutions onednn(model.convs, t.precision == nvdla::Precision::Int8);
     onednn.run_seconds();  // warm-up
     std::vector<double> reference_times;
-    for (uint32_t i = 0; i < std::max(images, 5u); ++i)
-        reference_times.push_back(onednn.run_seconds());
+    const uint32_t reference_runs = std::max(images, 5u);
+    const double reference_cpu_start = process_cpu_seconds();
+    for (uint32_t i = 0; i < reference_runs; ++i) reference_times.push_back(onednn.run_seconds());
+    const double reference_cpu = (process_cpu_seconds() - reference_cpu_start) / reference_runs;
     const double reference = median(reference_times);
     std::printf(
         "  oneDNN %s, the same convolutions only: %.4f s per image, %.2f images/s, "
-        "%.1f GMAC/s; ratio (oneDNN time / emulator time) %.3f\n",
+        "%.1f GMAC/s; %.4f s of CPU per image\n",
         t.precision == nvdla::Precision::Int8 ? "u8 x s8 -> s32" : "f32", reference, 1 / reference,
-        double(model.macs()) / 1e9 / reference, reference / emulator);
+        double(model.macs()) / 1e9 / reference, reference_cpu);
+    // On a shared machine the wall-clock times swing with the other load; the CPU times do
+    // not (with one thread each they are the time each computed; with several, OpenMP's
+    // spinning threads count towards oneDNN's).
+    std::printf("  ratio (oneDNN time / emulator time): wall-clock %.3f, CPU %.3f\n",
+                reference / emulator, reference_cpu / cpu);
+    onednn.print_implementations();
 #endif
     std::printf("  emulator time per unit (runtime profile, mean per image, wall-clock):\n");
     double profiled = 0;

@@ -170,7 +170,8 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
         to_pdp->values.assign(size_t(s.padded_channels()) * s.height * s.width, 0);
     }
 
-    // The AVX-512 forms of the stages that have one for this programming (int pipelines).
+    // The vector forms (AVX-512 or AVX2) of the stages that have one for this programming (int
+    // pipelines).
     const bool simd = !s.fp() && sdp::simd_enabled();
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
