@@ -391,6 +391,10 @@ int main(int argc, char** argv) {
         }
     }
     const unsigned threads = nvdla::emu::default_emu_threads();
+    // Below the avx512 level the emulator stands for a machine without AVX-512: oneDNN gets the
+    // same limit (unless ONEDNN_MAX_CPU_ISA is set), so that it runs what it would run there.
+    if (nvdla::emu::isa_level() != nvdla::emu::IsaLevel::Avx512)
+        setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 0);
     // oneDNN on as many threads as the emulator: its OpenMP runtime reads OMP_NUM_THREADS when
     // the program loads, so run again with it set.
     if (!std::getenv("OMP_NUM_THREADS")) {
@@ -399,9 +403,10 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "CPU: %s; emulator kernels: %s; %u thread(s) (NVDLA_EMU_THREADS), "
-        "OMP_NUM_THREADS=%s\n",
+        "OMP_NUM_THREADS=%s, ONEDNN_MAX_CPU_ISA=%s\n",
         cpu_name().c_str(), nvdla::emu::isa_name(nvdla::emu::isa_level()), threads,
-        std::getenv("OMP_NUM_THREADS"));
+        std::getenv("OMP_NUM_THREADS"),
+        std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "(not set)");
     const std::vector<Target> targets = {{"int8-full", "nv_full", nvdla::Precision::Int8},
                                          {"int8-small", "nv_small", nvdla::Precision::Int8},
                                          {"fp16-full", "nv_full", nvdla::Precision::Fp16}};

@@ -102,10 +102,12 @@ void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uin
 
 void to_element_cube(const Settings& s, uint32_t g, uint32_t h, std::span<const uint16_t> out,
                      ElementCube& cube) {
-    for (uint32_t w = 0; w < s.width; ++w) {
-        for (uint32_t lane = 0; lane < s.group; ++lane)
-            cube.values[cube.index(0, g * s.group + lane, h, w)] =
-                static_cast<int16_t>(out[size_t(w) * s.group + lane]);
+    // Lane by lane: a lane's row is contiguous in the cube.
+    for (uint32_t lane = 0; lane < s.group; ++lane) {
+        int16_t* row = cube.values.data() + cube.index(0, g * s.group + lane, h, 0);
+        const uint16_t* in = out.data() + lane;
+        for (uint32_t w = 0; w < s.width; ++w)
+            row[w] = static_cast<int16_t>(in[size_t(w) * s.group]);
     }
 }
 
