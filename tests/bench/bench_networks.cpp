@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cpu_name.hpp"
+#include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 #include "emu/parallel.hpp"
 #include "nvdla/builder.hpp"
@@ -306,8 +307,10 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
     std::map<std::string, double> units;  // seconds per operation kind, over the timed runs
     std::vector<double> times;
     double cpu = 0;
+    uint64_t onednn_layers = 0;  // convolutions the emulator gave oneDNN, over the timed runs
     for (uint32_t i = 0; i <= images; ++i) {
         const double cpu_start = process_cpu_seconds();
+        const uint64_t onednn_start = nvdla::emu::conv::onednn_layers();
         const auto start = Clock::now();
         Result<nvdla::Job> job = (*ctx)->submit();
         Status done = job ? job->wait() : job.status();
@@ -321,6 +324,7 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
         if (i == 0 && !(images == 1 && seconds > 5)) continue;
         times.push_back(seconds);
         cpu += process_cpu_seconds() - cpu_start;
+        onednn_layers += nvdla::emu::conv::onednn_layers() - onednn_start;
         for (const nvdla::OperationTime& op : job->timing().operations)
             units[op.name.substr(0, op.name.find(' '))] +=
                 std::chrono::duration<double>(op.duration).count();
@@ -333,6 +337,8 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
         "  emulator: %.3f s per image (median of %u), %.2f images/s, %.2f GMAC/s; "
         "%.3f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s)\n",
         emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
+    std::printf("  %.0f of the %zu convolutions through oneDNN inside the emulator\n",
+                double(onednn_layers) / images, model.convs.size());
 #if defined(NVDLA_BENCH_WITH_DNNL)
     OneDnnConvolutions onednn(model.convs, t.precision == nvdla::Precision::Int8);
     onednn.run_seconds();  // warm-up
