@@ -1,9 +1,9 @@
 // SDP's vector forms (sdp_simd.cpp: AVX-512, sdp_simd_avx2.cpp: AVX2) against the scalar stages
-// they stand in for: random X stages, output convertors and CACC deliveries on lines of awkward
-// values (every width's limits), and random flying operations run through Sdp::execute, at
-// every ISA level this CPU runs, against the scalar stages (force_scalar), which must write the
-// same bytes and the same counters. The stage tests are reported skipped (never passed) only on
-// a CPU without AVX2.
+// they stand in for: random X stages, Y stages (without the LUT), output convertors and CACC
+// deliveries on lines of awkward values (every width's limits), and random flying operations
+// run through Sdp::execute, at every ISA level this CPU runs, against the scalar stages
+// (force_scalar), which must write the same bytes and the same counters. The stage tests are
+// reported skipped (never passed) only on a CPU without AVX2.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -133,6 +133,61 @@ void check_x_stages() {
 
 TEST(SdpSimd, XStagesMatchTheScalarStage) {
     AT_EVERY_VECTOR_LEVEL(check_x_stages);
+}
+
+YStage random_y(std::mt19937_64& rng) {
+    YStage y;
+    y.enabled = true;
+    y.alu_bypass = pick(rng, 4) == 0;
+    y.alu_algo = static_cast<uint32_t>(pick(rng, 4));
+    y.alu_from_memory = pick(rng, 2);
+    y.alu_operand = static_cast<uint32_t>(awkward(rng));
+    y.mul_bypass = pick(rng, 4) == 0;
+    y.prelu = pick(rng, 3) == 0;
+    y.mul_from_memory = pick(rng, 2);
+    y.mul_operand = static_cast<uint32_t>(awkward(rng));
+    y.truncate = pick(rng, 8) == 0 ? static_cast<uint32_t>(pick(rng, 1024))
+                                   : static_cast<uint32_t>(pick(rng, 64));
+    for (OperandConvertor* c : {&y.alu_cvt, &y.mul_cvt}) {
+        c->bypass = pick(rng, 3) == 0;
+        c->params = {awkward(rng), awkward16(rng), static_cast<uint32_t>(pick(rng, 64))};
+    }
+    return y;
+}
+
+void check_y_stages() {
+    auto rng = test::rng_for_test();
+    int checked = 0;
+    for (int i = 0; i < 3000; ++i) {
+        Settings s;
+        s.proc = s.output = pick(rng, 2) ? Precision::Int8 : Precision::Int16;
+        s.ew = random_y(rng);
+        if (!y_simd_supported(s)) continue;
+        const size_t n = 1 + pick(rng, 70);
+        std::vector<int32_t> line(n);
+        std::vector<int16_t> alu(n), mul(n);
+        for (size_t j = 0; j < n; ++j) {
+            line[j] = awkward(rng);
+            alu[j] = awkward16(rng);
+            mul[j] = awkward16(rng);
+        }
+        const OperandLine ops{s.ew.alu_from_memory ? alu.data() : nullptr,
+                              s.ew.mul_from_memory ? mul.data() : nullptr};
+        std::vector<int32_t> scalar = line, simd = line;
+        Counters counters;
+        run_y(s, scalar, ops, counters);
+        run_y_simd(s.ew, simd, ops);
+        const YStage& y = s.ew;
+        ASSERT_EQ(simd, scalar) << "stage " << i << ": mul bypass " << y.mul_bypass << " prelu "
+                                << y.prelu << " truncate " << y.truncate << " alu bypass "
+                                << y.alu_bypass << " algo " << y.alu_algo;
+        ++checked;
+    }
+    EXPECT_GT(checked, 2000);
+}
+
+TEST(SdpSimd, YStagesMatchTheScalarStage) {
+    AT_EVERY_VECTOR_LEVEL(check_y_stages);
 }
 
 void check_convertors() {

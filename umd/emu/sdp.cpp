@@ -178,6 +178,7 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
     const bool bn_simd = simd && s.bn.enabled && sdp::x_simd_supported(s.bn);
+    const bool y_simd = simd && sdp::y_simd_supported(s);
     const bool c_simd = simd && sdp::c_simd_supported(s);
 
     Counters counters;
@@ -212,7 +213,10 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                     sdp::run_x_simd(s.bn, line, bn_ops);
                 else if (s.bn.enabled)
                     sdp::run_x(s.bn, s.fp(), s.nan_to_zero, line, bn_ops);
-                if (s.ew.enabled) sdp::run_y(s, line, ew_ops, counters);
+                if (y_simd)
+                    sdp::run_y_simd(s.ew, line, ew_ops);
+                else if (s.ew.enabled)
+                    sdp::run_y(s, line, ew_ops, counters);
                 if (c_simd)
                     sdp::run_c_simd(s, line, out, counters);
                 else

@@ -172,6 +172,9 @@ void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b
                       uint32_t h, std::span<int32_t> line);
 bool x_simd_supported(const XStage& x);
 void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
+// Y on the int pipelines without the LUT (its AVX2 form at both vector levels).
+bool y_simd_supported(const Settings& s);
+void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters);
@@ -190,6 +193,7 @@ namespace avx2 {
 void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
                  std::span<int32_t> line);
 void run_x(const XStage& x, std::span<int32_t> line, OperandLine ops);
+void run_y(const YStage& y, std::span<int32_t> line, OperandLine ops);
 void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
            Counters& counters);
 void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,

@@ -486,6 +486,15 @@ void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops) {
         avx2::run_x(x, line, ops);
 }
 
+bool y_simd_supported(const Settings& s) {
+    // EW_TRUNCATE is 10 bits; the vector form rounds by at most 63.
+    return !s.fp() && s.ew.enabled && !s.ew.lut && (s.ew.mul_bypass || s.ew.truncate <= 63);
+}
+
+void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops) {
+    avx2::run_y(y, line, ops);
+}
+
 bool c_simd_supported(const Settings& s) {
     return !s.fp() && !s.eql && s.output != Precision::Fp16;
 }

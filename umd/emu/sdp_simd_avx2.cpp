@@ -170,6 +170,92 @@ struct XParams {
     }
 };
 
+// ---- Y ----
+
+// A Y memory operand's convertor on 4 int16 values, in 64-bit lanes: sign-extended when
+// bypassed, else (x - offset) * scale = x * scale - offset * scale (exact: below 2^47),
+// rounded by the shift (6 bits) and saturated to 32 bits.
+struct YConvertor {
+    bool bypass;
+    uint32_t shift;
+    __m128i count;
+    __m256i scale, offset_product, half, int32_min, int32_max;
+
+    NVDLA_SDP_AVX2 explicit YConvertor(const OperandConvertor& c)
+        : bypass(c.bypass),
+          shift(c.params.shift & 63u),
+          count(_mm_cvtsi32_si128(static_cast<int>(shift))),
+          scale(_mm256_set1_epi64x(c.params.scale)),
+          offset_product(_mm256_set1_epi64x(int64_t(c.params.offset) * c.params.scale)),
+          half(_mm256_set1_epi64x(shift ? int64_t(1) << (shift - 1) : 0)),
+          int32_min(_mm256_set1_epi64x(INT32_MIN)),
+          int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
+    NVDLA_SDP_AVX2 __m256i apply(const int16_t* src) const {
+        const __m256i x =
+            _mm256_cvtepi16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src)));
+        if (bypass) return x;
+        const __m256i p = _mm256_sub_epi64(_mm256_mul_epi32(x, scale), offset_product);
+        return min64(max64(round_shift64(p, shift, count, half), int32_min), int32_max);
+    }
+};
+
+// Y's MUL (PReLU) and ALU on the int pipelines, without the LUT (sdp_y.cpp's y_int).
+struct YParams {
+    const YStage& y;
+    bool mul, alu;
+    YConvertor mul_cvt, alu_cvt;
+    __m256i mul_constant, alu_constant;  // 4 x int64
+    __m128i count;
+    __m256i half, int32_min, int32_max, one;
+
+    NVDLA_SDP_AVX2 explicit YParams(const YStage& stage)
+        : y(stage),
+          mul(!stage.mul_bypass),
+          alu(!stage.alu_bypass),
+          mul_cvt(stage.mul_cvt),
+          alu_cvt(stage.alu_cvt),
+          mul_constant(_mm256_set1_epi64x(static_cast<int32_t>(stage.mul_operand))),
+          alu_constant(_mm256_set1_epi64x(static_cast<int32_t>(stage.alu_operand))),
+          count(_mm_cvtsi32_si128(static_cast<int>(stage.truncate))),
+          half(_mm256_set1_epi64x(stage.truncate ? int64_t(1) << (stage.truncate - 1) : 0)),
+          int32_min(_mm256_set1_epi64x(INT32_MIN)),
+          int32_max(_mm256_set1_epi64x(INT32_MAX)),
+          one(_mm256_set1_epi64x(1)) {}
+
+    // 4 elements in 64-bit lanes (int32 values); the memory operands at the same place.
+    NVDLA_SDP_AVX2 __m256i apply4(__m256i in, const int16_t* alu_mem,
+                                  const int16_t* mul_mem) const {
+        __m256i x = in;
+        if (mul) {
+            const __m256i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
+            // 32 x 32 -> 64 bits, then EW_TRUNCATE with rounding into 32 bits.
+            const __m256i product = _mm256_mul_epi32(in, operand);
+            x = min64(max64(round_shift64(product, y.truncate, count, half), int32_min), int32_max);
+            // PReLU: a non-negative input passes unchanged.
+            if (y.prelu)
+                x = _mm256_blendv_epi8(in, x, _mm256_cmpgt_epi64(_mm256_setzero_si256(), in));
+        }
+        if (alu) {
+            const __m256i operand = alu_mem ? alu_cvt.apply(alu_mem) : alu_constant;
+            switch (y.alu_algo) {
+                case 0: x = max64(x, operand); break;
+                case 1: x = min64(x, operand); break;
+                case 2: x = _mm256_add_epi64(x, operand); break;  // 33 bits
+                default: x = _mm256_andnot_si256(_mm256_cmpeq_epi64(x, operand), one); break;
+            }
+            x = min64(max64(x, int32_min), int32_max);
+        }
+        return x;
+    }
+
+    NVDLA_SDP_AVX2 __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                 const int16_t* mul_mem) const {
+        return narrow(
+            apply4(low64(in32), alu_mem, mul_mem),
+            apply4(high64(in32), alu_mem ? alu_mem + 4 : nullptr, mul_mem ? mul_mem + 4 : nullptr));
+    }
+};
+
 // ---- C ----
 
 struct CParams {
@@ -287,6 +373,27 @@ NVDLA_SDP_AVX2 void x_line(const XStage& stage, std::span<int32_t> line, Operand
     _mm256_maskstore_epi32(line.data() + i, mask, out);
 }
 
+NVDLA_SDP_AVX2 void y_line(const YStage& stage, std::span<int32_t> line, OperandLine ops) {
+    const YParams y(stage);
+    const size_t n = line.size();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line.data() + i));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(line.data() + i),
+            y.apply(in, ops.alu ? ops.alu + i : nullptr, ops.mul ? ops.mul + i : nullptr));
+    }
+    if (i == n) return;
+    const size_t rest = n - i;
+    int16_t alu[8] = {}, mul[8] = {};
+    if (ops.alu) std::copy_n(ops.alu + i, rest, alu);
+    if (ops.mul) std::copy_n(ops.mul + i, rest, mul);
+    const __m256i mask = lanes8(rest);
+    const __m256i out = y.apply(_mm256_maskload_epi32(line.data() + i, mask),
+                                ops.alu ? alu : nullptr, ops.mul ? mul : nullptr);
+    _mm256_maskstore_epi32(line.data() + i, mask, out);
+}
+
 NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
                            std::span<uint16_t> out, Counters& counters) {
     const CParams c(s);
@@ -384,6 +491,10 @@ void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uin
 
 void run_x(const XStage& x, std::span<int32_t> line, OperandLine ops) {
     x_line(x, line, ops);
+}
+
+void run_y(const YStage& y, std::span<int32_t> line, OperandLine ops) {
+    y_line(y, line, ops);
 }
 
 void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
