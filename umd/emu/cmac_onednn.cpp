@@ -20,7 +20,7 @@
 // below AVX-512 (a CPU without it, or NVDLA_EMU_ISA lowering it: the model's own kernels for
 // that level run and are tested).
 //
-// oneDNN runs on the layer's threads (ConvLayer::threads), like the model's own kernels.
+// oneDNN runs on the calling thread only (see OneThread).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -70,31 +70,30 @@ int64_t largest_kernel_l1(const ConvWeights& w) {
     return largest;
 }
 
-// oneDNN's OpenMP runtime would use every core; the model gives it the layer's threads
-// (ConvLayer::threads: exact integer sums do not depend on how the work is split). The OpenMP
-// functions come from the runtime libdnnl loads (no OpenMP build dependency here).
-class OmpThreads {
+// oneDNN's OpenMP runtime would use every core; the model keeps it to the calling thread. With
+// more, OpenMP's threads spin-wait after each call (OMP_WAIT_POLICY's default) while the
+// model's own threads run the next stage: measured 5-20 times slower on a busy machine. The
+// OpenMP functions come from the runtime libdnnl loads (no OpenMP build dependency here).
+class OneThread {
   public:
-    explicit OmpThreads(int threads) {
+    OneThread() {
         static const auto get =
             reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
         static const auto set =
             reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-        threads_ = std::max(threads, 1);
         if (get && set) {
             set_ = set;
             previous_ = get();
-            if (previous_ != threads_) set(threads_);
+            if (previous_ != 1) set(1);
         }
     }
-    ~OmpThreads() {
-        if (set_ && previous_ != threads_) set_(previous_);
+    ~OneThread() {
+        if (set_ && previous_ != 1) set_(previous_);
     }
-    OmpThreads(const OmpThreads&) = delete;
-    OmpThreads& operator=(const OmpThreads&) = delete;
+    OneThread(const OneThread&) = delete;
+    OneThread& operator=(const OneThread&) = delete;
 
   private:
-    int threads_ = 1;
     void (*set_)(int) = nullptr;
     int previous_ = 1;
 };
@@ -291,7 +290,7 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
     if (w.largest_l1 < 0) w.largest_l1 = largest_kernel_l1(w);
     if (256 * w.largest_l1 > kExactLimit) return false;
     {
-        const OmpThreads one_thread(1);
+        const OneThread one_thread;
         if (!m.start()) return false;
     }
 
@@ -332,7 +331,7 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
     const bool zero_pad = (l.pad_value & 0xffu) == 0;
 
     try {
-        const OmpThreads threads(static_cast<int>(l.threads));
+        const OneThread one_thread;
         Impl::Entry* e = nullptr;
         bool direct = false;
         if (const Shape s = direct_shape(); zero_pad && s.pb >= 0 && s.pr >= 0) {
