@@ -55,7 +55,7 @@ constexpr uint64_t kOnednnMinMacs = uint64_t(1) << 24;
 // The largest |value| every sum, biased or not, may reach: fp32 holds integers exactly to 2^24.
 constexpr int64_t kExactLimit = int64_t(1) << 24;
 // Primitives kept, one per layer shape (least recently used dropped first).
-constexpr size_t kCacheEntries = 8;
+constexpr size_t kCacheEntries = 64;
 
 // The largest sum over one kernel of |w|.
 int64_t largest_kernel_l1(const ConvWeights& w) {
