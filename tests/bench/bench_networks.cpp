@@ -337,8 +337,10 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
         "  emulator: %.3f s per image (median of %u), %.2f images/s, %.2f GMAC/s; "
         "%.3f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s)\n",
         emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
-    std::printf("  %.0f of the %zu convolutions through oneDNN inside the emulator\n",
-                double(onednn_layers) / images, model.convs.size());
+    std::printf(
+        "  %.0f convolution operations through oneDNN inside the emulator (the network's %zu "
+        "convolutions, as the builder split them)\n",
+        double(onednn_layers) / images, model.convs.size());
 #if defined(NVDLA_BENCH_WITH_DNNL)
     OneDnnConvolutions onednn(model.convs, t.precision == nvdla::Precision::Int8);
     onednn.run_seconds();  // warm-up
