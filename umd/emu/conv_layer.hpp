@@ -4,6 +4,7 @@
 // umd/emu/{convolution,cdma,csc,cmac,cacc}.cpp.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -119,10 +120,17 @@ struct ConvWeights {
     // decoding them again.
     std::vector<std::byte> source;
     uint64_t source_key = 0;
-    // Changes whenever `values` are decoded anew: what the model derives from the kernels (the
-    // oneDNN layout) is kept while it stays the same.
-    uint64_t generation = 0;
-    std::vector<std::byte> fetched;  // the bytes read this layer (kept to save the allocation)
+    // The kernels as a CMAC kernel packed them (cmac.cpp, or oneDNN's layout: cmac_onednn.cpp;
+    // each keeps the kernel and shape they are for), and their size; dropped when `values`
+    // change.
+    mutable std::any packed;
+    mutable uint64_t packed_bytes = 0;
+    // The largest sum of |w| over one kernel (cmac_onednn.cpp), -1 until computed.
+    mutable int64_t largest_l1 = -1;
+    // Where they were fetched from, and when last used (WeightCache).
+    MemoryPort port = MemoryPort::Primary;
+    uint64_t address = 0;
+    uint64_t last_use = 0;
 
     const int16_t* kernel(uint32_t k) const {
         return values.data() + uint64_t(k) * height * width * channels;
@@ -134,10 +142,28 @@ struct CdmaCounters {
     uint32_t data_nan = 0, data_inf = 0, weight_nan = 0, weight_inf = 0;
 };
 
-// cdma.cpp: fetch the data and the weights into the buffer's form.
+// The decoded (and packed) kernels of recent layers, one entry per weight address, so that a
+// network run again decodes and packs none of them: a layer still fetches its weights and
+// compares them in full with what its entry was decoded from. The least recently used entries
+// go beyond kMaxEntries or kMaxBytes.
+class WeightCache {
+  public:
+    static constexpr size_t kMaxEntries = 512;
+    static constexpr uint64_t kMaxBytes = uint64_t(512) << 20;
+
+    ConvWeights& entry(MemoryPort port, uint64_t address);
+    std::vector<std::byte> fetched;  // the bytes read this layer (kept to save the allocation)
+
+  private:
+    std::vector<std::unique_ptr<ConvWeights>> entries_;
+    uint64_t clock_ = 0;
+};
+
+// cdma.cpp: fetch the data and the weights into the buffer's form (the weights: the cache's
+// entry for them, nullptr on bad programming, reported through ctx).
 bool load_data(Context& ctx, const ConvLayer& layer, ConvData& data, CdmaCounters& counters);
-bool load_weights(Context& ctx, const ConvLayer& layer, ConvWeights& weights,
-                  CdmaCounters& counters);
+ConvWeights* load_weights(Context& ctx, const ConvLayer& layer, WeightCache& cache,
+                          CdmaCounters& counters);
 
 // Buffers kept from layer to layer so that a layer does not allocate (and zero) them again.
 struct ConvScratch {
@@ -244,8 +270,9 @@ struct MacProblem {
     uint32_t row_step = 1, row_dilation = 1;
     uint64_t x_step = 0, s_step = 0;
     uint32_t taps_r = 1, taps_s = 1, depth = 1;
-    const int16_t* weights = nullptr;  // [k][r][s][depth]
-    unsigned threads = 1;              // for output rows
+    const int16_t* weights = nullptr;    // [k][r][s][depth]
+    const ConvWeights* cache = nullptr;  // where the weights' packed forms are kept (or nullptr)
+    unsigned threads = 1;                // for output rows
 };
 bool mac_wants_biased_bytes(Precision precision);
 // The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, channels last
@@ -271,8 +298,9 @@ MacKernel active_mac_kernel(Precision precision);
 void build_feature_plane8(const ConvLayer& l, const ConvData& d, std::vector<int8_t>& plane,
                           uint32_t& rows, uint32_t& cols);
 
-// Whether this build has oneDNN and the CPU runs its int8 convolution with exact integer
-// products (VNNI or AMX: without them oneDNN halves the weights or saturates pairs).
+// Whether this build has oneDNN and it runs its AVX-512 VNNI or AMX int8 kernels, whose
+// products are exact (without VNNI oneDNN halves the weights or saturates pairs); used only at
+// the model's avx512 level.
 bool onednn_available();
 // How many layers oneDNN has computed in this process (tests).
 uint64_t onednn_layers();

@@ -353,7 +353,8 @@ struct Convolution::State {
     // software first looks at S_CBUF_FLUSH_STATUS.
     bool flush_seen = false;
     conv::ConvData data;
-    conv::ConvWeights weights;
+    conv::WeightCache weight_cache;
+    conv::ConvWeights* weights = nullptr;  // the last layer's (a reused layer's too)
     conv::ConvScratch scratch;
     conv::OnednnConvolution onednn;
 
@@ -406,7 +407,10 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     const bool reuse_weights = State::reusable(s.weights_kept, layer.weight_reuse, layer);
     bool loaded = true;
     if (!reuse_data) loaded = conv::load_data(ctx, layer, s.data, counters);
-    if (loaded && !reuse_weights) loaded = conv::load_weights(ctx, layer, s.weights, counters);
+    if (loaded && !reuse_weights) {
+        s.weights = conv::load_weights(ctx, layer, s.weight_cache, counters);
+        loaded = s.weights != nullptr;
+    }
     if (!loaded) {
         s.data_kept.valid = s.weights_kept.valid = false;
         return out;
@@ -418,8 +422,8 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
         return out;
     }
     if (reuse_weights &&
-        (s.weights.precision != layer.precision || s.weights.kernels != layer.kernels ||
-         s.weights.channels * s.weights.width * s.weights.height !=
+        (s.weights->precision != layer.precision || s.weights->kernels != layer.kernels ||
+         s.weights->channels * s.weights->width * s.weights->height !=
              layer.kernel_channels * layer.kernel_width * layer.kernel_height)) {
         ctx.error(
             "CDMA D_MISC_CFG.WEIGHT_REUSE keeps the previous layer's weights, which do "
@@ -436,10 +440,10 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     out.precision = layer.precision;
     uint32_t saturations = 0;
     if (layer.precision == Precision::Fp16) {
-        conv::convolve_fp16(layer, s.data, s.weights, out.values);
-    } else if (!s.onednn.run(layer, s.data, s.weights, s.scratch, out)) {
+        conv::convolve_fp16(layer, s.data, *s.weights, out.values);
+    } else if (!s.onednn.run(layer, s.data, *s.weights, s.scratch, out)) {
         // (oneDNN's int32 sums cannot saturate in CACC's delivery.)
-        saturations = conv::convolve_int(layer, s.data, s.weights, s.scratch, out);
+        saturations = conv::convolve_int(layer, s.data, *s.weights, s.scratch, out);
     }
 
     // Status the units write back to the group they ran.

@@ -193,6 +193,7 @@ MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeigh
     m.taps_r = l.kernel_height;
     m.depth = p.depth;
     m.weights = w.values.data();
+    m.cache = &w;
     m.threads = l.threads;
     // Slack after the last row: kernels read whole vectors past a kernel's last element.
     const uint64_t total = uint64_t(d.batches) * p.rows * m.row_elements + kMacReadSlack;

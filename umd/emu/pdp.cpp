@@ -433,16 +433,24 @@ class Pooling {
         const Split& s = c_.splits[split_index];
         const uint32_t lanes = c_.lanes;
         if (flying_) {
-            for (uint32_t w = 0; w < s.in_width; ++w) {
-                const auto column = static_cast<uint32_t>(s.in_offset + w);
-                for (uint32_t l = 0; l < lanes; ++l) {
-                    const uint32_t ch = surface * lanes + l;
-                    int32_t v = 0;
-                    if (ch < flying_->held())  // SDP's lanes past the channels too
-                        v = flying_->values[flying_->index(0, ch, h, column)];
-                    if (c_.precision == Precision::Fp16) v = static_cast<uint16_t>(v);
-                    line_[size_t(w) * lanes + l] = v;
+            // Lane by lane: a lane's row is contiguous in SDP's cube.
+            // (Locals: the stores through dst must not make the compiler reload them.)
+            const bool fp16 = c_.precision == Precision::Fp16;
+            const uint32_t width = s.in_width, held = flying_->held();
+            for (uint32_t l = 0; l < lanes; ++l) {
+                const uint32_t ch = surface * lanes + l;
+                int32_t* dst = line_.data() + l;
+                if (ch >= held) {  // SDP's lanes past the channels are held too
+                    for (uint32_t w = 0; w < width; ++w) dst[size_t(w) * lanes] = 0;
+                    continue;
                 }
+                const int16_t* src =
+                    flying_->values.data() + flying_->index(0, ch, h, 0) + s.in_offset;
+                if (fp16)
+                    for (uint32_t w = 0; w < width; ++w)
+                        dst[size_t(w) * lanes] = static_cast<uint16_t>(src[w]);
+                else
+                    for (uint32_t w = 0; w < width; ++w) dst[size_t(w) * lanes] = src[w];
             }
             return;
         }
@@ -482,6 +490,8 @@ class Pooling {
     // and adds PAD_VALUE_nX for the n missing columns, in the accumulator's width.
     void width_pass_int(int32_t* row) const {
         const uint32_t lanes = c_.lanes;
+        if (c_.method == Method::Max) return width_pick<true>(row);
+        if (c_.method == Method::Min) return width_pick<false>(row);
         for (size_t k = 0; k < columns_.size(); ++k) {
             const Window& w = columns_[k];
             const int32_t* in = &line_[size_t(w.first) * lanes];
@@ -501,6 +511,23 @@ class Pooling {
                     v = wrap(v, c_.acc_bits);
                 }
                 out[l] = static_cast<int32_t>(v);
+            }
+        }
+    }
+
+    // Max (or min) along W: int32 lane by lane, which the compiler vectorises.
+    template <bool Max>
+    void width_pick(int32_t* row) const {
+        const uint32_t lanes = c_.lanes;
+        for (size_t k = 0; k < columns_.size(); ++k) {
+            const Window& w = columns_[k];
+            const int32_t* in = &line_[size_t(w.first) * lanes];
+            int32_t* out = row + k * lanes;
+            std::copy_n(in, lanes, out);
+            for (uint32_t i = 1; i < w.count; ++i) {
+                const int32_t* x = in + size_t(i) * lanes;
+                for (uint32_t l = 0; l < lanes; ++l)
+                    out[l] = Max ? std::max(out[l], x[l]) : std::min(out[l], x[l]);
             }
         }
     }
@@ -555,6 +582,23 @@ class Pooling {
         const int64_t pad =
             rows.pads ? wrap(int64_t(c_.pad_int[rows.pads - 1]) * c_.kernel_w, c_.acc_bits) : 0;
         const unsigned out_bits = c_.precision == Precision::Int8 ? 8 : 16;
+        if (c_.method != Method::Average) {
+            // Max or min, lane by lane in int32, then wrapped to the output width.
+            const bool max = c_.method == Method::Max;
+            std::copy_n(in[0], n, out_.data());
+            for (uint32_t i = 1; i < rows.count; ++i) {
+                const int32_t* x = in[i];
+                if (max)
+                    for (size_t j = 0; j < n; ++j) out_[j] = std::max(out_[j], x[j]);
+                else
+                    for (size_t j = 0; j < n; ++j) out_[j] = std::min(out_[j], x[j]);
+            }
+            if (out_bits == 8)
+                for (size_t j = 0; j < n; ++j) out_[j] = static_cast<int8_t>(out_[j]);
+            else
+                for (size_t j = 0; j < n; ++j) out_[j] = static_cast<int16_t>(out_[j]);
+            return;
+        }
         for (size_t j = 0; j < n; ++j) {
             int64_t v = in[0][j];
             for (uint32_t i = 1; i < rows.count; ++i) {

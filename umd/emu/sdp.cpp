@@ -74,10 +74,12 @@ void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uin
 
 void to_element_cube(const Settings& s, uint32_t g, uint32_t h, std::span<const uint16_t> out,
                      ElementCube& cube) {
-    for (uint32_t w = 0; w < s.width; ++w) {
-        for (uint32_t lane = 0; lane < s.group; ++lane)
-            cube.values[cube.index(0, g * s.group + lane, h, w)] =
-                static_cast<int16_t>(out[size_t(w) * s.group + lane]);
+    // Lane by lane: a lane's row is contiguous in the cube.
+    for (uint32_t lane = 0; lane < s.group; ++lane) {
+        int16_t* row = cube.values.data() + cube.index(0, g * s.group + lane, h, 0);
+        const uint16_t* in = out.data() + lane;
+        for (uint32_t w = 0; w < s.width; ++w)
+            row[w] = static_cast<int16_t>(in[size_t(w) * s.group]);
     }
 }
 
@@ -141,11 +143,13 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
         to_pdp->values.assign(size_t(s.padded_channels()) * s.height * s.width, 0);
     }
 
-    // The AVX-512 forms of the stages that have one for this programming (int pipelines).
+    // The vector forms (AVX-512 or AVX2) of the stages that have one for this programming (int
+    // pipelines).
     const bool simd = !s.fp() && sdp::simd_enabled();
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
     const bool bn_simd = simd && s.bn.enabled && sdp::x_simd_supported(s.bn);
+    const bool y_simd = simd && sdp::y_simd_supported(s);
     const bool c_simd = simd && sdp::c_simd_supported(s);
 
     Counters counters;
@@ -180,7 +184,10 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                     sdp::run_x_simd(s.bn, line, bn_ops);
                 else if (s.bn.enabled)
                     sdp::run_x(s.bn, s.fp(), s.nan_to_zero, line, bn_ops);
-                if (s.ew.enabled) sdp::run_y(s, line, ew_ops, counters);
+                if (y_simd)
+                    sdp::run_y_simd(s.ew, line, ew_ops);
+                else if (s.ew.enabled)
+                    sdp::run_y(s, line, ew_ops, counters);
                 if (c_simd)
                     sdp::run_c_simd(s, line, out, counters);
                 else

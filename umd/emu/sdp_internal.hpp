@@ -160,9 +160,10 @@ void run_y(const Settings& s, std::span<int32_t> line, OperandLine ops, Counters
 void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
            Counters& counters);
 
-// The AVX-512 forms of the integer stages (sdp_simd.cpp), bit for bit what the scalar ones
-// compute. simd_enabled(): the CPU has AVX-512 F/BW/DQ/VL and the tests have not asked for the
-// scalar forms (force_scalar); the *_supported checks say which programming they take.
+// The vector forms of the integer stages (sdp_simd.cpp: AVX-512, sdp_simd_avx2.cpp: AVX2), bit
+// for bit what the scalar ones compute, at the ISA level in use (isa.hpp). simd_enabled(): the
+// level is AVX2 or AVX-512 and the tests have not asked for the scalar forms (force_scalar);
+// the *_supported checks say which programming they take (the same for both forms).
 bool simd_enabled();
 void force_scalar(bool scalar);
 // CACC's values for channel group g, line h of batch b from a channels-last cube (padding
@@ -171,6 +172,9 @@ void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b
                       uint32_t h, std::span<int32_t> line);
 bool x_simd_supported(const XStage& x);
 void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
+// Y on the int pipelines without the LUT (its AVX2 form at both vector levels).
+bool y_simd_supported(const Settings& s);
+void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters);
@@ -183,6 +187,18 @@ class OperandReader;
 class OutputWriter;
 void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
                OutputWriter& writer, Counters& counters);
+
+// The AVX2 forms (sdp_simd_avx2.cpp), which the functions above call below the AVX-512 level.
+namespace avx2 {
+void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
+                 std::span<int32_t> line);
+void run_x(const XStage& x, std::span<int32_t> line, OperandLine ops);
+void run_y(const YStage& y, std::span<int32_t> line, OperandLine ops);
+void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
+           Counters& counters);
+void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+               OutputWriter& writer, Counters& counters);
+}  // namespace avx2
 
 // SDP_RDMA's input read (offline mode): decodes whole channel groups, line by line.
 class InputReader {
