@@ -217,7 +217,9 @@ struct YParams {
           mul_constant(_mm256_set1_epi64x(static_cast<int32_t>(stage.mul_operand))),
           alu_constant(_mm256_set1_epi64x(static_cast<int32_t>(stage.alu_operand))),
           count(_mm_cvtsi32_si128(static_cast<int>(stage.truncate))),
-          half(_mm256_set1_epi64x(stage.truncate ? int64_t(1) << (stage.truncate - 1) : 0)),
+          // EW_TRUNCATE has 10 bits: from 64 on the shift leaves 0 and the half is moot.
+          half(_mm256_set1_epi64x(
+              stage.truncate && stage.truncate < 64 ? int64_t(1) << (stage.truncate - 1) : 0)),
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
           int32_max(_mm256_set1_epi64x(INT32_MAX)),
           one(_mm256_set1_epi64x(1)) {}
