@@ -115,6 +115,8 @@ static int nvdla_dla_read(void *priv, u32 index, u64 offset, void *dst, u32 size
 		return -EINVAL;
 	}
 	memcpy(dst, vaddr + entry->offset + offset, size);
+	/* Called for every descriptor: a task of thousands of operations takes a while. */
+	cond_resched();
 	return 0;
 }
 
@@ -137,7 +139,7 @@ static int nvdla_dla_validate(struct nvdla_device *ndev, struct nvdla_task *task
 	u32 i;
 	int ret;
 
-	list = kvcalloc(task->num_addresses, sizeof(*list), GFP_KERNEL);
+	list = kvcalloc(task->num_addresses, sizeof(*list), GFP_KERNEL_ACCOUNT);
 	if (!list)
 		return -ENOMEM;
 	for (i = 0; i < task->num_addresses; i++) {
@@ -195,6 +197,7 @@ out:
 		return ret;
 	}
 	task->engine_priv = job;
+	task->engine_bytes = struct_size(job, storage, DIV_ROUND_UP(bytes, sizeof(u64)));
 	return 0;
 }
 

@@ -619,8 +619,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 
 	if (mem_size) {
 		mem_dma = pci_bus_address(pdev, NVDLA_IVSHMEM_BAR_SHM) + mem_offset;
-		ret = nvdla_mem_init_carveout(ndev, shm_start + mem_offset, mem_dma, mem_size,
-					      ivs->shm + mem_offset);
+		ret = nvdla_mem_init_carveout(ndev, shm_start + mem_offset, mem_dma, mem_size);
 		if (ret)
 			return ret;
 	}

@@ -9,24 +9,109 @@
  *         driver warns, and every register the engine uses lies beyond the
  *         window: reads return all ones, writes are dropped (a dead device)
  *   IRQ   5, an ISA interrupt nothing raises on QEMU's pc machine
+ *   reset a reset line of a reset controller registered here (a device
+ *         "nvdla-test-reset" found through a reset lookup, as board code
+ *         without a device tree names it), whose assert and deassert count
+ *         in /sys/module/nvdla_test_platdev/parameters/resets; with reset=0
+ *         the device has none, as a device tree without `resets`, and the
+ *         instance is "nvdla-nv-large" instead of "nvdla-nv-large.0"
  */
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/platform_device.h>
+#include <linux/reset-controller.h>
+#include <linux/slab.h>
+
+static bool reset = true;
+module_param(reset, bool, 0444);
+MODULE_PARM_DESC(reset, "Give the instance a reset line (default 1)");
+
+static unsigned int resets;
+module_param(resets, uint, 0444);
+MODULE_PARM_DESC(resets, "Times the reset line was asserted");
 
 static struct platform_device *nvdla_test_pdev;
+static struct platform_device *nvdla_test_reset_pdev;
+
+static int nvdla_test_assert(struct reset_controller_dev *rcdev, unsigned long id)
+{
+	WRITE_ONCE(resets, READ_ONCE(resets) + 1);
+	return 0;
+}
+
+static int nvdla_test_deassert(struct reset_controller_dev *rcdev, unsigned long id)
+{
+	return 0;
+}
+
+static const struct reset_control_ops nvdla_test_reset_ops = {
+	.assert = nvdla_test_assert,
+	.deassert = nvdla_test_deassert,
+};
+
+static struct reset_controller_dev nvdla_test_rcdev = {
+	.ops = &nvdla_test_reset_ops,
+	.owner = THIS_MODULE,
+	.nr_resets = 1,
+};
+
+/*
+ * The reset framework cannot remove a lookup: it is allocated (with its
+ * strings) and left registered, so that none points into this module after
+ * it is unloaded. Reloading adds an equal one; the first match is used.
+ */
+static int nvdla_test_reset_register(void)
+{
+	struct reset_control_lookup *lookup;
+	int ret;
+
+	nvdla_test_reset_pdev = platform_device_register_simple("nvdla-test-reset",
+								 PLATFORM_DEVID_NONE, NULL, 0);
+	if (IS_ERR(nvdla_test_reset_pdev))
+		return PTR_ERR(nvdla_test_reset_pdev);
+	nvdla_test_rcdev.dev = &nvdla_test_reset_pdev->dev;
+	ret = reset_controller_register(&nvdla_test_rcdev);
+	if (ret) {
+		platform_device_unregister(nvdla_test_reset_pdev);
+		return ret;
+	}
+	lookup = kzalloc(sizeof(*lookup), GFP_KERNEL);
+	if (lookup) {
+		lookup->provider = kstrdup("nvdla-test-reset", GFP_KERNEL);
+		lookup->dev_id = kstrdup("nvdla-nv-large.0", GFP_KERNEL);
+	}
+	if (!lookup || !lookup->provider || !lookup->dev_id) {
+		if (lookup) {
+			kfree(lookup->provider);
+			kfree(lookup->dev_id);
+		}
+		kfree(lookup);
+		reset_controller_unregister(&nvdla_test_rcdev);
+		platform_device_unregister(nvdla_test_reset_pdev);
+		return -ENOMEM;
+	}
+	reset_controller_add_lookup(lookup, 1);
+	return 0;
+}
+
+static void nvdla_test_reset_unregister(void)
+{
+	reset_controller_unregister(&nvdla_test_rcdev);
+	platform_device_unregister(nvdla_test_reset_pdev);
+}
 
 static int __init nvdla_test_platdev_init(void)
 {
 	struct platform_device_info info = {
 		.name = "nvdla-nv-large",
-		.id = PLATFORM_DEVID_NONE,
+		.id = reset ? 0 : PLATFORM_DEVID_NONE,
 		.dma_mask = DMA_BIT_MASK(32),
 		.num_res = 2,
 	};
 	struct resource res[2] = { };
 	struct pci_dev *pdev;
+	int ret;
 
 	pdev = pci_get_device(0x1b36, 0x0005, NULL);
 	if (!pdev)
@@ -41,13 +126,25 @@ static int __init nvdla_test_platdev_init(void)
 	res[1].flags = IORESOURCE_IRQ;
 	info.res = res;
 
+	if (reset) {
+		ret = nvdla_test_reset_register();
+		if (ret)
+			return ret;
+	}
 	nvdla_test_pdev = platform_device_register_full(&info);
-	return PTR_ERR_OR_ZERO(nvdla_test_pdev);
+	if (IS_ERR(nvdla_test_pdev)) {
+		if (reset)
+			nvdla_test_reset_unregister();
+		return PTR_ERR(nvdla_test_pdev);
+	}
+	return 0;
 }
 
 static void __exit nvdla_test_platdev_exit(void)
 {
 	platform_device_unregister(nvdla_test_pdev);
+	if (reset)
+		nvdla_test_reset_unregister();
 }
 
 module_init(nvdla_test_platdev_init);
