@@ -528,6 +528,9 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	}
 
 	ret = nvdla_job_lock_bos(job, &locks);
+	/* Not restartable: earlier jobs of the same submit may be queued already. */
+	if (ret == -ERESTARTSYS)
+		ret = -EINTR;
 	if (ret)
 		return ERR_PTR(ret);
 
