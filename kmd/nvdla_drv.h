@@ -61,6 +61,7 @@ struct sg_table;
  */
 struct nvdla_bus_ops {
 	const char *name;
+	bool sleeps; /* the hooks may sleep: process context only (see nvdla_irq()) */
 	u32 (*read)(struct nvdla_device *ndev, u32 reg);
 	void (*write)(struct nvdla_device *ndev, u32 reg, u32 val);
 	int (*reset)(struct nvdla_device *ndev);

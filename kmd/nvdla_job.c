@@ -764,6 +764,9 @@ irqreturn_t nvdla_irq(int irq, void *arg)
 
 	if (!ndev->engine->irq || !READ_ONCE(ndev->active_job))
 		return IRQ_NONE;
+	/* A bus that sleeps (the virtual platform's mailbox) is read in the thread. */
+	if (ndev->bus->sleeps)
+		return IRQ_WAKE_THREAD;
 	ret = ndev->engine->irq(ndev);
 	nvdla_reg_flush(ndev);
 	return ret;
@@ -774,6 +777,12 @@ irqreturn_t nvdla_irq_thread(int irq, void *arg)
 	struct nvdla_device *ndev = arg;
 	irqreturn_t ret;
 
+	if (ndev->bus->sleeps && ndev->engine->irq) {
+		ret = ndev->engine->irq(ndev);
+		nvdla_reg_flush(ndev);
+		if (ret != IRQ_WAKE_THREAD)
+			return ret;
+	}
 	if (!ndev->engine->irq_thread)
 		return IRQ_NONE;
 	ret = ndev->engine->irq_thread(ndev);
