@@ -7,7 +7,8 @@
  *
  * Registers: writes are appended to the mailbox's ring and handed to the
  * host in batches (flush(), which the driver calls before it waits for an
- * interrupt, or when the ring is full); a read appends itself, publishes the
+ * interrupt and before a job is seen to end, and which waits until the host
+ * has executed them; or when the ring is full); a read appends itself, publishes the
  * ring, rings the doorbell and waits until the host has executed it: a short
  * spin, then sleeps. The bus sleeps (nvdla_bus_ops.sleeps): the driver calls
  * it from process context only, with interrupts on (the engine takes a mutex
@@ -275,6 +276,11 @@ static void nvdla_ivshmem_flush(struct nvdla_device *ndev)
 	mutex_lock(&ivs->lock);
 	if (!ivs->dead) {
 		nvdla_vp_publish(ivs);
+		/*
+		 * Executed, not only published (the bus sleeps): a job is seen to
+		 * end only after its last register write took effect.
+		 */
+		nvdla_vp_wait(ivs, ivs->producer);
 		ivs->count.flushes++;
 	}
 	mutex_unlock(&ivs->lock);
