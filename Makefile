@@ -24,7 +24,11 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-de
                 clang libclang-rt-14-dev libdnnl-dev \
                 libonnx-dev libprotobuf-dev libonnx-testdata dataset-fashion-mnist \
                 protobuf-compiler \
-                dt-schema device-tree-compiler
+                dt-schema device-tree-compiler \
+                linux-source
+# The kernel tests (test-kmd, test-vp, test-dkms; debootstrap: the Debian 13 chroot of KVER=newest).
+DEB_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64 \
+                debootstrap dkms
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
@@ -43,7 +47,7 @@ help:
 	@echo "  make run-lenet      the former main job: LeNet built with the C++ builder API"
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, the"
 	@echo "                      kernel module in QEMU-booted Debian kernels (test-kmd) and the"
-	@echo "                      virtual platform (test-vp) on each of KMD_TEST_KERNELS (6.1 6.12),"
+	@echo "                      virtual platform (test-vp) on each of KMD_TEST_KERNELS (6.1 newest),"
 	@echo "                      DKMS's build (test-dkms) and the device-tree binding (dt-check)"
 	@echo ""
 	@echo "  make deps           install the Debian packages the build needs (apt-get; idempotent)"
@@ -67,22 +71,29 @@ help:
 	@echo "  make kmd            build the kernel module (nvdla.ko) against KDIR"
 	@echo "  make kmd-install    install it (modules_install) for KDIR's kernel"
 	@echo "  make kmd-newest     build it against Debian's newest kernel (7.x) in a Debian 13 chroot"
+	@echo "                      (/var/cache/nvdla-kmd/trixie, debootstrap; root)"
 	@echo "  make dkms-install   install it with DKMS (rebuilt for new kernels); dkms-remove;"
 	@echo "                      test-dkms: DKMS's build against each of KMD_TEST_KERNELS"
-	@echo "  make test-kmd       boot Debian 12's kernel under QEMU with the module and test it"
-	@echo "                      (KVER=6.12: another kernel; make test runs KMD_TEST_KERNELS)"
+	@echo "  make test-kmd       boot a Debian kernel under QEMU with the module and test it; KVER:"
+	@echo "                      6.1 (default: linux-headers-amd64's), 6.12 (bookworm-security),"
+	@echo "                      newest (trixie-backports, 7.x, through the Debian 13 chroot), a"
+	@echo "                      series (7.3) or an ABI; make test runs each of KMD_TEST_KERNELS"
 	@echo "  make dt-check       validate the device-tree binding (docs/kmd/) and its example with"
 	@echo "                      dt-schema, as the kernel's dt_binding_check does"
 	@echo "  make vp             the virtual platform: a shell in a QEMU guest with nvdla.ko and"
 	@echo "                      nvdla_runtime, the NVDLAs emulated on the host by nvdla_vp"
 	@echo "  make test-vp        the virtual platform's checks: regression loadables through the"
-	@echo "                      kernel, concurrency, fault path, rejection, fuzzing, ioctl count"
+	@echo "                      kernel, concurrency, fault path, rejection, fuzzing, ioctl count,"
+	@echo "                      the original runtime's ioctls with the original compiler's loadables"
+	@echo "                      (KVER as for test-kmd)"
 	@echo "  make fuzz-vp        fuzz the kernel driver on the virtual platform, FUZZ_ITERATIONS"
-	@echo "                      random and mutated submits (default 100000; FUZZ_SEED)"
+	@echo "                      random and mutated submits (default 100000; FUZZ_SEED), then"
+	@echo "                      cycles, graphs stalled midway, unbind/rebind under load (KVER)"
 	@echo "  make install        install library, headers, pkg-config and CMake files to PREFIX"
 	@echo "                      (PREFIX=$(PREFIX))"
 	@echo "  make format         format the C++ sources with clang-format (.clang-format)"
-	@echo "  make format-check   fail if any C++ source is not formatted"
+	@echo "  make format-check   fail if any C++ source is not formatted or the kernel C (kmd/,"
+	@echo "                      engine/) has a checkpatch.pl --strict finding"
 	@echo "  make clean          remove $(BUILD_DIR)/"
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
@@ -190,8 +201,10 @@ CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' ':!kmd/')
 format: deps
 	@clang-format -i $(CXX_SOURCES)
 
+# C++ against .clang-format; the kernel C (kmd/, engine/) with the kernel's checkpatch.pl --strict.
 format-check: deps
 	@clang-format --dry-run --Werror $(CXX_SOURCES)
+	@CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache/checkpatch tests/kmd/checkpatch.sh
 
 clean:
 	rm -rf $(BUILD_DIR)
@@ -210,13 +223,15 @@ kmd-install:
 	$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd install
 
 # KVER: the kernel test-kmd and test-vp boot and build against: an ABI
-# (6.12.117+deb12-amd64) or a series (6.1, 6.12: its newest Debian 12 kernel); default:
-# linux-headers-amd64's. Images and headers are downloaded once (build/kmd-test/cache).
-# make test runs both tests on each of KMD_TEST_KERNELS.
+# (6.12.117+deb12-amd64, 7.3.4+deb13-amd64), a series (6.1, 6.12: its newest Debian 12
+# kernel; 7.3: its newest Debian 13 kernel) or newest (trixie-backports' newest, built in
+# the Debian 13 chroot); default: linux-headers-amd64's. Images and headers are downloaded
+# once (Debian 12's: build/kmd-test/cache; Debian 13's: /var/cache/nvdla-kmd).
+# make test runs both tests on each of KMD_TEST_KERNELS (CI adds 6.12: .ci/run).
 KVER ?=
-KMD_TEST_KERNELS ?= 6.1 6.12
+KMD_TEST_KERNELS ?= 6.1 newest
 
-# checkpatch.pl --strict over kmd/, then Debian 12's kernel booted under QEMU with the module.
+# checkpatch.pl --strict over kmd/, then KVER's kernel booted under QEMU with the module.
 test-kmd:
 	@CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache/checkpatch tests/kmd/checkpatch.sh
 	@WORK=$(abspath $(BUILD_DIR))/kmd-test $(if $(KVER),KVER=$(KVER)) tests/kmd/run.sh
@@ -228,9 +243,9 @@ test-kernels:
 	done
 
 # The newest Debian kernel (trixie-backports) needs Debian 13's toolchain: built in a debootstrap
-# chroot kept in /var/cache/nvdla-kmd/trixie (root; booting it is not done yet).
+# chroot kept in /var/cache/nvdla-kmd/trixie (root); make test-kmd KVER=newest boots it.
 kmd-newest:
-	@tests/kmd/newest.sh
+	@WORK=$(abspath $(BUILD_DIR))/kmd-newest $(if $(KVER),KVER=$(KVER)) tests/kmd/newest.sh
 
 # DKMS (docs/kernel-driver.md): install for KVER (default: the running kernel), DKMS rebuilds the
 # module for each kernel installed later; test-dkms runs DKMS's build, in a private tree, against
@@ -295,7 +310,7 @@ vp-guest: deps
 	  $(CONFIGURE) -B $(VP_GUEST_DIR) -DNVDLA_STATIC_TOOL=ON -DNVDLA_WITH_DNNL=OFF \
 	    -DNVDLA_BUILD_TESTS=OFF -DNVDLA_BUILD_BENCHMARKS=OFF \
 	    -DCMAKE_PROJECT_INCLUDE=$(abspath tests/vp/static-guest.cmake) >/dev/null
-	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static
+	@cmake --build $(VP_GUEST_DIR) -j $(JOBS) --target nvdla_runtime_static nvdla_vp_orig_static
 
 # About half a minute of QEMU once everything is built and the kernel is cached.
 test-vp: vp-host vp-guest

@@ -34,10 +34,11 @@
 #include <linux/pci.h>
 #include <linux/spinlock.h>
 
+#include <nvdla/hw/nvdla_ivshmem.h>
+
 #include "nvdla_compat.h"
 #include "nvdla_drv.h"
 #include "nvdla_glue.h"
-#include "nvdla_ivshmem.h"
 
 #define NVDLA_IVSHMEM_BAR_REGS 0
 #define NVDLA_IVSHMEM_BAR_SHM 2

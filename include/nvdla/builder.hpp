@@ -183,6 +183,8 @@ enum class CpuOpKind : uint8_t {
     Transpose,
     // Same elements in NCHW order, new dims (out_dims).
     Reshape,
+    // Unary: x * tanh(softplus(x)). (New kinds go last: the loadable stores 16 + kind.)
+    Mish,
 };
 
 struct CpuOpDesc {
@@ -263,7 +265,7 @@ class NVDLA_API Network {
     Tensor hard_swish(Tensor x, const std::string& name = "");
     // y = x * sigmoid(x) (SiLU / Swish).
     Tensor silu(Tensor x, const std::string& name = "");
-    // y = x * tanh(softplus(x)).
+    // y = x * tanh(softplus(x)): a CPU operation (CpuOpKind::Mish; no SDP program computes it).
     Tensor mish(Tensor x, const std::string& name = "");
     // eltwise() with broadcasting: b's dims may be {1, C, 1, 1}, {1, 1, H, W} or {1, 1, 1, 1}
     // against a's {1, C, H, W} (squeeze-excitation); a and b may also be swapped.

@@ -11,7 +11,8 @@
 // (AVX2 without VNNI), which is reported, not a failure. The ratio printed is
 // oneDNN time / model time (target >= 0.5), from the medians of repeated runs, interleaved at
 // random; both run on one thread (OMP_NUM_THREADS=1, set before oneDNN's OpenMP runtime
-// starts).
+// starts). Below the avx512 level (NVDLA_EMU_ISA=avx2) oneDNN is limited to AVX2 as well
+// (ONEDNN_MAX_CPU_ISA=AVX2 unless set), as on the machine that level stands for.
 //
 // Then the nv_full trace googlenet_conv2_3x3_int16 (19x19x64 -> 192, 3x3, int16, through
 // BS/BN and the convertor) is replayed by build/bin/nvdla_trace next to this program; its replay
@@ -453,6 +454,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Below the avx512 level the model stands for a machine without AVX-512: oneDNN gets the
+    // same limit (unless ONEDNN_MAX_CPU_ISA is set), so that it runs what it would run there.
+    if (nvdla::emu::isa_level() != nvdla::emu::IsaLevel::Avx512)
+        setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 0);
     // One thread for oneDNN too, like the model: its OpenMP runtime reads OMP_NUM_THREADS when
     // the program loads, so run again with it set.
     if (!std::getenv("OMP_NUM_THREADS")) {
@@ -468,8 +473,10 @@ int main(int argc, char** argv) {
     int count = static_cast<int>(args.size());
     benchmark::Initialize(&count, args.data());
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-    std::printf("CPU: %s; emulator kernels: %s (NVDLA_EMU_ISA lowers them)\n", cpu_name().c_str(),
-                nvdla::emu::isa_name(nvdla::emu::isa_level()));
+    std::printf(
+        "CPU: %s; emulator kernels: %s (NVDLA_EMU_ISA lowers them), ONEDNN_MAX_CPU_ISA=%s\n",
+        cpu_name().c_str(), nvdla::emu::isa_name(nvdla::emu::isa_level()),
+        std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "(not set)");
     if (!bit_exact()) return 1;
 #if defined(NVDLA_BENCH_WITH_DNNL)
     report_onednn_exactness();

@@ -1,6 +1,7 @@
 // The main job's network on the emulated backend (tools/lenet, docs/main-job.md):
 //
-// - images per second (wall time: jobs may run on the runtime's worker thread): one
+// - images per second (wall time: jobs may run on the runtime's worker thread) and the
+//   process's CPU time per image (cpu_us_per_image, every thread's): one
 //   Fashion-MNIST test image classified per iteration (input packed, Context submit and wait,
 //   output unpacked) on one runtime, for int8 on nv_full and nv_small and fp16 on nv_full,
 //   next to the builder's float reference on the CPU;
@@ -11,12 +12,15 @@
 // Without Fashion-MNIST (dataset-fashion-mnist), zero images are used (same work per image).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <time.h>
 
 #include "lenet.hpp"
 #include "nvdla/builder.hpp"
@@ -28,6 +32,12 @@ using namespace nvdla::lenet;
 
 constexpr uint32_t kImages = 64;  // test images cycled through
 constexpr uint32_t kProfileRuns = 20;
+
+double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
 
 struct Setup {
     std::string error;
@@ -125,6 +135,7 @@ void BM_Lenet(benchmark::State& state, Target t) {
     }
     Setup& s = setup();
     uint32_t i = 0;
+    const double cpu_start = process_cpu_seconds();
     for (auto _ : state) {
         auto r = p.classifier->classify(s.images[i++ % kImages].data());
         if (!r) {
@@ -134,6 +145,10 @@ void BM_Lenet(benchmark::State& state, Target t) {
         benchmark::DoNotOptimize(r->data());
     }
     state.SetItemsProcessed(state.iterations());
+    // The process's CPU time per image, every thread's (jobs run on the runtime's worker): on
+    // a shared machine the wall-clock time also counts the waits for a core.
+    state.counters["cpu_us_per_image"] = 1e6 * (process_cpu_seconds() - cpu_start) /
+                                         double(std::max<int64_t>(state.iterations(), 1));
 }
 
 void BM_LenetFloatReference(benchmark::State& state) {

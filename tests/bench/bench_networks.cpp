@@ -6,13 +6,15 @@
 // its thread count (RuntimeOptions::emu_threads: NVDLA_EMU_THREADS, else every core), the
 // network's convolutions run by oneDNN on as many threads (int8 targets: u8 x s8 -> s32, fp16
 // target: f32, from NHWC data and weights reordered beforehand; convolutions only, no other
-// layer), their ratio (oneDNN time / emulator time), and the emulator's time per unit from
-// the runtime's per-operation profile. The CPU and the emulator's instruction set are printed.
+// layer) with the implementations oneDNN chose, their ratio (oneDNN time / emulator time), and
+// the emulator's time per unit from the runtime's per-operation profile. The CPU and the
+// emulator's instruction set are printed.
 //
 // Arguments: --networks=resnet18,resnet50 --targets=int8-full,int8-small,fp16-full
 // --images=N (timed runs per network and target, default 1; the median is shown). Times are
-// wall-clock; the process's CPU time per image is shown too (on a shared machine the ratio
-// of the two tells how much of the time the emulator actually ran).
+// wall-clock; the process's CPU time per image is shown too, for the emulator and for oneDNN,
+// and the ratio both ways: on a shared machine the CPU ratio is the one to read, best with
+// NVDLA_EMU_THREADS=1 (then oneDNN runs on one thread too and no OpenMP thread spins).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,12 +24,14 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <time.h>
 #include <unistd.h>
 
 #include "cpu_name.hpp"
+#include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 #include "emu/parallel.hpp"
 #include "nvdla/builder.hpp"
@@ -194,6 +198,8 @@ class OneDnnConvolutions {
                 wei_md, dst_md, {c.stride, c.stride}, {c.pad, c.pad}, {c.pad, c.pad});
             const dnnl::convolution_forward::primitive_desc pd(desc, engine_);
             Layer l;
+            l.impl = pd.impl_info_str();
+            l.macs = c.macs();
             l.conv = dnnl::convolution_forward(pd);
             l.src = dnnl::memory(pd.src_desc(), engine_);
             l.weights = dnnl::memory(pd.weights_desc(), engine_);
@@ -205,18 +211,44 @@ class OneDnnConvolutions {
     }
     double run_seconds() {
         const auto start = Clock::now();
-        for (Layer& l : layers_)
+        for (Layer& l : layers_) {
+            const auto layer_start = Clock::now();
             l.conv.execute(
                 stream_,
                 {{DNNL_ARG_SRC, l.src}, {DNNL_ARG_WEIGHTS, l.weights}, {DNNL_ARG_DST, l.dst}});
-        stream_.wait();
+            stream_.wait();
+            l.seconds += std::chrono::duration<double>(Clock::now() - layer_start).count();
+        }
         return std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    // oneDNN's implementations (the data types show in their names' ISA) with their layer
+    // counts, multiply-adds and share of the time, so that the comparison is seen to run what
+    // it says.
+    void print_implementations() const {
+        std::map<std::string, std::tuple<uint32_t, uint64_t, double>> by_impl;
+        double total = 0;
+        for (const Layer& l : layers_) {
+            auto& [count, macs, seconds] = by_impl[l.impl];
+            ++count;
+            macs += l.macs;
+            seconds += l.seconds;
+            total += l.seconds;
+        }
+        for (const auto& [impl, entry] : by_impl) {
+            const auto& [count, macs, seconds] = entry;
+            std::printf("    oneDNN %-28s %2u convolutions, %6.3f GMAC, %5.1f%% of its time\n",
+                        impl.c_str(), count, double(macs) / 1e9,
+                        total > 0 ? 100 * seconds / total : 0.0);
+        }
     }
 
   private:
     struct Layer {
         dnnl::convolution_forward conv;
         dnnl::memory src, weights, dst;
+        std::string impl;
+        uint64_t macs = 0;
+        double seconds = 0;
     };
     dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream_{engine_};
@@ -275,8 +307,10 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
     std::map<std::string, double> units;  // seconds per operation kind, over the timed runs
     std::vector<double> times;
     double cpu = 0;
+    uint64_t onednn_layers = 0;  // convolutions the emulator gave oneDNN, over the timed runs
     for (uint32_t i = 0; i <= images; ++i) {
         const double cpu_start = process_cpu_seconds();
+        const uint64_t onednn_start = nvdla::emu::conv::onednn_layers();
         const auto start = Clock::now();
         Result<nvdla::Job> job = (*ctx)->submit();
         Status done = job ? job->wait() : job.status();
@@ -290,6 +324,7 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
         if (i == 0 && !(images == 1 && seconds > 5)) continue;
         times.push_back(seconds);
         cpu += process_cpu_seconds() - cpu_start;
+        onednn_layers += nvdla::emu::conv::onednn_layers() - onednn_start;
         for (const nvdla::OperationTime& op : job->timing().operations)
             units[op.name.substr(0, op.name.find(' '))] +=
                 std::chrono::duration<double>(op.duration).count();
@@ -302,18 +337,30 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
         "  emulator: %.3f s per image (median of %u), %.2f images/s, %.2f GMAC/s; "
         "%.3f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s)\n",
         emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
+    std::printf(
+        "  %.0f convolution operations through oneDNN inside the emulator (the network's %zu "
+        "convolutions, as the builder split them)\n",
+        double(onednn_layers) / images, model.convs.size());
 #if defined(NVDLA_BENCH_WITH_DNNL)
     OneDnnConvolutions onednn(model.convs, t.precision == nvdla::Precision::Int8);
     onednn.run_seconds();  // warm-up
     std::vector<double> reference_times;
-    for (uint32_t i = 0; i < std::max(images, 5u); ++i)
-        reference_times.push_back(onednn.run_seconds());
+    const uint32_t reference_runs = std::max(images, 5u);
+    const double reference_cpu_start = process_cpu_seconds();
+    for (uint32_t i = 0; i < reference_runs; ++i) reference_times.push_back(onednn.run_seconds());
+    const double reference_cpu = (process_cpu_seconds() - reference_cpu_start) / reference_runs;
     const double reference = median(reference_times);
     std::printf(
         "  oneDNN %s, the same convolutions only: %.4f s per image, %.2f images/s, "
-        "%.1f GMAC/s; ratio (oneDNN time / emulator time) %.3f\n",
+        "%.1f GMAC/s; %.4f s of CPU per image\n",
         t.precision == nvdla::Precision::Int8 ? "u8 x s8 -> s32" : "f32", reference, 1 / reference,
-        double(model.macs()) / 1e9 / reference, reference / emulator);
+        double(model.macs()) / 1e9 / reference, reference_cpu);
+    // On a shared machine the wall-clock times swing with the other load; the CPU times do
+    // not (with one thread each they are the time each computed; with several, OpenMP's
+    // spinning threads count towards oneDNN's).
+    std::printf("  ratio (oneDNN time / emulator time): wall-clock %.3f, CPU %.3f\n",
+                reference / emulator, reference_cpu / cpu);
+    onednn.print_implementations();
 #endif
     std::printf("  emulator time per unit (runtime profile, mean per image, wall-clock):\n");
     double profiled = 0;
@@ -352,6 +399,10 @@ int main(int argc, char** argv) {
         }
     }
     const unsigned threads = nvdla::emu::default_emu_threads();
+    // Below the avx512 level the emulator stands for a machine without AVX-512: oneDNN gets the
+    // same limit (unless ONEDNN_MAX_CPU_ISA is set), so that it runs what it would run there.
+    if (nvdla::emu::isa_level() != nvdla::emu::IsaLevel::Avx512)
+        setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 0);
     // oneDNN on as many threads as the emulator: its OpenMP runtime reads OMP_NUM_THREADS when
     // the program loads, so run again with it set.
     if (!std::getenv("OMP_NUM_THREADS")) {
@@ -360,9 +411,10 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "CPU: %s; emulator kernels: %s; %u thread(s) (NVDLA_EMU_THREADS), "
-        "OMP_NUM_THREADS=%s\n",
+        "OMP_NUM_THREADS=%s, ONEDNN_MAX_CPU_ISA=%s\n",
         cpu_name().c_str(), nvdla::emu::isa_name(nvdla::emu::isa_level()), threads,
-        std::getenv("OMP_NUM_THREADS"));
+        std::getenv("OMP_NUM_THREADS"),
+        std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "(not set)");
     const std::vector<Target> targets = {{"int8-full", "nv_full", nvdla::Precision::Int8},
                                          {"int8-small", "nv_small", nvdla::Precision::Int8},
                                          {"fp16-full", "nv_full", nvdla::Precision::Fp16}};

@@ -104,6 +104,7 @@ class CpuOp : public ::testing::TestWithParam<Target> {
             case CpuOpKind::Gather: return "gather";
             case CpuOpKind::Transpose: return "transpose";
             case CpuOpKind::Reshape: return "reshape";
+            case CpuOpKind::Mish: return "mish";
         }
         return "?";
     }
@@ -116,6 +117,7 @@ TEST_P(CpuOp, Unary) {
     for (CpuOpKind k : {CpuOpKind::Exp, CpuOpKind::Neg, CpuOpKind::Abs, CpuOpKind::Erf,
                         CpuOpKind::Sigmoid, CpuOpKind::Tanh, CpuOpKind::Relu})
         check(op(k), {kDims});
+    check(op(CpuOpKind::Mish), {kDims}, -4.0f, 3.0f);
     // Positive inputs only.
     for (CpuOpKind k : {CpuOpKind::Log, CpuOpKind::Sqrt, CpuOpKind::Reciprocal})
         check(op(k), {kDims}, 0.5f, 1.5f);

@@ -186,11 +186,23 @@ TEST_P(ModernOp, SiLU) {
     check(net, in, int8() ? kInt8Block : 1e-2, -2, 2);
 }
 
-TEST_P(ModernOp, MishIsRefusedWithASentence) {
+TEST_P(ModernOp, MishBehindConvolution) {
+    // A CPU operation between the convolution and the next layer; the float reference computes
+    // mish on its own (reference_ops.cpp), the runtime as x * tanh(relu(x) + log1p(exp(-|x|))).
     Network net;
-    Tensor x = net.input("data", {1, 3, 4, 4});
-    net.output(net.mish(x, "mish"), "out");
-    expect_refused(net, {random_tensor(rng, {1, 3, 4, 4})}, "mish", "softplus");
+    Tensor x = net.input("data", {1, 6, 7, 9});
+    x = net.convolution(x, conv(11, 3, 1), weights(11 * 6 * 9), weights(11), "conv");
+    x = net.mish(x, "mish");
+    x = net.convolution(x, conv(5, 1), weights(5 * 11), weights(5), "head");
+    net.output(x, "out");
+    const std::vector<HostTensor> in{random_tensor(rng, {1, 6, 7, 9}, -2, 2)};
+    auto r = check(net, in, int8() ? kInt8Conv + kInt8Block : kFp16, -2, 2);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->built.cpu_operations.size(), 1u) << describe(*r);
+    EXPECT_EQ(r->built.cpu_operations[0].rfind("mish: CPU mish", 0), 0u)
+        << r->built.cpu_operations[0];
+    // Without CPU fallback: a sentence naming the layer and why.
+    expect_refused(net, in, "mish", "no SDP program computes mish");
 }
 
 // ---- element-wise operations and broadcasting ----

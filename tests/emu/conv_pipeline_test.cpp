@@ -1,9 +1,10 @@
-// The pipeline around the arithmetic: compressed weights, DATA_REUSE / WEIGHT_REUSE keeping the
-// convolution buffer, S_CBUF_FLUSH_STATUS, a whole layer through the Device with SDP writing
-// memory and raising the interrupts, and registers the hardware cannot run.
+// The pipeline around the arithmetic: compressed weights, the decoded-weight cache, DATA_REUSE /
+// WEIGHT_REUSE keeping the convolution buffer, S_CBUF_FLUSH_STATUS, a whole layer through the
+// Device with SDP writing memory and raising the interrupts, and registers the hardware cannot run.
 #include <gtest/gtest.h>
 
 #include "conv_test_rig.hpp"
+#include "emu/conv_layer.hpp"
 #include "nvdla/formats/weights.hpp"
 
 namespace nvdla::emu::conv_test {
@@ -69,6 +70,40 @@ TEST(ConvWeights, CompressionNeedsTheFeature) {
     EXPECT_TRUE(rig.execute().empty());
     EXPECT_NE(rig.stats().last_error.find("compressed"), std::string::npos)
         << rig.stats().last_error;
+}
+
+TEST(ConvWeights, CacheKeepsOneEntryPerAddressAndDropsTheLeastRecentlyUsed) {
+    nvdla::emu::conv::WeightCache cache;
+    nvdla::emu::conv::ConvWeights& first = cache.entry(MemoryPort::Primary, 0x1000);
+    first.values = {1, 2, 3};
+    EXPECT_EQ(&cache.entry(MemoryPort::Primary, 0x1000), &first);
+    EXPECT_TRUE(cache.entry(MemoryPort::Secondary, 0x1000).values.empty());
+    nvdla::emu::conv::ConvWeights& second = cache.entry(MemoryPort::Primary, 0x2000);
+    second.values = {4};
+    // Fill the cache; the first entry stays the most recently used one but the second does not.
+    for (uint64_t i = 0; i + 3 < nvdla::emu::conv::WeightCache::kMaxEntries; ++i) {
+        cache.entry(MemoryPort::Primary, 0x100000 + i * 0x100);
+        cache.entry(MemoryPort::Primary, 0x1000);
+    }
+    // Two more than fit: the two oldest go (the secondary port's entry, then the second).
+    cache.entry(MemoryPort::Primary, 0x9000);
+    cache.entry(MemoryPort::Primary, 0x9100);
+    EXPECT_EQ(cache.entry(MemoryPort::Primary, 0x1000).values, (std::vector<int16_t>{1, 2, 3}));
+    EXPECT_TRUE(cache.entry(MemoryPort::Primary, 0x2000).values.empty());
+}
+
+TEST(ConvWeights, LayersSharingAWeightAddressEachGetTheirOwnWeights) {
+    // A network run again finds its weights cached by address; another loadable's layer at the
+    // same address, with other bytes, must be decoded anew, and so must the first one again.
+    auto rng = test::rng_for_test();
+    const IntCase a = small_case(rng);
+    const IntCase b = small_case(rng);
+    Rig rig("nv_full");
+    for (const IntCase* c : {&a, &b, &a, &a, &b}) {
+        c->load(rig);
+        EXPECT_EQ(rig.execute().planar(), expected_values(*c));
+    }
+    EXPECT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
 }
 
 TEST(ConvBuffer, DataAndWeightReuseKeepThePreviousLayersBuffer) {

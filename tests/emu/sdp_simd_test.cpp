@@ -1,10 +1,9 @@
-// SDP's AVX-512 forms (sdp_simd.cpp) against the scalar stages they stand in for: random X
-// stages, output convertors and CACC deliveries on lines of awkward values (every width's
-// limits), and random flying operations run through Sdp::execute at every ISA level this CPU
-// runs (SDP has AVX-512 and scalar forms; the AVX2 level runs the scalar ones) against the
-// scalar stages (force_scalar), which must write the same bytes and the same counters. The
-// stage tests call the AVX-512 forms directly: they run whatever NVDLA_EMU_ISA says and are
-// reported skipped (never passed) only on a CPU without AVX-512.
+// SDP's vector forms (sdp_simd.cpp: AVX-512, sdp_simd_avx2.cpp: AVX2) against the scalar stages
+// they stand in for: random X stages, Y stages (without the LUT), output convertors and CACC
+// deliveries on lines of awkward values (every width's limits), and random flying operations
+// run through Sdp::execute, at every ISA level this CPU runs, against the scalar stages
+// (force_scalar), which must write the same bytes and the same counters. The stage tests are
+// reported skipped (never passed) only on a CPU without AVX2.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -21,11 +20,25 @@
 namespace nvdla::emu::sdp {
 namespace {
 
-// The stage tests lift the limit so that an AVX-512 CPU always runs them.
-#define SKIP_WITHOUT_SIMD()                                                          \
-    const IsaLimit no_limit(IsaLevel::Avx512);                                       \
-    do {                                                                             \
-        if (!simd_enabled()) GTEST_SKIP() << "this CPU has no AVX-512 (F/BW/DQ/VL)"; \
+// The vector levels this CPU runs (AVX2, AVX-512), whatever NVDLA_EMU_ISA says.
+std::vector<IsaLevel> vector_levels() {
+    std::vector<IsaLevel> levels = levels_of_this_cpu();
+    std::erase(levels, IsaLevel::Scalar);
+    return levels;
+}
+
+// Runs check at every vector level.
+#define AT_EVERY_VECTOR_LEVEL(check)                                \
+    do {                                                            \
+        const std::vector<IsaLevel> levels = vector_levels();       \
+        if (levels.empty()) GTEST_SKIP() << "this CPU has no AVX2"; \
+        for (IsaLevel level : levels) {                             \
+            const IsaLimit limit(level);                            \
+            SCOPED_TRACE(isa_name(level));                          \
+            ASSERT_TRUE(simd_enabled());                            \
+            check();                                                \
+            if (::testing::Test::HasFatalFailure()) return;         \
+        }                                                           \
     } while (0)
 
 uint64_t pick(std::mt19937_64& rng, uint64_t n) {
@@ -91,8 +104,7 @@ TEST(SdpSimd, XAluOperandsSaturateTo32Bits) {
     EXPECT_EQ(x_alu_operand(0, 63), 0);
 }
 
-TEST(SdpSimd, XStagesMatchTheScalarStage) {
-    SKIP_WITHOUT_SIMD();
+void check_x_stages() {
     auto rng = test::rng_for_test();
     int checked = 0;
     for (int i = 0; i < 3000; ++i) {
@@ -119,8 +131,66 @@ TEST(SdpSimd, XStagesMatchTheScalarStage) {
     EXPECT_GT(checked, 2000);
 }
 
-TEST(SdpSimd, OutputConvertorsMatchTheScalarStage) {
-    SKIP_WITHOUT_SIMD();
+TEST(SdpSimd, XStagesMatchTheScalarStage) {
+    AT_EVERY_VECTOR_LEVEL(check_x_stages);
+}
+
+YStage random_y(std::mt19937_64& rng) {
+    YStage y;
+    y.enabled = true;
+    y.alu_bypass = pick(rng, 4) == 0;
+    y.alu_algo = static_cast<uint32_t>(pick(rng, 4));
+    y.alu_from_memory = pick(rng, 2);
+    y.alu_operand = static_cast<uint32_t>(awkward(rng));
+    y.mul_bypass = pick(rng, 4) == 0;
+    y.prelu = pick(rng, 3) == 0;
+    y.mul_from_memory = pick(rng, 2);
+    y.mul_operand = static_cast<uint32_t>(awkward(rng));
+    y.truncate = pick(rng, 8) == 0 ? static_cast<uint32_t>(pick(rng, 1024))
+                                   : static_cast<uint32_t>(pick(rng, 64));
+    for (OperandConvertor* c : {&y.alu_cvt, &y.mul_cvt}) {
+        c->bypass = pick(rng, 3) == 0;
+        c->params = {awkward(rng), awkward16(rng), static_cast<uint32_t>(pick(rng, 64))};
+    }
+    return y;
+}
+
+void check_y_stages() {
+    auto rng = test::rng_for_test();
+    int checked = 0;
+    for (int i = 0; i < 3000; ++i) {
+        Settings s;
+        s.proc = s.output = pick(rng, 2) ? Precision::Int8 : Precision::Int16;
+        s.ew = random_y(rng);
+        if (!y_simd_supported(s)) continue;
+        const size_t n = 1 + pick(rng, 70);
+        std::vector<int32_t> line(n);
+        std::vector<int16_t> alu(n), mul(n);
+        for (size_t j = 0; j < n; ++j) {
+            line[j] = awkward(rng);
+            alu[j] = awkward16(rng);
+            mul[j] = awkward16(rng);
+        }
+        const OperandLine ops{s.ew.alu_from_memory ? alu.data() : nullptr,
+                              s.ew.mul_from_memory ? mul.data() : nullptr};
+        std::vector<int32_t> scalar = line, simd = line;
+        Counters counters;
+        run_y(s, scalar, ops, counters);
+        run_y_simd(s.ew, simd, ops);
+        const YStage& y = s.ew;
+        ASSERT_EQ(simd, scalar) << "stage " << i << ": mul bypass " << y.mul_bypass << " prelu "
+                                << y.prelu << " truncate " << y.truncate << " alu bypass "
+                                << y.alu_bypass << " algo " << y.alu_algo;
+        ++checked;
+    }
+    EXPECT_GT(checked, 2000);
+}
+
+TEST(SdpSimd, YStagesMatchTheScalarStage) {
+    AT_EVERY_VECTOR_LEVEL(check_y_stages);
+}
+
+void check_convertors() {
     auto rng = test::rng_for_test();
     for (int i = 0; i < 3000; ++i) {
         Settings s;
@@ -149,16 +219,19 @@ TEST(SdpSimd, OutputConvertorsMatchTheScalarStage) {
         run_c_simd(s, line, simd, cv);
         ASSERT_EQ(simd, scalar) << "convertor " << i << ": offset " << s.cvt.offset << " scale "
                                 << s.cvt.scale << " shift " << s.cvt.shift;
-        // The count matters only when D_PERF_OUT_SATURATION reports it (the AVX-512 form
-        // counts only then).
+        // The count matters only when D_PERF_OUT_SATURATION reports it (the vector forms
+        // count only then).
         if (s.count_saturation) {
             ASSERT_EQ(cv.saturations, cs.saturations) << "convertor " << i;
         }
     }
 }
 
-TEST(SdpSimd, FlyingLinesDeliverAsCaccDoes) {
-    SKIP_WITHOUT_SIMD();
+TEST(SdpSimd, OutputConvertorsMatchTheScalarStage) {
+    AT_EVERY_VECTOR_LEVEL(check_convertors);
+}
+
+void check_flying_lines() {
     auto rng = test::rng_for_test();
     for (int i = 0; i < 300; ++i) {
         AccumulatorCube cube;
@@ -193,6 +266,10 @@ TEST(SdpSimd, FlyingLinesDeliverAsCaccDoes) {
                         }
                 }
     }
+}
+
+TEST(SdpSimd, FlyingLinesDeliverAsCaccDoes) {
+    AT_EVERY_VECTOR_LEVEL(check_flying_lines);
 }
 
 // ---- Whole operations ----
@@ -400,8 +477,8 @@ TEST(SdpSimd, RandomFlyingOperationsMatchTheScalarStages) {
     bool simd_ran = false;
     for (IsaLevel level : levels) {
         const IsaLimit limit(level);
-        // The AVX-512 forms run exactly at the AVX-512 level.
-        EXPECT_EQ(simd_enabled(), level == IsaLevel::Avx512) << isa_name(level);
+        // The vector forms run at the AVX2 and AVX-512 levels.
+        EXPECT_EQ(simd_enabled(), level != IsaLevel::Scalar) << isa_name(level);
         simd_ran |= simd_enabled();
         auto rng = test::rng_for_test();
         int ran = 0;
@@ -416,7 +493,7 @@ TEST(SdpSimd, RandomFlyingOperationsMatchTheScalarStages) {
         }
         EXPECT_GT(ran, 250) << isa_name(level);  // most programs are valid and write output
     }
-    EXPECT_EQ(simd_ran, levels.back() == IsaLevel::Avx512);
+    EXPECT_EQ(simd_ran, levels.back() != IsaLevel::Scalar);
 }
 
 }  // namespace

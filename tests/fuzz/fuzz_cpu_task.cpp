@@ -1,5 +1,5 @@
 // libFuzzer target: an EMU1 task's descriptors and data as the runtime sees them
-// (runtime::inspect_emu_task, then runtime::run_emu_task: the original's power and softmax and
+// (runtime::inspect_cpu_task, then runtime::run_cpu_task: the original's power and softmax and
 // the CPU operations of docs/runtime.md "CPU tasks"), each address-list entry in its own heap
 // buffer so that any read or write outside one is a sanitizer report.
 //
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;
@@ -36,12 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (n) std::memcpy(memory.back().data(), data + at, n);
         at += n;
     }
-    std::vector<nvdla::runtime::EmuAddress> addresses;
+    std::vector<nvdla::runtime::CpuTaskAddress> addresses;
     for (auto& m : memory) addresses.push_back({m.data(), m.size(), m.size()});
 
-    auto info = nvdla::runtime::inspect_emu_task(addresses);
+    auto info = nvdla::runtime::inspect_cpu_task(addresses);
     if (!info && info.message().empty()) std::abort();  // every failure is a sentence
-    nvdla::Status s = nvdla::runtime::run_emu_task(addresses);
+    nvdla::Status s = nvdla::runtime::run_cpu_task(addresses);
     if (!s && s.message().empty()) std::abort();
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "dla_task_input.hpp"
 #include "nvdla/hw/dla_engine.h"
 #include "nvdla/hw_config.hpp"
+#include "runtime/dla_validator.hpp"
 
 namespace {
 
@@ -290,22 +291,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     src.read = read_entry;
     src.priv = &task;
 
-    nvdla_dla_error err{};
-    size_t bytes = 0;
-    if (nvdla_dla_task_measure(&src, &bytes, &err) != 0) {
-        if (err.message[0] == '\0') fail("measure failed without a sentence");
-        return 0;
-    }
+    const nvdla::runtime::DlaValidation v = nvdla::runtime::run_dla_validator(cfg, src);
     // The checked copy is bounded by the task's limits (operations, LUTs, addresses).
-    if (bytes > (64u << 20)) fail("measure asks for more than 64 MiB");
-    std::vector<uint64_t> storage((bytes + 7) / 8 + 1);
-    nvdla_dla_task* checked = nullptr;
-    const int ret = nvdla_dla_task_validate(&cfg, &src, storage.data(), bytes, &checked, &err);
-    if (ret != 0) {
-        if (checked != nullptr) fail("a rejected task was returned");
-        if (err.message[0] == '\0') fail("validation failed without a sentence");
+    if (v.bytes > (64u << 20)) fail("measure asks for more than 64 MiB");
+    if (!v.accepted()) {
+        if (v.task != nullptr) fail("a rejected task was returned");
+        if (v.error.message[0] == '\0') fail("the validator rejected without a sentence");
         return 0;
     }
+    const nvdla_dla_task* checked = v.task;
     if (checked == nullptr) fail("an accepted task is NULL");
     if (nvdla_dla_task_version(checked) != src.version) fail("the task's version changed");
     if (nvdla_dla_task_num_operations(checked) > NVDLA_DLA_MAX_OPERATIONS)

@@ -9,8 +9,9 @@
 #   dkms.sh remove           make dkms-remove: dkms remove --all, the source tree deleted
 #   dkms.sh test KVER...     make test-dkms: DKMS's own build of a staged copy, in a private
 #                            DKMS tree (nothing installed), against each kernel's headers
-#                            (a series such as 6.12 means its newest Debian 12 kernel, as in
-#                            make test-kmd); warnings are errors
+#                            (a series such as 6.12 means its newest Debian 12 kernel, newest
+#                            Debian 13's newest, as in make test-kmd; Debian 13 kernels are
+#                            built with the Debian 13 chroot's dkms); warnings are errors
 #
 # Environment: WORK (test: build/dkms-test), KMD_CACHE (headers not installed are unpacked
 # there, shared with make test-kmd).
@@ -26,13 +27,13 @@ say() { printf 'dkms: %s\n' "$*"; }
 die() { printf 'dkms: FAIL: %s\n' "$*" >&2; exit 1; }
 skip() { printf 'dkms: SKIP: %s\n' "$*"; exit 0; }
 
-# The DKMS source tree: dkms.conf at its top, kmd/ and the headers it includes.
+# The DKMS source tree: dkms.conf at its top, kmd/, engine/ and the headers they include.
 stage() { # dir
 	local dir=$1
-	mkdir -p "$dir/kmd/engine" "$dir/include/nvdla/hw" "$dir/include/uapi/drm"
+	mkdir -p "$dir/kmd" "$dir/engine" "$dir/include/nvdla/hw" "$dir/include/uapi/drm"
 	cp "$root/kmd/dkms.conf" "$dir/"
 	cp "$root"/kmd/{Kbuild,Makefile,conftest.sh} "$root"/kmd/*.[ch] "$dir/kmd/"
-	cp "$root"/kmd/engine/*.[ch] "$dir/kmd/engine/"
+	cp "$root"/engine/*.[ch] "$dir/engine/"
 	cp "$root"/include/nvdla/hw/*.h "$root"/include/nvdla/hw/*.def "$dir/include/nvdla/hw/"
 	cp "$root/include/uapi/drm/nvdla_drm.h" "$dir/include/uapi/drm/"
 }
@@ -77,18 +78,26 @@ test)
 	# shellcheck source=tests/kmd/lib.sh
 	. "$here/lib.sh"
 	need_dkms
+	# DKMS here, or in the Debian 13 chroot for its kernels (their kbuild needs its libc).
+	run_dkms() {
+		if [ -n "$LIB_CHROOT" ]; then lib_in_trixie dkms "$@"; else dkms "$@"; fi
+	}
 	fail=0
 	for KVER in "$@"; do
-		lib_resolve_kver
-		lib_headers "$KMD_CACHE/$KVER/headers"
+		lib_kernel_headers "$KMD_CACHE"
+		if [ -n "$LIB_CHROOT" ] && ! lib_in_trixie sh -c "command -v dkms" >/dev/null; then
+			say "installing dkms in $LIB_CHROOT"
+			lib_in_trixie apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends dkms >/dev/null ||
+				die "apt-get could not install dkms in $LIB_CHROOT"
+		fi
 		rm -rf "$WORK/$KVER"
 		mkdir -p "$WORK/$KVER/tree"
 		stage "$WORK/$KVER/src/nvdla-$version"
 		log=$WORK/$KVER/build.log
 		args=(--sourcetree "$WORK/$KVER/src" --dkmstree "$WORK/$KVER/tree" -k "$KVER"
 			--kernelsourcedir "$KDIR")
-		if dkms add "${args[@]}" "nvdla/$version" >"$log" 2>&1 &&
-			dkms build "${args[@]}" "nvdla/$version" >>"$log" 2>&1; then
+		if run_dkms add "${args[@]}" "nvdla/$version" >"$log" 2>&1 &&
+			run_dkms build "${args[@]}" "nvdla/$version" >>"$log" 2>&1; then
 			made=$(find "$WORK/$KVER/tree/nvdla/$version" -name make.log | head -n1)
 			ko=$(find "$WORK/$KVER/tree/nvdla/$version" -name 'nvdla.ko*' | head -n1)
 			if [ -z "$ko" ]; then

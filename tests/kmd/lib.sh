@@ -90,20 +90,197 @@ lib_headers() { # dir
 	touch "$dir/.complete"
 }
 
+# Where the newest kernels and the Debian 13 chroot live (outside the worktree: kept
+# between runs and checkouts).
+LIB_CACHE_DIR=${NVDLA_KMD_CACHE:-/var/cache/nvdla-kmd}
+LIB_TRIXIE=${CHROOT:-$LIB_CACHE_DIR/trixie}
+LIB_MIRROR=http://deb.debian.org/debian
+LIB_CHROOT=""      # set when KVER's kbuild runs in the Debian 13 chroot
+LIB_HOST_KDIR=""   # KDIR as this host sees it
+
+# KVER names a kernel of Debian 13 (trixie, trixie-backports) rather than Debian 12:
+# "newest", a series from 7 on (7.3: its newest), or an ABI such as 7.3.4+deb13-amd64.
+lib_is_trixie_kver() {
+	case ${KVER:-} in newest | *+deb13-* | [7-9].* | [1-9][0-9].*) return 0 ;; esac
+	return 1
+}
+
+# Runs a command in the Debian 13 chroot with /proc (objtool reads it), the repository
+# and $WORK visible at their own paths. The mounts are private to the command
+# (unshare -m): nothing is left mounted when it ends, however it ends.
+lib_in_trixie() { # command...
+	# shellcheck disable=SC2016,SC2154 # expanded by the inner shell; root: the caller's
+	$SUDO unshare -m --propagation private sh -c '
+		set -e
+		c=$1 binds=$2
+		shift 2
+		mount -t proc proc "$c/proc"
+		for d in $binds; do
+			[ -d "$d" ] || continue
+			mkdir -p "$c$d"
+			mount --bind "$d" "$c$d"
+		done
+		exec chroot "$c" env DEBIAN_FRONTEND=noninteractive LC_ALL=C \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
+	' sh "$LIB_TRIXIE" "$root ${WORK:-}" "$@"
+}
+
+# The Debian 13 chroot (debootstrap, a few minutes once), its package lists refreshed
+# at most daily.
+lib_trixie_chroot() {
+	if [ ! -f "$LIB_TRIXIE/.complete" ]; then
+		command -v debootstrap >/dev/null ||
+			$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				--no-install-recommends debootstrap >/dev/null ||
+			die "cannot install debootstrap"
+		say "making a Debian 13 chroot in $LIB_TRIXIE (debootstrap, a few minutes once)"
+		$SUDO rm -rf "$LIB_TRIXIE"
+		$SUDO mkdir -p "$(dirname "$LIB_TRIXIE")"
+		$SUDO debootstrap --variant=minbase \
+			--include=gcc,make,libc6-dev,pahole,libelf1t64,libssl3t64,kmod \
+			trixie "$LIB_TRIXIE" "$LIB_MIRROR" >"$LIB_TRIXIE.log" 2>&1 ||
+			die "debootstrap failed ($LIB_TRIXIE.log)"
+		echo "deb $LIB_MIRROR trixie-backports main" |
+			$SUDO tee "$LIB_TRIXIE/etc/apt/sources.list.d/backports.list" >/dev/null
+		$SUDO touch "$LIB_TRIXIE/.complete"
+	fi
+	if [ -z "$(find "$LIB_TRIXIE/.apt-updated" -mmin -1440 2>/dev/null)" ]; then
+		say "refreshing the Debian 13 chroot's package lists"
+		lib_in_trixie apt-get update -qq || die "apt-get update in $LIB_TRIXIE failed"
+		$SUDO touch "$LIB_TRIXIE/.apt-updated"
+	fi
+}
+
+# KVER "newest" or a series: the newest amd64 ABI of it in trixie and trixie-backports.
+lib_trixie_resolve_kver() {
+	local pattern
+	case $KVER in *-amd64) return 0 ;; esac
+	pattern='[0-9].*'
+	[ "$KVER" = newest ] || pattern="${KVER//./\\.}[.-][0-9].*"
+	KVER=$(lib_in_trixie apt-cache search --names-only "^linux-headers-${pattern}-amd64\$" |
+		cut -d' ' -f1 | grep -vE -- '-(rt|cloud)-amd64$' | sed 's/^linux-headers-//' |
+		sort -V | tail -n1)
+	[ -n "$KVER" ] || die "no Debian 13 kernel headers for KVER (linux-headers-*-amd64)"
+}
+
+# Downloads Debian 13 packages (apt-get download in the chroot) into DIR.
+lib_trixie_download() { # dir package...
+	local dir=$1 tmp=/var/tmp/nvdla-debs
+	shift
+	$SUDO rm -rf "$LIB_TRIXIE$tmp"
+	$SUDO mkdir -p "$LIB_TRIXIE$tmp" "$dir"
+	if ! lib_in_trixie sh -c "cd $tmp && apt-get download $*" >/dev/null 2>&1; then
+		# Package lists older than the archive (a day at most): refresh them, retry.
+		lib_in_trixie apt-get update -qq || true
+		lib_in_trixie sh -c "cd $tmp && apt-get download $*" >/dev/null 2>&1 ||
+			die "apt-get download $* (Debian 13) failed"
+	fi
+	$SUDO mv "$LIB_TRIXIE$tmp"/*.deb "$dir/"
+	$SUDO rm -rf "$LIB_TRIXIE$tmp"
+}
+
+# A Debian 13 kernel's headers (linux-headers, -common, linux-kbuild) unpacked, not
+# installed, in the chroot. Sets KDIR (the chroot's path), LIB_CHROOT, LIB_HOST_KDIR.
+lib_trixie_headers() {
+	local deps deb
+	KDIR=/usr/src/linux-headers-$KVER
+	LIB_CHROOT=$LIB_TRIXIE
+	LIB_HOST_KDIR=$LIB_TRIXIE$KDIR
+	[ -f "$LIB_HOST_KDIR/Module.symvers" ] && return 0
+	say "unpacking linux-headers-$KVER in $LIB_TRIXIE"
+	deps=$(lib_in_trixie apt-cache depends "linux-headers-$KVER" |
+		sed -n 's/.*Depends: \(linux-\(headers\|kbuild\)-[^ ]*\).*/\1/p' | sort -u | tr '\n' ' ')
+	# shellcheck disable=SC2086 # a list of package names
+	lib_trixie_download "$LIB_TRIXIE/var/tmp/nvdla-headers" "linux-headers-$KVER" $deps
+	for deb in "$LIB_TRIXIE"/var/tmp/nvdla-headers/*.deb; do
+		$SUDO dpkg-deb -x "$deb" "$LIB_TRIXIE/"
+	done
+	$SUDO rm -rf "$LIB_TRIXIE/var/tmp/nvdla-headers"
+	[ -f "$LIB_HOST_KDIR/Module.symvers" ] || die "no usable headers of $KVER in $LIB_TRIXIE"
+}
+
+# The headers of any KVER (Debian 12's or Debian 13's): sets KVER, KDIR, LIB_HOST_KDIR
+# (and LIB_CHROOT for Debian 13). Debian 12's are cached in CACHE_ROOT/$KVER/headers
+# when not installed.
+lib_kernel_headers() { # cache-root
+	if lib_is_trixie_kver; then
+		lib_trixie_chroot
+		lib_trixie_resolve_kver
+		lib_trixie_headers
+	else
+		lib_resolve_kver
+		lib_headers "$1/$KVER/headers"
+		LIB_HOST_KDIR=$KDIR
+	fi
+}
+
+# The uncompressed kernel of a bzImage (PVH boots it twice as fast): its xz (6.1) or
+# zstd (6.12+) payload, as the kernel's scripts/extract-vmlinux does.
+lib_extract_vmlinux() { # vmlinuz vmlinux
+	local off
+	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$1" | head -n1 | cut -d: -f1 || true)
+	if [ -n "$off" ]; then
+		tail -c +"$((off + 1))" "$1" | xz -dc >"$2" 2>/dev/null || true
+	else
+		off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$1" | head -n1 | cut -d: -f1 || true)
+		[ -n "$off" ] || die "no xz or zstd payload in $1"
+		command -v zstd >/dev/null || die "zstd is needed to unpack $1 (apt-get install zstd)"
+		tail -c +"$((off + 1))" "$1" | zstd -dcq >"$2" 2>/dev/null || true
+	fi
+	head -c 4 "$2" | grep -q ELF || die "could not extract vmlinux from $1"
+}
+
+# A Debian 13 kernel: Debian 13 splits the image into linux-binary-$KVER (vmlinuz, in
+# /usr/lib/modules/$KVER), linux-modules-$KVER and linux-base-$KVER (modules.order,
+# modules.builtin); downloaded in the chroot (not installed), the
+# DRM modules moved to root/lib/modules (where modinfo -b looks), cached in
+# $LIB_CACHE_DIR/kernels/$KVER. Sets cache kroot.
+lib_trixie_kernel() {
+	local debs=$LIB_CACHE_DIR/kernels/.debs m=./usr/lib/modules/$KVER
+	cache=$LIB_CACHE_DIR/kernels/$KVER
+	kroot=$cache/root
+	if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ]; then
+		say "fetching linux-binary-$KVER and linux-modules-$KVER (Debian 13; vmlinuz and the DRM modules only)"
+		$SUDO rm -rf "$cache" "$debs"
+		$SUDO mkdir -p "$kroot"
+		lib_trixie_download "$debs" "linux-binary-$KVER" "linux-modules-$KVER" "linux-base-$KVER"
+		dpkg-deb --fsys-tarfile "$debs/linux-binary-${KVER}_"*.deb |
+			$SUDO tar -x -C "$kroot" "$m/vmlinuz" || die "no vmlinuz in linux-binary-$KVER"
+		dpkg-deb --fsys-tarfile "$debs/linux-base-${KVER}_"*.deb |
+			$SUDO tar -x -C "$kroot" "$m/modules.order" "$m/modules.builtin" \
+				"$m/modules.builtin.modinfo" || die "no modules.builtin in linux-base-$KVER"
+		dpkg-deb --fsys-tarfile "$debs/linux-modules-${KVER}_"*.deb |
+			$SUDO tar -x -C "$kroot" --wildcards "$m/kernel/drivers/gpu/drm/*" ||
+			die "no DRM modules in linux-modules-$KVER"
+		$SUDO mkdir -p "$kroot/lib/modules"
+		$SUDO mv "$kroot/usr/lib/modules/$KVER" "$kroot/lib/modules/"
+		$SUDO rm -rf "$debs" "$kroot/usr"
+		$SUDO depmod -b "$kroot" "$KVER"
+		lib_extract_vmlinux "$kroot/lib/modules/$KVER/vmlinuz" "$cache/vmlinux.tmp"
+		$SUDO mv "$cache/vmlinux.tmp" "$cache/vmlinux"
+	fi
+}
+
 # The kernel to boot and build against: KVER (given, or the ABI linux-headers-amd64
-# depends on; a series such as 6.12 means its newest Debian 12 kernel), its headers
-# KDIR (lib_headers), and in CACHE_ROOT/$KVER the uncompressed vmlinux (PVH boot)
-# and root/ with the DRM modules of its image package (downloaded, never
-# installed). Sets KVER KDIR cache kroot.
+# depends on; a series such as 6.12 means its newest Debian 12 kernel; "newest" or a
+# series from 7 on a Debian 13 kernel), its headers KDIR (lib_kernel_headers), and in
+# CACHE_ROOT/$KVER (Debian 12) or $LIB_CACHE_DIR/kernels/$KVER (Debian 13) the
+# uncompressed vmlinux (PVH boot) and root/ with the DRM modules of its image package
+# (downloaded, never installed). Sets KVER KDIR LIB_HOST_KDIR LIB_CHROOT cache kroot.
 lib_kernel() { # cache-root
-	local cache_root=$1 fixed=${KVER:+yes} debs deb vmlinuz off
+	local cache_root=$1 fixed=${KVER:+yes} debs deb
+	if lib_is_trixie_kver; then
+		lib_kernel_headers "$cache_root"
+		lib_trixie_kernel
+		return 0
+	fi
 	[ -n "${KVER:-}" ] || KVER=$(lib_derive_kver)
 	lib_resolve_kver
 	[ -n "$KVER" ] || die "cannot derive the kernel ABI from linux-headers-amd64"
 	KDIR=/usr/src/linux-headers-$KVER
 	cache=$cache_root/$KVER
 	kroot=$cache/root
-	# .drm-helpers: the cache has every drm_*.ko (drm_exec since kmd-fix), not only three.
+	# .drm-helpers: the cache has every drm_*.ko (drm_exec among them), not only three.
 	if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ] ||
 		[ ! -f "$cache/.drm-helpers" ]; then
 		say "fetching linux-image-$KVER (extracting vmlinuz and the DRM modules only)"
@@ -135,22 +312,67 @@ lib_kernel() { # cache-root
 			"./lib/modules/$KVER/modules.builtin.modinfo"
 		rm -f "$deb"
 		depmod -b "$kroot" "$KVER"
-		# The uncompressed kernel boots through PVH, twice as fast as the bzImage.
-		vmlinuz=$kroot/boot/vmlinuz-$KVER
-		# The payload is xz (6.1) or zstd (6.12+) compressed.
-		off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n1 | cut -d: -f1 || true)
-		if [ -n "$off" ]; then
-			tail -c +"$((off + 1))" "$vmlinuz" | xz -dc >"$cache/vmlinux" 2>/dev/null || true
-		else
-			off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$vmlinuz" | head -n1 | cut -d: -f1 || true)
-			[ -n "$off" ] || die "no xz or zstd payload in $vmlinuz"
-			command -v zstd >/dev/null || die "zstd is needed to unpack $vmlinuz (apt-get install zstd)"
-			tail -c +"$((off + 1))" "$vmlinuz" | zstd -dcq >"$cache/vmlinux" 2>/dev/null || true
-		fi
-		head -c 4 "$cache/vmlinux" | grep -q ELF || die "could not extract vmlinux"
+		lib_extract_vmlinux "$kroot/boot/vmlinuz-$KVER" "$cache/vmlinux"
 		touch "$cache/.drm-helpers"
 	fi
 	lib_headers "$cache/headers"
+	LIB_HOST_KDIR=$KDIR
+}
+
+# QEMU's accelerator: KVM when /dev/kvm is usable and a guest really boots with it (on
+# some hosts /dev/kvm exists but QEMU aborts or the guest hangs), else TCG. QEMU_ACCEL=kvm
+# or tcg decides without the probe; the probe's verdict is kept in $cache/accel. Sets
+# the array lib_qemu_accel (-accel and -cpu options).
+lib_qemu_accel() {
+	local accel=${QEMU_ACCEL:-} dir
+	if [ -z "$accel" ]; then
+		accel=$(cat "$cache/accel" 2>/dev/null || true)
+	fi
+	if [ -z "$accel" ]; then
+		accel=tcg
+		if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+			dir=$(mktemp -d)
+			mkdir -p "$dir/root/bin"
+			cp /bin/busybox "$dir/root/bin/"
+			printf '#!/bin/busybox sh\n/bin/busybox echo KVM-PROBE-OK\n/bin/busybox poweroff -f\n' \
+				>"$dir/root/init"
+			chmod +x "$dir/root/init"
+			(cd "$dir/root" && find . | cpio -o -H newc --quiet) >"$dir/probe.cpio"
+			# In a subshell of its own (not exec'd): QEMU may abort, and bash would say so.
+			(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -machine pc -m 256M -display none \
+				-vga none -nic none -no-reboot -monitor none -serial "file:$dir/serial.log" \
+				-kernel "$cache/vmlinux" -initrd "$dir/probe.cpio" \
+				-append "console=ttyS0 quiet panic=-1" || true) >/dev/null 2>&1
+			grep -q KVM-PROBE-OK "$dir/serial.log" 2>/dev/null && accel=kvm
+			rm -rf "$dir"
+			say "/dev/kvm exists; a KVM guest $([ $accel = kvm ] && echo boots: KVM || echo does not boot here: TCG)"
+		fi
+		echo "$accel" | $SUDO tee "$cache/accel" >/dev/null
+	fi
+	# shellcheck disable=SC2034 # lib_qemu_accel: the caller's QEMU options
+	case $accel in
+	kvm) lib_qemu_accel=(-accel kvm -cpu host) ;;
+	tcg) lib_qemu_accel=(-accel tcg -cpu max) ;;
+	*) die "QEMU_ACCEL must be kvm or tcg, not $accel" ;;
+	esac
+}
+
+# Kernel options that make use-after-free and corruption show, as far as Debian's
+# kernels allow (none has KASAN or DEBUG_PAGEALLOC): SLUB debugging (red zones,
+# poisoning, sanity checks, owner tracking; CONFIG_SLUB_DEBUG), freed pages poisoned
+# (CONFIG_PAGE_POISONING; both take precedence over init_on_free, which is asked for
+# anyway), and KFENCE sampling one allocation every 50 ms (6.12 and 7.x; 6.1 has no
+# KFENCE and ignores it).
+# shellcheck disable=SC2034 # used by the callers
+LIB_MEMORY_DEBUG="slub_debug=FZPU page_poison=1 init_on_free=1 kfence.sample_interval=50"
+
+# make in KVER's kbuild environment: here, or in the Debian 13 chroot.
+lib_kmake() { # make arguments...
+	if [ -n "$LIB_CHROOT" ]; then
+		lib_in_trixie make "$@"
+	else
+		make "$@"
+	fi
 }
 
 # nvdla.ko into out-dir (NVDLA_SELFTEST=selftest), warnings are errors.
@@ -164,7 +386,7 @@ lib_build_module() { # out-dir selftest
 		echo "$KDIR" >"$1/.kernel"
 	fi
 	# shellcheck disable=SC2154 # root: the caller's
-	if ! make -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
+	if ! lib_kmake -C "$root/kmd" KDIR="$KDIR" OUT="$1" NVDLA_SELFTEST="$2" >"$log" 2>&1; then
 		cat "$log"
 		die "module build failed ($1)"
 	fi
@@ -173,15 +395,18 @@ lib_build_module() { # out-dir selftest
 	fi
 }
 
-# The directory of the kernel's UAPI drm.h (Debian's linux-libc-dev has none): static
-# test programs include it after the system headers (-idirafter).
-lib_drm_uapi_dir() {
-	local f
-	for f in "$KDIR/include/uapi/drm/drm.h" \
-		"${KDIR%/*}/linux-headers-${KVER%-*}-common/include/uapi/drm/drm.h"; do
-		[ -f "$f" ] && { dirname "$f"; return 0; }
+# Compiler flags for static test programs: the UAPI headers of KVER's build tree
+# after the system headers (-idirafter), so that drm.h (Debian's linux-libc-dev has
+# none) and what it includes but an older linux-libc-dev lacks (7.x's drm_mode.h
+# includes linux/bits.h) come from the same kernel; -D__user= as headers_install does.
+lib_uapi_flags() {
+	local d dirs=""
+	for d in "$LIB_HOST_KDIR" "${LIB_HOST_KDIR%/*}/linux-headers-${KVER%-*}-common"; do
+		[ -f "$d/include/uapi/drm/drm.h" ] && { dirs="$d/include/uapi/drm $d/include/uapi"; break; }
 	done
-	die "no drm.h in the headers of $KVER"
+	[ -n "$dirs" ] || die "no include/uapi/drm/drm.h in the headers of $KVER"
+	printf -- '-D__user= '
+	for d in $dirs; do printf -- '-idirafter %s ' "$d"; done
 }
 
 # Copies module NAME of the kernel and its dependencies (dependencies first) into

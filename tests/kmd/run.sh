@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# make test-kmd: the NVDLA kernel module tested for real in Debian 12's own
-# kernel, booted under QEMU (TCG) with no root filesystem.
+# make test-kmd: the NVDLA kernel module tested for real in a Debian kernel
+# (Debian 12's, or Debian 13's newest through a Debian 13 chroot), booted under
+# QEMU (KVM when it works, else TCG) with no root filesystem.
 #
 #  1. Debian packages (qemu-system-x86 busybox-static cpio kmod xz-utils
 #     linux-headers-amd64), installed if missing.
-#  2. The kernel: the ABI linux-headers-amd64 depends on; its image package
-#     is downloaded (not installed) and only vmlinuz and the DRM modules
-#     are extracted, cached in $WORK/cache.
+#  2. The kernel: KVER, or the ABI linux-headers-amd64 depends on; its image
+#     package(s) downloaded (not installed) and only vmlinuz and the DRM
+#     modules extracted, cached in $WORK/cache (Debian 12) or
+#     /var/cache/nvdla-kmd/kernels (Debian 13; tests/kmd/lib.sh).
 #  3. nvdla.ko built against that kernel's headers twice, as shipped and
 #     with the test engine (NVDLA_SELFTEST=y), warnings are errors; the
 #     static test program.
@@ -21,13 +23,13 @@
 #     for leaks and warnings.
 #  5. QEMU with two ivshmem devices (two NVDLA instances: nv_full with a
 #     carve-out, nv_small with DMA memory) and a third instance on the
-#     platform bus (nv_large, tests/kmd/platdev), panic_on_warn=1
-#     slub_debug=FZPU.
+#     platform bus (nv_large, tests/kmd/platdev), panic_on_warn=1 and the
+#     memory debugging options of LIB_MEMORY_DEBUG.
 #     The verdict is the result line in the serial log.
 #
-# Environment: WORK (default build/kmd-test), KVER (an ABI, or a series such as 6.12: its
-# newest Debian 12 kernel; default: from
-# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240).
+# Environment: WORK (default build/kmd-test), KVER (an ABI, a series such as 6.12: its
+# newest Debian 12 kernel, or newest / 7.x: Debian 13's; default: from
+# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240), QEMU_ACCEL (kvm, tcg).
 # Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
 # cannot run).
 
@@ -74,7 +76,7 @@ lib_build_module "$WORK/module-selftest" y
 # Board code for a platform-bus instance (the guest has no device tree).
 rm -rf "$WORK/platdev"
 cp -r "$here/platdev" "$WORK/platdev"
-if ! make -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
+if ! lib_kmake -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
 	grep -E 'warning:|error:' "$WORK/platdev.log"; then
 	cat "$WORK/platdev.log"
 	die "test platform-device module build failed"
@@ -84,9 +86,9 @@ ko_selftest=$WORK/module-selftest/kmd/nvdla.ko
 
 say "building the test program (static)"
 # drm.h from the kernel's UAPI (Debian's linux-libc-dev has none): after the system headers.
-drmdir=$(lib_drm_uapi_dir)
-gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" -I "$root/include" \
-	-idirafter "$drmdir" -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
+# shellcheck disable=SC2046 # compiler flags, split on purpose
+gcc -O2 -Wall -Wextra -Werror -static -I "$root/include/uapi/drm" -I "$root/include" \
+	$(lib_uapi_flags) -o "$WORK/nvdla_kmd_test" "$here/nvdla_kmd_test.c" ||
 	die "test program build failed"
 
 # ---- 4. initramfs ------------------------------------------------------------------
@@ -165,7 +167,7 @@ chmod +x "$initrd/init"
 (cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
 
 # ---- 5. QEMU -----------------------------------------------------------------------
-# Shared memory of each ivshmem device, with the header (kmd/nvdla_ivshmem.h) the
+# Shared memory of each ivshmem device, with the header (include/nvdla/hw/nvdla_ivshmem.h) the
 # host side writes: "NVDLA-VP", version 1, size 112, configuration, mailbox
 # (none), memory (carve-out offset and size; 0: guest DMA memory).
 le() { # value bytes -> printf escapes, little endian
@@ -189,13 +191,14 @@ make_shm "$WORK/shm-b" $((1 << 20)) nv_small 0 0
 
 log=$WORK/serial.log
 rm -f "$log"
-say "booting $KVER under QEMU (TCG, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
+lib_qemu_accel
+say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
 qstart=$(date +%s)
 set +e
-timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M \
+timeout "$QEMU_TIMEOUT" qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M \
 	-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
-	-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1" \
+	-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG" \
 	-object "memory-backend-file,id=shma,size=16M,mem-path=$WORK/shm-a,share=on" \
 	-device ivshmem-plain,memdev=shma \
 	-object "memory-backend-file,id=shmb,size=1M,mem-path=$WORK/shm-b,share=on" \

@@ -408,4 +408,60 @@ TEST(OnnxBadModel, UnknownOperatorNamesTheNode) {
         << m.message();
 }
 
+// ONNX's Mish operator (opset 18; PyTorch at opset 13 writes Mul(x, Tanh(Softplus(x))), which
+// the op_mish model covers): one CPU mish, against mish computed here.
+TEST(OnnxMish, MishOperatorIsOneCpuOperation) {
+    ::onnx::ModelProto proto;
+    proto.set_ir_version(8);
+    proto.add_opset_import()->set_version(18);
+    auto* g = proto.mutable_graph();
+    g->set_name("mish");
+    for (auto [value, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
+        value->set_name(name);
+        auto* t = value->mutable_type()->mutable_tensor_type();
+        t->set_elem_type(::onnx::TensorProto_DataType_FLOAT);
+        for (int64_t d : {1, 3, 4, 5}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    auto* n = g->add_node();
+    n->set_op_type("Mish");
+    n->set_name("the_mish");
+    n->add_input("x");
+    n->add_output("y");
+    auto m = nvdla::onnx::import_bytes(serialize(proto));
+    ASSERT_TRUE(m) << m.message();
+
+    TensorData x{"x", {1, 3, 4, 5}, {}};
+    for (size_t i = 0; i < 60; ++i) x.values.push_back(-6.0f + 0.2f * float(i));
+    std::vector<float> expected;
+    for (float v : x.values) expected.push_back(v * std::tanh(std::log(1.0f + std::exp(v))));
+    auto ref = nvdla::onnx::run_reference(*m, {x});
+    ASSERT_TRUE(ref) << ref.message();
+    EXPECT_LE(max_error((*ref)[0].values, expected), 1e-5);
+
+    nvdla::builder::Calibration cal;
+    auto items = nvdla::onnx::split_batch(m->inputs[0], x);
+    ASSERT_TRUE(items) << items.message();
+    ASSERT_TRUE(cal.add_sample(m->network, {(*items)[0]}));
+    for (nvdla::Precision p : {nvdla::Precision::Fp16, nvdla::Precision::Int8}) {
+        nvdla::builder::BuildOptions bo;
+        bo.precision = p;
+        bo.calibration = &cal;
+        auto built = nvdla::builder::build(m->network, bo);
+        ASSERT_TRUE(built) << built.message();
+        ASSERT_EQ(built->cpu_operations.size(), 1u);
+        EXPECT_EQ(built->cpu_operations[0].rfind("the_mish: CPU mish", 0), 0u)
+            << built->cpu_operations[0];
+        nvdla::RuntimeOptions ro;
+        ro.backend = nvdla::BackendChoice::Emu;
+        auto rt = nvdla::Runtime::open(ro);
+        ASSERT_TRUE(rt) << rt.message();
+        auto out = run_model(*m, *built, **rt, {x});
+        ASSERT_TRUE(out);
+        // fp16: a few units in the last place of the largest value; int8: input and output
+        // rounding, a step (6 / 127) each.
+        EXPECT_LE(max_error((*out)[0].values, expected), p == nvdla::Precision::Fp16 ? 1e-2 : 0.1)
+            << nvdla::to_string(p);
+    }
+}
+
 }  // namespace

@@ -12,7 +12,7 @@
 #include "networks.hpp"
 #include "nvdla/builder.hpp"
 #include "nvdla/precision/fp16.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 #include "runtime/loadable.hpp"
 #include "test_support.hpp"
 
@@ -20,7 +20,7 @@ namespace nvdla::runtime_test {
 namespace {
 
 using builder::CpuOpKind;
-using runtime::EmuAddress;
+using runtime::CpuTaskAddress;
 
 template <class T>
 void store(std::vector<std::byte>& out, size_t offset, T value) {
@@ -39,7 +39,7 @@ struct Cube {
 // 3 parameters, 4 input A, 5 input B, 6 output.
 struct HostCpuTask {
     std::vector<std::vector<std::byte>> memory;
-    std::vector<EmuAddress> addresses;
+    std::vector<CpuTaskAddress> addresses;
 
     HostCpuTask(CpuOpKind kind, std::vector<Cube> inputs, Cube out, std::vector<int32_t> ints = {},
                 std::vector<float> floats = {}, bool marker = true) {
@@ -80,7 +80,7 @@ struct HostCpuTask {
         addresses.clear();
         for (auto& m : memory) addresses.push_back({m.data(), m.size(), m.size()});
     }
-    Status run() { return runtime::run_emu_task(addresses); }
+    Status run() { return runtime::run_cpu_task(addresses); }
     void set_scales(float a, float out, float b = 1.0f) {
         store<float>(memory[1], 24 + 4, a);
         store<float>(memory[1], 24 + 8, out);
@@ -236,7 +236,7 @@ TEST(CpuTask, MalformedDescriptors) {
          op + " destination: INT16 data is not supported (int8 and fp16 are)"},
         {"unknown type", [](HostCpuTask& t) { store<uint8_t>(t.memory[1], 24, 200); },
          "EMU operation 1: type 200 is neither power (0), softmax (1) nor a CPU operation (16 "
-         "to 44)"},
+         "to 45)"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.what);

@@ -1,5 +1,5 @@
 // Test networks written from scratch: loadables with DLA tasks (BDMA copies, which nv_full
-// runs on every element type) and EMU tasks (power, softmax) in either descriptor layout.
+// runs on every element type) and CPU tasks (power, softmax) in either descriptor layout.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,12 +13,12 @@
 #include "nvdla/hw/dla_interface.h"
 #include "nvdla/precision/fp16.hpp"
 #include "nvdla/runtime.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 #include "runtime/loadable.hpp"
 
 namespace nvdla::runtime_test {
 
-using runtime::EmuAddress;
+using runtime::CpuTaskAddress;
 using runtime::Loadable;
 
 template <class T>
@@ -154,7 +154,7 @@ class NetworkBuilder {
         return static_cast<uint16_t>(l_.tasks.size() - 1);
     }
 
-    struct EmuOp {
+    struct CpuTaskOp {
         uint8_t type = 0;     // 0 power, 1 softmax
         uint16_t format = 3;  // of the layout: current FF16 3, INT8 0, INT8_8 1; original FF16 2
         uint16_t w = 1, h = 1, c = 1;
@@ -163,12 +163,12 @@ class NetworkBuilder {
         float input_scale = 1, output_scale = 1;
     };
 
-    // The three descriptor blobs of an EMU task with one operation.
-    static std::vector<std::vector<std::byte>> emu_descriptors(runtime::EmuLayout layout,
-                                                               const EmuOp& op,
-                                                               int16_t src_address = 3,
-                                                               int16_t dst_address = 4) {
-        const bool current = layout == runtime::EmuLayout::Current;
+    // The three descriptor blobs of a CPU task with one operation.
+    static std::vector<std::vector<std::byte>> cpu_task_descriptors(runtime::CpuTaskLayout layout,
+                                                                    const CpuTaskOp& op,
+                                                                    int16_t src_address = 3,
+                                                                    int16_t dst_address = 4) {
+        const bool current = layout == runtime::CpuTaskLayout::Current;
         std::vector<std::byte> net(256), ops(current ? 24 : 16), buffers(512);
         put<int16_t>(net, 0, 1);
         put<int16_t>(net, 2, 2);
@@ -201,9 +201,10 @@ class NetworkBuilder {
         return {net, ops, buffers};
     }
 
-    uint16_t emu(runtime::EmuLayout layout, const EmuOp& op, uint16_t src, uint16_t dst) {
+    uint16_t cpu_task(runtime::CpuTaskLayout layout, const CpuTaskOp& op, uint16_t src,
+                      uint16_t dst) {
         const std::string tag = "t" + std::to_string(l_.tasks.size()) + "_";
-        const auto d = emu_descriptors(layout, op);
+        const auto d = cpu_task_descriptors(layout, op);
         runtime::TaskEntry task;
         task.interface = runtime::TaskInterface::Emu1;
         task.instance = -1;

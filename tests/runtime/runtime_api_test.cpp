@@ -20,8 +20,8 @@ namespace nvdla::runtime_test {
 namespace {
 
 using namespace std::chrono_literals;
-using runtime::EmuLayout;
-using Op = NetworkBuilder::EmuOp;
+using runtime::CpuTaskLayout;
+using Op = NetworkBuilder::CpuTaskOp;
 
 void fill(std::span<std::byte> s, uint8_t seed) {
     for (size_t i = 0; i < s.size(); ++i) s[i] = std::byte(uint8_t(seed + i * 13));
@@ -229,18 +229,18 @@ std::vector<std::byte> slow_network() {
     const uint64_t bytes = uint64_t(surface) * 64;  // 1024 channels
     const uint16_t in = b.tensor(true, "x", kFp16, 1024, 64, 64, 64 * 32, surface, bytes);
     const uint16_t out = b.tensor(false, "y", kFp16, 1024, 64, 64, 64 * 32, surface, bytes);
-    b.emu(EmuLayout::Current,
-          Op{.type = 0,
-             .format = 3,
-             .w = 64,
-             .h = 64,
-             .c = 1024,
-             .line = 64 * 32,
-             .surface = surface,
-             .power = 0.5f,
-             .scale = 1.0f,
-             .shift = 1.0f},
-          in, out);
+    b.cpu_task(CpuTaskLayout::Current,
+               Op{.type = 0,
+                  .format = 3,
+                  .w = 64,
+                  .h = 64,
+                  .c = 1024,
+                  .line = 64 * 32,
+                  .surface = surface,
+                  .power = 0.5f,
+                  .scale = 1.0f,
+                  .shift = 1.0f},
+               in, out);
     return b.bytes();
 }
 
@@ -265,16 +265,17 @@ TEST_F(RuntimeApi, OneJobPerContextAndWaitTimeouts) {
 
 // CPU and hardware tasks in one network: power (2x + 1), a BDMA copy, softmax, all fp16.
 TEST(RuntimeMixed, CpuAndHardwareTasks) {
-    for (EmuLayout layout : {EmuLayout::Original, EmuLayout::Current}) {
-        const uint16_t ff16 = layout == EmuLayout::Current ? 3 : 2;
+    for (CpuTaskLayout layout : {CpuTaskLayout::Original, CpuTaskLayout::Current}) {
+        const uint16_t ff16 = layout == CpuTaskLayout::Current ? 3 : 2;
         NetworkBuilder b;
         const uint16_t in = b.tensor(true, "data", kFp16, 10, 1, 1, 32, 32, 32);
         const uint16_t a = b.scratch(32), c = b.scratch(32);
         const uint16_t out = b.tensor(false, "prob", kFp16, 10, 1, 1, 32, 32, 32);
-        b.emu(layout, Op{.type = 0, .format = ff16, .c = 10, .power = 1, .scale = 2, .shift = 1},
-              in, a);
+        b.cpu_task(layout,
+                   Op{.type = 0, .format = ff16, .c = 10, .power = 1, .scale = 2, .shift = 1}, in,
+                   a);
         b.bdma_copy(a, c, 32, 1);
-        b.emu(layout, Op{.type = 1, .format = ff16, .c = 10}, c, out);
+        b.cpu_task(layout, Op{.type = 1, .format = ff16, .c = 10}, c, out);
         auto rt = emu_runtime("nv_full", true);
         auto net = load_or_fail(*rt, b.bytes());
         ASSERT_TRUE(net);
@@ -317,7 +318,7 @@ TEST(RuntimeMixed, CpuTaskErrorsStopTheRun) {
     NetworkBuilder b;
     const uint16_t in = b.tensor(true, "data", kFp16, 10, 1, 1, 32, 32, 32);
     const uint16_t out = b.tensor(false, "prob", kFp16, 10, 1, 1, 32, 32, 32);
-    b.emu(EmuLayout::Current, Op{.type = 1, .format = 2, .c = 10}, in, out);  // INT16
+    b.cpu_task(CpuTaskLayout::Current, Op{.type = 1, .format = 2, .c = 10}, in, out);  // INT16
     auto rt = emu_runtime();
     auto net = load_or_fail(*rt, b.bytes());
     auto ctx = std::move(net->create_context()).value();
@@ -330,9 +331,10 @@ TEST(RuntimeQuantization, ScalesFromCpuOperations) {
     NetworkBuilder b;
     const uint16_t in = b.tensor(true, "logits", kInt8, 16, 1, 1, 32, 32, 32);
     const uint16_t out = b.tensor(false, "prob", kInt8, 16, 1, 1, 32, 32, 32);
-    b.emu(EmuLayout::Current,
-          Op{.type = 1, .format = 0, .c = 16, .input_scale = 0.0625f, .output_scale = 1.0f / 127},
-          in, out);
+    b.cpu_task(
+        CpuTaskLayout::Current,
+        Op{.type = 1, .format = 0, .c = 16, .input_scale = 0.0625f, .output_scale = 1.0f / 127}, in,
+        out);
     auto rt = emu_runtime();
     auto net = load_or_fail(*rt, b.bytes());
     ASSERT_TRUE(net);
@@ -350,8 +352,8 @@ TEST(RuntimeQuantization, HugeDescriptorMemoryIsNotImaged) {
     NetworkBuilder b;
     const uint16_t in = b.tensor(true, "logits", kInt8, 16, 1, 1, 32, 32, 32);
     const uint16_t out = b.tensor(false, "prob", kInt8, 16, 1, 1, 32, 32, 32);
-    const uint16_t task = b.emu(
-        EmuLayout::Current,
+    const uint16_t task = b.cpu_task(
+        CpuTaskLayout::Current,
         Op{.type = 1, .format = 0, .c = 16, .input_scale = 0.0625f, .output_scale = 1.0f / 127}, in,
         out);
     Loadable& l = b.loadable();

@@ -4,7 +4,7 @@
 #
 # /init of the virtual-platform guest (tests/vp/run.sh copies it into the
 # initramfs with /vp/settings: MODE, JOB_TIMEOUT_MS, FUZZ_ITERATIONS, FUZZ_SEED).
-# Loads nvdla.ko, finds the two NVDLAs the host model (nvdla_vp) serves, then
+# Loads nvdla.ko, finds the three NVDLAs the host model (nvdla_vp) serves, then
 #   MODE=test   runs every check and prints "ok   ..." / "FAIL ..." lines and
 #               TEST-VP-RESULT: PASS or FAIL (n)
 #   MODE=fuzz   only the fuzzing run, FUZZ_ITERATIONS over both devices
@@ -23,7 +23,7 @@ echo "guest: booted $(uname -r), mode $MODE"
 # (the runtime takes the first nvdla node it finds; nv_small loadables need nv_small's).
 cat >/bin/on <<'EOF'
 #!/bin/sh
-[ $# -ge 2 ] || { echo "usage: on nv_full|nv_small COMMAND [ARGS...]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: on nv_full|nv_small|nv_large COMMAND [ARGS...]" >&2; exit 2; }
 node=$(nvdla_vp_guest node "$1") || exit 1
 shift
 n=${node#/dev/dri/}
@@ -59,9 +59,10 @@ for m in $(cat /mod/order); do
 	insmod /mod/$m.ko $args || echo "FAIL guest: insmod $m"
 done
 step "insmod nvdla (job_timeout_ms=$JOB_TIMEOUT_MS)" insmod /mod/nvdla.ko job_timeout_ms=$JOB_TIMEOUT_MS
-step "two NVDLAs behind the host model (nv_full, nv_small)" \
-	sh -c '[ "$(dmesg | grep -c "hardware model attached")" = 2 ]'
+step "three NVDLAs behind the host model (nv_full, nv_small, nv_large)" \
+	sh -c '[ "$(dmesg | grep -c "hardware model attached")" = 3 ]'
 nvdla_vp_guest info | sed 's/^/info /'
+dmesg | grep -E 'mem auto-init|kfence' | sed 's/^/info memory debugging: /'
 
 # VP_GUEST_SCRIPT of run.sh: a script of one's own instead of the checks.
 if [ -f /vp/script.sh ]; then
@@ -73,7 +74,7 @@ fi
 if [ "$MODE" = shell ]; then
 	cat <<'EOF'
 
-NVDLA virtual platform: nv_full and nv_small, emulated on the host by nvdla_vp.
+NVDLA virtual platform: nv_full, nv_small and nv_large, emulated on the host by nvdla_vp.
   nvdla_vp_guest info                           the render nodes
   on nv_full nvdla_runtime --backend drm --regression /vp/vectors/nv_full
   on nv_small nvdla_runtime --backend drm --loadable /vp/vectors/nv_small/flatbufs/CONV_D_L0_0_small_fbuf
@@ -113,6 +114,43 @@ fuzz() { # iterations seed: both devices at once
 		zero $ra $rb
 }
 
+# The fault paths: graphs that can never run (cycles) refused; on nv_full, jobs timing out
+# in the middle of their graph, and graphs with the model stalled at a random moment.
+faults() { # iterations seed
+	nvdla_vp_guest faults nv_full $1 $2 || fail=$((fail + 1))
+	nvdla_vp_guest faults nv_small $((($1 + 3) / 4)) $(($2 + 1)) || fail=$((fail + 1))
+}
+
+# CONFIG's PCI device unbound and bound again CYCLES times while two processes run
+# jobs on it for SECONDS (the last 3 s bound); they open it again after each rebind.
+churn() { # config seconds cycles seed
+	local node n dev drv bdf a b ra rb i=0 cycles=0 gap
+	node=$(nvdla_vp_guest node $1) || { step "churn $1: the device is there" false; return; }
+	n=${node#/dev/dri/}
+	dev=$(readlink -f /sys/class/drm/$n/device)
+	drv=$(readlink -f $dev/driver)
+	bdf=${dev##*/}
+	nvdla_vp_guest churn $1 $2 $4 >/tmp/churn-a.txt 2>&1 &
+	a=$!
+	nvdla_vp_guest churn $1 $2 $(($4 + 1)) >/tmp/churn-b.txt 2>&1 &
+	b=$!
+	gap=$((($2 - 3) * 10 / $3)) # tenths of a second between two rebinds
+	while [ $i -lt $3 ]; do
+		sleep $((gap / 10)).$((gap % 10))
+		echo $bdf >$drv/unbind && sleep 0.$((i % 5 + 1)) && echo $bdf >$drv/bind &&
+			cycles=$((cycles + 1))
+		i=$((i + 1))
+	done
+	wait $a
+	ra=$?
+	wait $b
+	rb=$?
+	cat /tmp/churn-a.txt /tmp/churn-b.txt
+	step "$1 unbound and bound again $cycles of $3 times under two processes' jobs" [ $cycles = $3 ]
+	step "$1: both processes' jobs correct or failed by the unbind, the device back after it" \
+		zero $ra $rb
+}
+
 final_checks() {
 	for cfg in nv_full nv_small; do
 		node=$(nvdla_vp_guest node $cfg)
@@ -146,6 +184,9 @@ final_checks() {
 
 if [ "$MODE" = fuzz ]; then
 	fuzz "$FUZZ_ITERATIONS" "$FUZZ_SEED"
+	faults $((FUZZ_ITERATIONS / 1000 + 1)) "$FUZZ_SEED"
+	churn nv_full 40 10 "$FUZZ_SEED"
+	churn nv_small 20 5 "$FUZZ_SEED"
 	regression " after fuzzing"
 	final_checks
 fi
@@ -168,6 +209,12 @@ for cfg in nv_full nv_small; do
 		same "$md5" "$golden" || prefixed "info $name: " /tmp/out/$name.log
 	done
 done
+
+# The original runtime's ioctl sequence: the original compiler's loadables, a carve-out
+# buffer's dma-buf taken back by its own device and refused by the other (tests/vp/orig-runtime.sh).
+# shellcheck source=tests/vp/orig-runtime.sh
+. /vp/orig-runtime.sh
+orig_checks
 
 # Two processes submitting to nv_full at once (nv_small busy meanwhile): each runs the
 # regression three times and must match every golden every time.
@@ -204,6 +251,8 @@ dmesg | grep -m 2 -E "job rejected .*E_(EXTENT|LIST)" | sed 's/^/info /'
 nvdla_vp_guest stall nv_full || fail=$((fail + 1))
 step "dmesg: the stalled job ran longer than $JOB_TIMEOUT_MS ms and the engine was reset" \
 	logged "ran longer than $JOB_TIMEOUT_MS ms: resetting the engine"
+faults 8 "$FUZZ_SEED"
+churn nv_full 12 3 "$FUZZ_SEED"
 
 # The ioctls one inference costs on the kernel path, buffers set up: runs of 1 and 21
 # inferences under ptrace, the difference over 20.

@@ -7,7 +7,7 @@
  *   nvdla_vp_guest info
  *       the NVDLA render nodes, their configurations and sysfs directories
  *   nvdla_vp_guest node CONFIG
- *       prints the render node of CONFIG (nv_full, nv_small)
+ *       prints the render node of CONFIG (nv_full, nv_small, nv_large)
  *   nvdla_vp_guest reject CONFIG
  *       jobs whose descriptors point outside the submitter's buffers are
  *       rejected (EINVAL) and the host model sees no register access for them
@@ -18,6 +18,15 @@
  *       random and mutated submits (handles, offsets, counts, structure
  *       sizes, list indices, descriptor fields, strides, sizes, bytes) with
  *       valid jobs interleaved, whose outputs are checked
+ *   nvdla_vp_guest faults CONFIG ITERATIONS [SEED]
+ *       fault paths: dependency cycles (refused), and on nv_full two-operation
+ *       graphs (SDP, then BDMA) with the model stalled at a random moment,
+ *       often between the two: each job completes correctly or times out, and
+ *       the next job is correct
+ *   nvdla_vp_guest churn CONFIG SECONDS [SEED]
+ *       valid jobs for SECONDS while the device is unbound and bound again
+ *       (by the caller): jobs complete correctly or fail, the device is
+ *       opened again after each rebind, and jobs run after the last one
  *   nvdla_vp_guest count-ioctls COMMAND [ARGS...]
  *       runs COMMAND under ptrace and prints how many DRM ioctls it made, by
  *       request ("ioctls: N drm ...")
@@ -29,6 +38,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -116,13 +127,16 @@ static uint64_t config_id(const char *name)
 		return NVDLA_HW_CONFIG_NV_FULL;
 	if (!strcmp(name, "nv_small"))
 		return NVDLA_HW_CONFIG_NV_SMALL;
+	if (!strcmp(name, "nv_large"))
+		return NVDLA_HW_CONFIG_NV_LARGE;
 	return 0;
 }
 
 static const char *config_name(uint64_t id)
 {
 	return id == NVDLA_HW_CONFIG_NV_FULL ? "nv_full" :
-	       id == NVDLA_HW_CONFIG_NV_SMALL ? "nv_small" : "other";
+	       id == NVDLA_HW_CONFIG_NV_SMALL ? "nv_small" :
+	       id == NVDLA_HW_CONFIG_NV_LARGE ? "nv_large" : "other";
 }
 
 /* Opens render node @minor if nvdla drives it. */
@@ -151,7 +165,8 @@ static bool dev_open_minor(int minor, struct dev *d)
 	return true;
 }
 
-static bool dev_open(const char *config, struct dev *d)
+/* Opens the first render node of configuration @config. */
+static bool dev_open_quiet(const char *config, struct dev *d)
 {
 	uint64_t want = config_id(config);
 	int minor;
@@ -163,6 +178,13 @@ static bool dev_open(const char *config, struct dev *d)
 			return true;
 		close(d->fd);
 	}
+	return false;
+}
+
+static bool dev_open(const char *config, struct dev *d)
+{
+	if (dev_open_quiet(config, d))
+		return true;
 	fprintf(stderr, "nvdla_vp_guest: no nvdla render node of configuration %s\n", config);
 	return false;
 }
@@ -289,7 +311,8 @@ static struct nvdla_dla_data_cube cube_of(const struct task *t, int16_t entry)
 }
 
 /* A random valid SDP copy: int8, every stage bypassed, output = input. */
-static void task_random_sdp(const struct dev *d, struct task *t, struct dla_test_descs *x)
+static void task_random_sdp_in(const struct dev *d, struct task *t, struct dla_test_descs *x,
+			       uint32_t limit)
 {
 	struct nvdla_dla_sdp_op_desc *op = &x->op.sdp_op;
 	struct nvdla_dla_sdp_surface_desc *s = &x->surf.sdp_surface;
@@ -309,7 +332,7 @@ static void task_random_sdp(const struct dev *d, struct task *t, struct dla_test
 			t->surf = atom;
 		}
 		t->size = t->surf * t->surfaces;
-	} while (t->size > BUF_BYTES);
+	} while (t->size > limit);
 
 	dla_test_descs_init(x, NVDLA_DLA_OP_SDP);
 	op->src_precision = NVDLA_DLA_PRECISION_INT8;
@@ -324,8 +347,13 @@ static void task_random_sdp(const struct dev *d, struct task *t, struct dla_test
 	s->y_data.address = -1;
 }
 
-/* A random valid BDMA copy of one transfer (nv_full). */
-static void task_random_bdma(struct task *t, struct dla_test_descs *x)
+static void task_random_sdp(const struct dev *d, struct task *t, struct dla_test_descs *x)
+{
+	task_random_sdp_in(d, t, x, BUF_BYTES);
+}
+
+/* A random valid BDMA copy of one transfer (nv_full), within @limit bytes of each buffer. */
+static void task_random_bdma_in(struct task *t, struct dla_test_descs *x, uint32_t limit)
 {
 	struct nvdla_dla_bdma_surface_desc *s = &x->surf.bdma_surface;
 	struct nvdla_dla_bdma_transfer *tr = &s->transfers[0];
@@ -339,8 +367,8 @@ static void task_random_bdma(struct task *t, struct dla_test_descs *x)
 		t->repeat = 1 + below(3);
 		t->src_surf = t->src_line * t->lines + 32 * below(3);
 		t->dst_surf = t->dst_line * t->lines + 32 * below(3);
-	} while ((uint64_t)t->src_surf * t->repeat > BUF_BYTES ||
-		 (uint64_t)t->dst_surf * t->repeat > BUF_BYTES);
+	} while ((uint64_t)t->src_surf * t->repeat > limit ||
+		 (uint64_t)t->dst_surf * t->repeat > limit);
 
 	dla_test_descs_init(x, NVDLA_DLA_OP_BDMA);
 	x->op.bdma_op.num_transfers = 1;
@@ -356,6 +384,11 @@ static void task_random_bdma(struct task *t, struct dla_test_descs *x)
 	tr->surface_repeat = t->repeat;
 	tr->source_surface = t->src_surf;
 	tr->destination_surface = t->dst_surf;
+}
+
+static void task_random_bdma(struct task *t, struct dla_test_descs *x)
+{
+	task_random_bdma_in(t, x, BUF_BYTES);
 }
 
 static void task_random(const struct dev *d, struct task *t, struct dla_test_descs *x)
@@ -861,6 +894,386 @@ static int cmd_fuzz(const char *config, unsigned long iterations, uint64_t seed)
 	return failures ? 1 : 0;
 }
 
+/* ---- faults: cycles, and the model stalled in the middle of a graph ------------- */
+
+/* Entry 6 of a graph's address list: the second half of the destination buffer. */
+#define TASK_DST_HIGH TASK_ENTRIES
+#define HALF_BYTES (BUF_BYTES / 2)
+
+/*
+ * Two operations: op 0 an SDP copy src -> dst, op 1 a BDMA copy src ->
+ * dst + HALF_BYTES that waits for op 0's completion; with @cycle op 0 also
+ * waits for op 1's (each is sent the event it waits for, neither can start).
+ */
+static void graph_write(const struct dev *d, struct task *t, bool cycle)
+{
+	struct dla_test_descs sdp, bdma;
+	uint8_t *m = t->desc.map;
+
+	task_random_sdp_in(d, t, &sdp, HALF_BYTES);
+	task_random_bdma_in(t, &bdma, HALF_BYTES);
+	bdma.surf.bdma_surface.transfers[0].destination_address = TASK_DST_HIGH;
+	bdma.graph.index = 1;
+	sdp.net.num_operations = 2;
+	sdp.net.num_addresses = TASK_ENTRIES + 1;
+	sdp.net.op_head[NVDLA_DLA_OP_BDMA] = 1;
+	sdp.graph.consumers[NVDLA_DLA_OP_BDMA].index = 1;
+	sdp.graph.consumers[NVDLA_DLA_OP_BDMA].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+	bdma.graph.dependency_count = 1;
+	if (cycle) {
+		sdp.graph.dependency_count = 1;
+		bdma.graph.consumers[NVDLA_DLA_OP_SDP].index = 0;
+		bdma.graph.consumers[NVDLA_DLA_OP_SDP].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+	}
+	task_write(t, &sdp);
+	memcpy(m + desc_offsets[TASK_GRAPH] + sizeof(bdma.graph), &bdma.graph, sizeof(bdma.graph));
+	memcpy(m + desc_offsets[TASK_OPS] + sizeof(bdma.op), &bdma.op, sizeof(bdma.op));
+	memcpy(m + desc_offsets[TASK_SURFS] + sizeof(bdma.surf), &bdma.surf, sizeof(bdma.surf));
+}
+
+/*
+ * Op 0 a BDMA without transfers (the engine completes it as it starts, no
+ * hardware involved), op 1 an SDP copy waiting for it: with the model stalled
+ * beforehand, the job times out in the middle of its graph, op 0 done and
+ * op 1 programmed.
+ */
+static void graph_write_engine_first(const struct dev *d, struct task *t)
+{
+	struct dla_test_descs bdma, sdp;
+	uint8_t *m = t->desc.map;
+
+	task_random_sdp(d, t, &sdp);
+	dla_test_descs_init(&bdma, NVDLA_DLA_OP_BDMA);
+	bdma.net.num_operations = 2;
+	bdma.net.op_head[NVDLA_DLA_OP_SDP] = 1;
+	bdma.graph.consumers[NVDLA_DLA_OP_SDP].index = 1;
+	bdma.graph.consumers[NVDLA_DLA_OP_SDP].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+	sdp.graph.index = 1;
+	sdp.graph.dependency_count = 1;
+	task_write(t, &bdma);
+	memcpy(m + desc_offsets[TASK_GRAPH] + sizeof(sdp.graph), &sdp.graph, sizeof(sdp.graph));
+	memcpy(m + desc_offsets[TASK_OPS] + sizeof(sdp.op), &sdp.op, sizeof(sdp.op));
+	memcpy(m + desc_offsets[TASK_SURFS] + sizeof(sdp.surf), &sdp.surf, sizeof(sdp.surf));
+}
+
+_Static_assert(256 + 2 * sizeof(struct nvdla_dla_common_op_desc) <= 512 &&
+		       512 + 2 * sizeof(union nvdla_dla_operation_container) <= 1024 &&
+		       1024 + 2 * sizeof(union nvdla_dla_surface_container) <= 2 * PAGE,
+	       "two operations fit in the descriptor buffer's entries");
+
+static void graph_submit_init(struct submit *m, const struct task *t)
+{
+	submit_init(m, t);
+	m->addr[TASK_DST_HIGH].handle = t->dst.handle;
+	m->addr[TASK_DST_HIGH].offset = HALF_BYTES;
+	m->job.address_count = TASK_ENTRIES + 1;
+}
+
+/* Whether op 0's (SDP) and op 1's (BDMA) outputs are there. */
+static void graph_done(const struct task *t, const struct dev *d, bool *sdp, bool *bdma)
+{
+	struct task part = *t;
+	char why[200];
+
+	part.type = NVDLA_DLA_OP_SDP;
+	*sdp = task_check(&part, d, why, sizeof(why));
+	part.type = NVDLA_DLA_OP_BDMA;
+	part.dst.map += HALF_BYTES;
+	*bdma = task_check(&part, d, why, sizeof(why));
+}
+
+static int graph_run(const struct dev *d, struct task *t, int *submit_ret)
+{
+	struct submit m;
+	int32_t status = 0;
+	uint32_t id;
+	int r;
+
+	graph_submit_init(&m, t);
+	*submit_ret = submit_do(d, &m, &id);
+	if (*submit_ret)
+		return *submit_ret;
+	r = wait_job(d, id, (int64_t)(d->timeout_ms + 10000) * 1000000ll, &status);
+	return r ? r : status;
+}
+
+/* A graph that can never run must be refused at submit, before anything is queued. */
+static bool never_runs_refused(const struct dev *d, struct task *t, unsigned int kind,
+			       const char **what)
+{
+	struct dla_test_descs x;
+	struct submit m;
+	uint32_t id;
+
+	if (kind == 0 && (d->features & NVDLA_HW_FEATURE_BDMA)) {
+		*what = "SDP and BDMA waiting for each other";
+		graph_write(d, t, true);
+		graph_submit_init(&m, t);
+	} else {
+		task_random_sdp(d, t, &x);
+		x.graph.dependency_count = 1;
+		*what = "an SDP waiting for an event nobody sends";
+		if (kind == 1) {
+			*what = "an SDP waiting for its own completion";
+			x.graph.consumers[NVDLA_DLA_OP_SDP].index = 0;
+			x.graph.consumers[NVDLA_DLA_OP_SDP].event = NVDLA_DLA_EVENT_OP_COMPLETED;
+		}
+		task_write(t, &x);
+		submit_init(&m, t);
+	}
+	return submit_do(d, &m, &id) == -EINVAL;
+}
+
+/*
+ * Tells the model to stall after @delay_ns or, with @delay_ns < 0, as soon as
+ * @t's destination no longer holds task_write()'s canary (giving up after
+ * @limit_ns). The sysfs file is opened before waiting, so the stall follows
+ * quickly.
+ */
+static bool stall_later(const struct dev *d, const struct task *t, int64_t delay_ns,
+			int64_t limit_ns)
+{
+	static uint8_t canary[HALF_BYTES];
+	char path[128];
+	int64_t end = now_ns() + limit_ns;
+	bool ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/vp_stall", d->sysfs);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (delay_ns >= 0) {
+		struct timespec ts = { delay_ns / 1000000000, delay_ns % 1000000000 };
+
+		nanosleep(&ts, NULL);
+	} else {
+		memset(canary, 0xa5, t->size);
+		while (!memcmp((const void *)t->dst.map, canary, t->size) && now_ns() < end)
+			;
+	}
+	ok = write(fd, "1\n", 2) == 2;
+	close(fd);
+	return ok;
+}
+
+/* A valid job after a fault; a stall that came after the last job ended times out once. */
+static bool next_job_correct(const struct dev *d, struct task *t, bool retry, char *why,
+			     size_t len)
+{
+	struct dla_test_descs x;
+	int sr, st;
+
+	task_random_sdp(d, t, &x);
+	task_write(t, &x);
+	st = run_task(d, t, &sr);
+	if (st == -ETIMEDOUT && retry) {
+		task_write(t, &x);
+		st = run_task(d, t, &sr);
+	}
+	if (st) {
+		snprintf(why, len, "submit %s, job %s", errname(sr), errname(st));
+		return false;
+	}
+	return task_check(t, d, why, len);
+}
+
+static int cmd_faults(const char *config, unsigned long iterations, uint64_t seed)
+{
+	struct dev d;
+	struct task t, v;
+	unsigned long i, cycles = 0, refused = 0, graphs = 0, complete = 0, before = 0, middle = 0,
+			 bad = 0, next_ok = 0, midway = 0, midway_ok = 0;
+	int64_t t0, graph_ns = 1000000;
+	char why[200] = "";
+	const char *what = "";
+	bool have_bdma, sdp_done, bdma_done, told = false;
+	int sr, st;
+
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 3;
+	if (!dev_open(config, &d) || !task_init(&d, &t) || !task_init(&d, &v))
+		return 2;
+	have_bdma = d.features & NVDLA_HW_FEATURE_BDMA;
+	if (have_bdma) { /* how long an undisturbed graph takes: the stalls fall within it */
+		graph_write(&d, &t, false);
+		t0 = now_ns();
+		st = graph_run(&d, &t, &sr);
+		graph_ns = now_ns() - t0;
+		graph_done(&t, &d, &sdp_done, &bdma_done);
+		result(st == 0 && sdp_done && bdma_done,
+		       "faults %s: a graph of two operations (SDP, then BDMA) runs, both outputs correct (%s, %.1f ms)",
+		       config, errname(st), (double)graph_ns / 1e6);
+	}
+	for (i = 0; i < iterations; i++) {
+		bool stalled_after = false;
+		int wst = 0;
+		pid_t child;
+
+		/* On nv_full, in turn: stalled midway, never runnable, stalled at random. */
+		if (have_bdma && i % 3 == 0) {
+			/* Stalled before the submit: the timeout comes with op 0 done, op 1 armed. */
+			graphs++;
+			midway++;
+			graph_write_engine_first(&d, &t);
+			sr = 0;
+			st = vp_stall(&d) ? run_task(&d, &t, &sr) : -EPERM;
+			t.type = NVDLA_DLA_OP_SDP;
+			if (st == -ETIMEDOUT && !task_check(&t, &d, why, sizeof(why)))
+				midway_ok++;
+			else if (!bad++)
+				printf("faults %s: iteration %lu: graph stalled after op 0: submit %s, job %s\n",
+				       config, i, errname(sr), errname(st));
+			if (next_job_correct(&d, &v, false, why, sizeof(why))) {
+				next_ok++;
+			} else if (!told) {
+				told = true;
+				printf("faults %s: iteration %lu: the job after a stall: %s\n", config, i, why);
+			}
+			continue;
+		}
+		if (!have_bdma || i % 3 == 1) {
+			cycles++;
+			if (never_runs_refused(&d, &t, below(3), &what)) {
+				refused++;
+			} else if (cycles - refused == 1) {
+				printf("faults %s: iteration %lu: not refused: %s\n", config, i, what);
+			}
+			continue;
+		}
+		/*
+		 * The model stalls at a random moment of the graph or, every other time, as
+		 * soon as op 0's output lands (before the interrupt reaches the driver, which
+		 * then programs op 1): often between the two operations.
+		 */
+		graphs++;
+		graph_write(&d, &t, false);
+		child = fork();
+		if (child == 0)
+			_exit(stall_later(&d, &t, below(2) ? -1 : (int64_t)(rnd() % (uint64_t)(graph_ns + 1)),
+					  graph_ns * 4) ?
+				      0 :
+				      1);
+		st = graph_run(&d, &t, &sr);
+		waitpid(child, &wst, 0);
+		graph_done(&t, &d, &sdp_done, &bdma_done);
+		if (st == 0 && sdp_done && bdma_done) {
+			complete++;
+			stalled_after = true;
+		} else if (st == -ETIMEDOUT && !bdma_done) {
+			if (sdp_done)
+				middle++;
+			else
+				before++;
+		} else {
+			if (!bad++)
+				printf("faults %s: iteration %lu: stalled graph: submit %s, job %s, SDP output %s, BDMA output %s\n",
+				       config, i, errname(sr), errname(st), sdp_done ? "there" : "missing",
+				       bdma_done ? "there" : "missing");
+		}
+		if (next_job_correct(&d, &v, stalled_after, why, sizeof(why))) {
+			next_ok++;
+		} else if (!told) {
+			told = true;
+			printf("faults %s: iteration %lu: the job after a stall: %s\n", config, i, why);
+		}
+	}
+	printf("faults %s: %lu iterations (seed %" PRIu64 "): %lu never-runnable graphs; %lu stalled graphs: %lu stalled before the submit and timed out after op 0 (done by the engine) with op 1 armed; of the others, stalled at a random moment, %lu timed out between op 0 and op 1, %lu before op 0 ran, %lu stalled after the end\n",
+	       config, iterations, seed, cycles, graphs, midway, middle, before, complete);
+	result(refused == cycles, "faults %s: every dependency cycle or never-released dependency refused with EINVAL (%lu of %lu)",
+	       config, refused, cycles);
+	if (have_bdma) {
+		result(bad == 0, "faults %s: every stalled graph completed correctly or timed out with op 1 not run (%lu of %lu; %lu of %lu stalled after op 0)",
+		       config, graphs - bad, graphs, midway_ok, midway);
+		result(next_ok == graphs, "faults %s: the job after each stalled graph is correct (%lu of %lu)",
+		       config, next_ok, graphs);
+	}
+	task_fini(&d, &t);
+	task_fini(&d, &v);
+	close(d.fd);
+	return failures ? 1 : 0;
+}
+
+/* ---- churn: jobs while the device is unbound and bound again ---------------------- */
+
+static sigjmp_buf churn_jump;
+
+/* A mapping revoked by the unbind faults with SIGBUS: the device is gone. */
+static void churn_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(churn_jump, 1);
+}
+
+static int cmd_churn(const char *config, unsigned long seconds, uint64_t seed)
+{
+	static struct dev d;
+	static struct task t;
+	static bool open_now;
+	static unsigned long ok, wrong, lost, reopened, ok_after_reopen;
+	struct dla_test_descs x;
+	int64_t end = now_ns() + (int64_t)seconds * 1000000000ll;
+	char why[200] = "";
+	int sr, st;
+
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 5;
+	signal(SIGBUS, churn_sigbus);
+	while (now_ns() < end) {
+		if (sigsetjmp(churn_jump, 1)) { /* SIGBUS: a revoked mapping */
+			lost++;
+			task_fini(&d, &t);
+			close(d.fd);
+			open_now = false;
+			continue;
+		}
+		if (!open_now) {
+			struct timespec ts = { 0, 20000000 };
+
+			if (!dev_open_quiet(config, &d)) {
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			if (!task_init(&d, &t)) {
+				task_fini(&d, &t);
+				close(d.fd);
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			if (ok + lost)
+				reopened++;
+			open_now = true;
+		}
+		task_random(&d, &t, &x);
+		task_write(&t, &x);
+		st = run_task(&d, &t, &sr);
+		if (st == 0 && task_check(&t, &d, why, sizeof(why))) {
+			ok++;
+			if (reopened)
+				ok_after_reopen++;
+		} else if (st == 0) {
+			if (!wrong++)
+				printf("churn %s: a job completed with a wrong output: %s\n", config, why);
+		} else {
+			/* The device went away under the job or the submit: open it again. */
+			lost++;
+			task_fini(&d, &t);
+			close(d.fd);
+			open_now = false;
+		}
+	}
+	signal(SIGBUS, SIG_DFL);
+	printf("churn %s: %lu s (seed %" PRIu64 "): %lu jobs correct (%lu after a rebind), %lu failed by an unbind, device opened again %lu times\n",
+	       config, seconds, seed, ok, ok_after_reopen, lost, reopened);
+	result(wrong == 0, "churn %s: no job completed with a wrong output (%lu)", config, wrong);
+	result(reopened > 0 && ok_after_reopen > 0,
+	       "churn %s: the device came back after unbinding and its jobs are correct (%lu)", config,
+	       ok_after_reopen);
+	if (open_now) {
+		task_fini(&d, &t);
+		close(d.fd);
+	}
+	return failures ? 1 : 0;
+}
+
 /* ---- count-ioctls: the DRM ioctls a program makes -------------------------------- */
 
 static const char *drm_ioctl_name(unsigned long nr)
@@ -970,7 +1383,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: nvdla_vp_guest info | node CONFIG | reject CONFIG | stall CONFIG |\n"
-		"       fuzz CONFIG ITERATIONS [SEED] | count-ioctls COMMAND [ARGS...]\n");
+		"       fuzz CONFIG ITERATIONS [SEED] | faults CONFIG ITERATIONS [SEED] |\n"
+		"       churn CONFIG SECONDS [SEED] | count-ioctls COMMAND [ARGS...]\n");
 	return 2;
 }
 
@@ -997,6 +1411,12 @@ int main(int argc, char **argv)
 		return cmd_stall(argv[2]);
 	if (!strcmp(argv[1], "count-ioctls"))
 		return cmd_count_ioctls(argv + 2);
+	if (!strcmp(argv[1], "faults") && argc >= 4)
+		return cmd_faults(argv[2], strtoul(argv[3], NULL, 0),
+				  argc > 4 ? strtoull(argv[4], NULL, 0) : (uint64_t)time(NULL));
+	if (!strcmp(argv[1], "churn") && argc >= 4)
+		return cmd_churn(argv[2], strtoul(argv[3], NULL, 0),
+				 argc > 4 ? strtoull(argv[4], NULL, 0) : (uint64_t)time(NULL));
 	if (!strcmp(argv[1], "fuzz") && argc >= 4)
 		return cmd_fuzz(argv[2], strtoul(argv[3], NULL, 0),
 				argc > 4 ? strtoull(argv[4], NULL, 0) : (uint64_t)time(NULL));

@@ -2,30 +2,30 @@
 # SPDX-License-Identifier: MIT
 #
 # The NVDLA virtual platform (docs/virtual-platform.md): the real kernel module,
-# runtime and tools in a QEMU-booted Debian 12 guest, the accelerator they drive
-# the emulated NVDLA on the host (tools/nvdla_vp), behind two ivshmem-doorbell
-# devices (nv_full and nv_small).
+# runtime and tools in a QEMU-booted Debian guest, the accelerator they drive
+# the emulated NVDLA on the host (tools/nvdla_vp), behind three ivshmem-doorbell
+# devices (nv_full, nv_small and nv_large).
 #
 #   tests/vp/run.sh test    make test-vp: the automated checks (result lines in the log)
 #   tests/vp/run.sh shell   make vp: a shell in the guest with the module loaded
 #   tests/vp/run.sh fuzz    make fuzz-vp: FUZZ_ITERATIONS random and mutated submits
 #
-#  1. Debian packages (as make test-kmd) and Debian 12's kernel (cached, shared with
-#     make test-kmd in KMD_CACHE).
+#  1. Debian packages (as make test-kmd) and the kernel (KVER as make test-kmd's,
+#     cached, shared with make test-kmd).
 #  2. nvdla.ko against its headers (warnings are errors); the guest test program
 #     (static); nvdla_vp and the static nvdla_runtime come from the Makefile
 #     (NVDLA_VP, NVDLA_RUNTIME).
 #  3. An initramfs with busybox, the modules, the two programs, and the regression
 #     loadables with their golden md5s from SHARED_DIR (copied at test time, split
 #     per configuration).
-#  4. nvdla_vp starts QEMU (TCG, 2 vCPUs) with the two devices and serves them; the
-#     guest's result lines go to the serial log, the host model's report to
-#     nvdla_vp.log. The verdict needs both: TEST-VP-RESULT: PASS and a clean host.
+#  4. nvdla_vp starts QEMU (KVM when it works, else TCG; 2 vCPUs) with the three
+#     devices and serves them; the guest's result lines go to the serial log, the
+#     host model's report to nvdla_vp.log. The verdict needs both: TEST-VP-RESULT: PASS and a clean host.
 #
 # Environment: WORK (build/vp-test), KMD_CACHE (build/kmd-test/cache), NVDLA_VP,
 # NVDLA_RUNTIME (the programs), SHARED_DIR (../shared), QEMU_TIMEOUT (seconds),
 # FUZZ_ITERATIONS (test: 10000 over both devices; fuzz: 100000), FUZZ_SEED,
-# JOB_TIMEOUT_MS (5000, the module's default), KVER, VP_GUEST_SCRIPT (a shell script the guest runs instead
+# JOB_TIMEOUT_MS (5000, the module's default), KVER, QEMU_ACCEL, VP_GUEST_SCRIPT (a shell script the guest runs instead
 # of the checks, after loading the module; for debugging).
 # Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
 # cannot run).
@@ -91,9 +91,9 @@ mkdir -p "$WORK"
 say "building nvdla.ko for $KVER and the guest test program"
 lib_build_module "$WORK/module" ""
 ko=$WORK/module/kmd/nvdla.ko
-drmdir=$(lib_drm_uapi_dir)
-gcc -O2 -Wall -Wextra -Werror -static -D__user= -I "$root/include/uapi/drm" -I "$root/include" \
-	-idirafter "$drmdir" -o "$WORK/nvdla_vp_guest" "$here/nvdla_vp_guest.c" ||
+# shellcheck disable=SC2046 # compiler flags, split on purpose
+gcc -O2 -Wall -Wextra -Werror -static -I "$root/include/uapi/drm" -I "$root/include" \
+	$(lib_uapi_flags) -o "$WORK/nvdla_vp_guest" "$here/nvdla_vp_guest.c" ||
 	die "guest test program build failed"
 
 # ---- 3. initramfs ---------------------------------------------------------------------
@@ -140,6 +140,10 @@ FUZZ_ITERATIONS=$FUZZ_ITERATIONS
 FUZZ_SEED=$FUZZ_SEED
 EOF
 [ -z "${VP_GUEST_SCRIPT:-}" ] || cp "$VP_GUEST_SCRIPT" "$initrd/vp/script.sh"
+# The original runtime's ioctl sequence with the original compiler's loadables.
+# shellcheck source=tests/vp/orig-runtime.sh
+. "$here/orig-runtime.sh"
+orig_stage "$initrd" "$SHARED_DIR" "${NVDLA_VP_ORIG:-$(dirname "$NVDLA_RUNTIME")/nvdla_vp_orig_static}"
 cp "$here/guest-init.sh" "$initrd/init"
 chmod +x "$initrd/init"
 (cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
@@ -149,11 +153,13 @@ log=$WORK/serial.log
 vplog=$WORK/nvdla_vp.log
 stats=$WORK/nvdla_vp-stats.json
 rm -f "$log" "$vplog" "$stats"
-append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 slub_debug=FZPU page_poison=1"
-qemu=(qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 512M
+append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG"
+lib_qemu_accel
+qemu=(qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M
 	-display none -vga none -nic none -no-reboot
 	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" -append "$append")
-vp=("$NVDLA_VP" --instance nv_full:64M --instance nv_small:64M --test-hooks --stats "$stats"
+vp=("$NVDLA_VP" --instance nv_full:64M --instance nv_small:64M --instance nv_large:64M
+	--test-hooks --stats "$stats"
 	--socket-dir "$WORK/sockets")
 
 if [ "$MODE" = shell ]; then
@@ -166,7 +172,7 @@ if [ "$MODE" = shell ]; then
 	exit 0
 fi
 
-say "booting $KVER under QEMU (TCG, 2 vCPUs) behind nvdla_vp: nv_full and nv_small on ivshmem-doorbell"
+say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs) behind nvdla_vp: nv_full, nv_small and nv_large on ivshmem-doorbell"
 qstart=$(date +%s)
 set +e
 # shellcheck disable=SC2086 # VP_FLAGS: options, split on purpose
@@ -182,7 +188,7 @@ if [ ! -s "$log" ]; then
 	skip "QEMU cannot run here (exit $qrc, see $WORK/qemu.log)"
 fi
 
-grep -aE '^(ok  |FAIL|SKIP|info) |^nvdla-vp-guest|guest:|^fuzz |^ioctls:|^bench|TEST-VP-RESULT' "$log" || true
+grep -aE '^(ok  |FAIL|SKIP|info) |^nvdla-vp-guest|guest:|^fuzz |^faults |^churn |^ioctls:|^bench|TEST-VP-RESULT' "$log" || true
 if grep -qaE 'Kernel panic|BUG:|WARNING:|Oops' "$log"; then
 	echo "---- kernel log excerpt ----"
 	grep -an -B5 -A40 -m1 -E 'Kernel panic|BUG:|WARNING:|Oops' "$log" | head -80

@@ -26,8 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "nvdla/hw/nvdla_ivshmem.h"
 #include "nvdla/hw/nvdla_regs.h"
-#include "nvdla_ivshmem.h"
 
 namespace {
 

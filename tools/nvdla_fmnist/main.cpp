@@ -142,7 +142,7 @@ Status run_pass(Pass& pass, uint32_t count, uint32_t workers, Classify classify)
     pass.confidence.assign(count, 0);
     std::atomic<uint32_t> next{0}, done{0};
     std::mutex mutex;
-    Status failure;
+    Status status;
     const bool tty = isatty(STDOUT_FILENO) != 0;
     const Clock::time_point start = Clock::now();
     auto work = [&](uint32_t worker) {
@@ -150,7 +150,7 @@ Status run_pass(Pass& pass, uint32_t count, uint32_t workers, Classify classify)
             Result<Scores> p = classify(worker, i);
             if (!p) {
                 std::lock_guard lock(mutex);
-                if (failure) failure = Status(p.status()).context("image " + std::to_string(i));
+                if (status.ok()) status = Status(p.status()).context("image " + std::to_string(i));
                 next = count;
                 return;
             }
@@ -166,7 +166,7 @@ Status run_pass(Pass& pass, uint32_t count, uint32_t workers, Classify classify)
         const uint32_t d = done.load();
         {
             std::lock_guard lock(mutex);
-            if (!failure) break;
+            if (!status.ok()) break;
         }
         if (tty) {
             const double secs = std::chrono::duration<double>(Clock::now() - start).count();
@@ -183,7 +183,7 @@ Status run_pass(Pass& pass, uint32_t count, uint32_t workers, Classify classify)
     for (std::thread& t : threads) t.join();
     if (tty) std::printf("\r%*s\r", 90, "");
     pass.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return failure;
+    return status;
 }
 
 std::string percent(uint32_t n, uint32_t total) {

@@ -84,7 +84,7 @@ Status run_pass(Pass& pass, const Dataset& set, uint32_t count, uint32_t workers
     pass.workers = workers;
     std::atomic<uint32_t> next{0}, done{0};
     std::mutex mutex;
-    Status failure;
+    Status status;
     Progress progress(pass.name, count);
     const Clock::time_point start = Clock::now();
     auto work = [&](uint32_t worker) {
@@ -94,8 +94,8 @@ Status run_pass(Pass& pass, const Dataset& set, uint32_t count, uint32_t workers
             Result<std::array<float, kClasses>> p = classify(worker, set.image(i));
             if (!p) {
                 std::lock_guard lock(mutex);
-                if (failure)
-                    failure = Status(p.status()).context("test image " + std::to_string(i));
+                if (status.ok())
+                    status = Status(p.status()).context("test image " + std::to_string(i));
                 next = count;
                 return;
             }
@@ -109,7 +109,7 @@ Status run_pass(Pass& pass, const Dataset& set, uint32_t count, uint32_t workers
     for (uint32_t w = 0; w < workers; ++w) threads.emplace_back(work, w);
     auto failed = [&] {
         std::lock_guard lock(mutex);
-        return !failure.ok();
+        return !status.ok();
     };
     while (done.load() < count && !failed()) {
         progress.update(done.load(), start);
@@ -118,7 +118,7 @@ Status run_pass(Pass& pass, const Dataset& set, uint32_t count, uint32_t workers
     for (std::thread& t : threads) t.join();
     progress.finish();
     pass.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return failure;
+    return status;
 }
 
 Status write_bytes(const std::string& path, std::span<const std::byte> bytes) {

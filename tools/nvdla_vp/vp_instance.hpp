@@ -2,8 +2,8 @@
 // ivshmem-doorbell device.
 //
 // The instance owns the shared memory the device's BAR2 maps (a memfd it hands to QEMU): the
-// header of kmd/nvdla_ivshmem.h, the register mailbox and its ring, and the carve-out the
-// guest driver allocates buffers from. It serves the ivshmem-doorbell protocol on its own UNIX
+// header of include/nvdla/hw/nvdla_ivshmem.h, the register mailbox and its ring, and the carve-out
+// the guest driver allocates buffers from. It serves the ivshmem-doorbell protocol on its own UNIX
 // socket (one QEMU device per socket), executes the ring's register accesses on the model when
 // the guest rings the doorbell, lets the model's DMA reach the carve-out and nothing else, and
 // turns the model's interrupt line into the guest's MSI-X vector.
@@ -15,8 +15,8 @@
 
 #include "ivshmem.hpp"
 #include "nvdla/emu/device.hpp"
+#include "nvdla/hw/nvdla_ivshmem.h"
 #include "nvdla/hw_config.hpp"
-#include "nvdla_ivshmem.h"
 
 namespace nvdla::vp {
 

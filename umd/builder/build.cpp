@@ -45,20 +45,20 @@ Result<CompiledNetwork> build(const Network& net, const BuildOptions& options) {
     out.precision = options.precision;
     out.inputs = plan->inputs;
     out.outputs = plan->outputs;
-    bool previous_emu = true, first = true;
+    bool previous_cpu_task = true, first = true;
     for (const detail::Step& s : plan->steps) {
         out.operations.push_back(s.group.note);
-        if (s.emu) out.cpu_operations.push_back(s.group.note);
+        if (s.cpu_task) out.cpu_operations.push_back(s.group.note);
         if (s.cpu) out.needs_extended_cpu_tasks = true;
-        if (first || s.emu != previous_emu) {
-            if (s.emu)
+        if (first || s.cpu_task != previous_cpu_task) {
+            if (s.cpu_task)
                 ++out.cpu_tasks;
             else
                 ++out.hardware_tasks;
-        } else if (s.emu) {
+        } else if (s.cpu_task) {
             ++out.cpu_tasks;
         }
-        previous_emu = s.emu;
+        previous_cpu_task = s.cpu_task;
         first = false;
     }
     out.hardware_macs = plan->hardware_macs;

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "builder/emit.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 
 namespace nvdla::builder::detail {
 

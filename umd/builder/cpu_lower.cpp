@@ -1,4 +1,4 @@
-// Lowering of CPU operations: cpu_op layers, element-wise division by a computed tensor,
+// Lowering of CPU operations: cpu_op layers, element-wise division by a computed tensor, mish,
 // sigmoid/tanh on configurations without the SDP lookup table, and flattens that are not views
 // become CPU tasks between hardware tasks (BuildOptions::cpu_fallback). A softmax over the channels
 // stays the original's EMU softmax, which the original runtime runs too; everything else uses the
@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "builder/lower_impl.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 
 namespace nvdla::builder::detail {
 
@@ -56,7 +56,8 @@ std::string parameters_text(const CpuOpDesc& d) {
 bool Lowering::runs_on_cpu(uint32_t id) const {
     const Node& n = net_.nodes[id];
     switch (n.op) {
-        case Op::Cpu: return true;
+        case Op::Cpu:
+        case Op::Mish: return true;
         case Op::Eltwise: return n.eltwise == EltwiseOp::Div;
         case Op::Sigmoid:
         case Op::Tanh: return !nvdla_hw_has(t_.cfg, NVDLA_FEATURE_SDP_LUT);
@@ -83,6 +84,9 @@ Status Lowering::lower_cpu(uint32_t id) {
         desc.kind = CpuOpKind::Reshape;
         desc.out_dims = n.dims;
         why = "only fully connected layers read a flattened tensor in place";
+    } else if (n.op == Op::Mish) {
+        desc.kind = CpuOpKind::Mish;
+        why = "no SDP program computes mish (the lookup table has no softplus program)";
     } else if (n.op == Op::Eltwise) {
         desc.kind = CpuOpKind::Div;
         why = "the hardware cannot divide by a computed tensor";
@@ -107,7 +111,7 @@ Status Lowering::lower_cpu(uint32_t id) {
     note << " -> " << dims_text(n.dims) << " " << to_string(t_.precision);
 
     Step s;
-    s.emu = true;
+    s.cpu_task = true;
     if (desc.kind == CpuOpKind::Softmax && desc.ints[0] == 1) {
         // The original's EMU softmax (over the channels) does exactly this.
         s.soft.src = home(n.inputs[0]);

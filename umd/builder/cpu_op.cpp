@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "builder/graph.hpp"
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 
 namespace nvdla::builder {
 
@@ -77,6 +77,7 @@ double unary_op(CpuOpKind k, double x) {
         case CpuOpKind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
         case CpuOpKind::Tanh: return std::tanh(x);
         case CpuOpKind::Relu: return x > 0 ? x : 0.0;
+        case CpuOpKind::Mish: return x * std::tanh(std::log1p(std::exp(x)));
         default: return x;
     }
 }

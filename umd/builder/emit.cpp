@@ -1,12 +1,12 @@
 // Emission: memory planning (activation buffers reuse freed space), DLA tasks (operation,
-// surface, dependency and LUT lists, interface 0.12), EMU tasks, and the loadable itself.
+// surface, dependency and LUT lists, interface 0.12), CPU tasks, and the loadable itself.
 #include "builder/emit.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 
-#include "runtime/emu_ops.hpp"
+#include "runtime/cpu_tasks.hpp"
 #include "runtime/loadable.hpp"
 
 namespace nvdla::builder::detail {
@@ -17,7 +17,7 @@ using runtime::BlobVersion;
 using runtime::Loadable;
 
 constexpr BlobVersion kDlaVersion{0, 12, 3};
-constexpr BlobVersion kEmuVersion{0, 0, 1};
+constexpr BlobVersion kOriginalCpuTaskVersion{0, 0, 1};
 constexpr BlobVersion kCpuTaskVersion{runtime::kCpuTaskVersion[0], runtime::kCpuTaskVersion[1],
                                       runtime::kCpuTaskVersion[2]};
 constexpr uint64_t kPoolAlignment = 256;
@@ -62,12 +62,12 @@ uint64_t plan_pool(Plan& plan) {
             buf.last_use = std::max(buf.last_use, static_cast<uint32_t>(s));
         };
         Step& step = plan.steps[s];
-        if (step.emu && step.cpu) {
+        if (step.cpu_task && step.cpu) {
             for (const Place& p : step.cpu->inputs) touch(p.buffer);
             touch(step.cpu->output.buffer);
             continue;
         }
-        if (step.emu) {
+        if (step.cpu_task) {
             touch(step.soft.src.buffer);
             touch(step.soft.dst.buffer);
             continue;
@@ -136,7 +136,7 @@ struct Memories {
     }
 };
 
-uint8_t emu_format(const HwConfig& cfg, Precision p) {
+uint8_t cpu_task_format(const HwConfig& cfg, Precision p) {
     if (p == Precision::Fp16) return 3;  // FF16
     return cfg.atom_bytes == 8 ? 1 : 0;  // INT8_8, INT8
 }
@@ -204,12 +204,12 @@ Result<std::vector<std::byte>> emit_loadable(Plan& plan, const HwConfig& cfg, Pr
     bound(BufferKind::Input, plan.inputs);
     bound(BufferKind::Output, plan.outputs);
 
-    // Tasks: consecutive hardware steps make one DLA task, each softmax an EMU task.
+    // Tasks: consecutive hardware steps make one DLA task, each softmax a CPU task.
     for (size_t s = 0; s < plan.steps.size();) {
         const std::string tag = "task-" + std::to_string(l.tasks.size()) + "-";
         runtime::TaskEntry task;
         task.instance = -1;
-        if (plan.steps[s].emu && plan.steps[s].cpu) {
+        if (plan.steps[s].cpu_task && plan.steps[s].cpu) {
             // A CPU task: descriptors, parameters, then every data memory.
             const CpuStep& step = *plan.steps[s].cpu;
             std::vector<uint16_t> list = {0, 0, 0, 0};
@@ -223,21 +223,21 @@ Result<std::vector<std::byte>> emit_loadable(Plan& plan, const HwConfig& cfg, Pr
                                  static_cast<uint32_t>(base[p.buffer] + p.offset)});
             }
             CpuTaskBlobs blobs = encode_cpu_task(step, cfg, precision, where, 3);
-            const auto emu = runtime::TaskInterface::Emu1;
-            list[0] = mem.constant(tag + "addr0", blobs.network, kCpuTaskVersion, emu, 1);
-            list[1] = mem.constant(tag + "op_list", blobs.operations, kCpuTaskVersion, emu, 3);
-            list[2] = mem.constant(tag + "op_buf_list", blobs.buffers, kCpuTaskVersion, emu, 4);
+            const auto emu1 = runtime::TaskInterface::Emu1;
+            list[0] = mem.constant(tag + "addr0", blobs.network, kCpuTaskVersion, emu1, 1);
+            list[1] = mem.constant(tag + "op_list", blobs.operations, kCpuTaskVersion, emu1, 3);
+            list[2] = mem.constant(tag + "op_buf_list", blobs.buffers, kCpuTaskVersion, emu1, 4);
             if (blobs.parameters.empty()) blobs.parameters.assign(4, std::byte{0});
-            list[3] = mem.constant(tag + "parameters", blobs.parameters, kCpuTaskVersion, emu, 0);
-            task.interface = emu;
+            list[3] = mem.constant(tag + "parameters", blobs.parameters, kCpuTaskVersion, emu1, 0);
+            task.interface = emu1;
             task.addresses = list;
             task.version = kCpuTaskVersion;
             l.tasks.push_back(task);
             ++s;
             continue;
         }
-        if (plan.steps[s].emu) {
-            const EmuSoftmax& e = plan.steps[s].soft;
+        if (plan.steps[s].cpu_task) {
+            const OriginalSoftmax& e = plan.steps[s].soft;
             std::vector<std::byte> net(256), ops(24), buffers(512);
             put<int16_t>(net, 0, 1);
             put<int16_t>(net, 2, 2);
@@ -246,10 +246,10 @@ Result<std::vector<std::byte>> emit_loadable(Plan& plan, const HwConfig& cfg, Pr
             put<float>(ops, 4, e.input_scale);
             put<float>(ops, 8, e.output_scale);
             put<uint8_t>(ops, 12, 0);  // axis: channels
-            const uint16_t head =
-                mem.constant(tag + "addr0", net, kEmuVersion, runtime::TaskInterface::Emu1, 1);
-            const uint16_t opl =
-                mem.constant(tag + "op_list", ops, kEmuVersion, runtime::TaskInterface::Emu1, 3);
+            const uint16_t head = mem.constant(tag + "addr0", net, kOriginalCpuTaskVersion,
+                                               runtime::TaskInterface::Emu1, 1);
+            const uint16_t opl = mem.constant(tag + "op_list", ops, kOriginalCpuTaskVersion,
+                                              runtime::TaskInterface::Emu1, 3);
             const uint16_t buf_list_pos = 2;
             std::vector<uint16_t> list = {head, opl, 0};
             for (uint16_t m : data_mems) list.push_back(m);
@@ -266,25 +266,25 @@ Result<std::vector<std::byte>> emit_loadable(Plan& plan, const HwConfig& cfg, Pr
                 put<int16_t>(buffers, b, index);
                 put<uint32_t>(buffers, b + 2, static_cast<uint32_t>(base[p.buffer] + p.offset));
                 put<uint32_t>(buffers, b + 6, static_cast<uint32_t>(size));
-                put<uint16_t>(buffers, b + 10, emu_format(cfg, precision));
+                put<uint16_t>(buffers, b + 10, cpu_task_format(cfg, precision));
                 put<uint16_t>(buffers, b + 12, static_cast<uint16_t>(p.dims.w));
                 put<uint16_t>(buffers, b + 14, static_cast<uint16_t>(p.dims.h));
                 put<uint16_t>(buffers, b + 16, static_cast<uint16_t>(p.dims.c));
                 put<uint32_t>(buffers, b + 18, p.line);
                 put<uint32_t>(buffers, b + 22, p.surface);
             }
-            list[buf_list_pos] = mem.constant(tag + "op_buf_list", buffers, kEmuVersion,
+            list[buf_list_pos] = mem.constant(tag + "op_buf_list", buffers, kOriginalCpuTaskVersion,
                                               runtime::TaskInterface::Emu1, 4);
             task.interface = runtime::TaskInterface::Emu1;
             task.addresses = list;
-            task.version = kEmuVersion;
+            task.version = kOriginalCpuTaskVersion;
             l.tasks.push_back(task);
             ++s;
             continue;
         }
 
         size_t e = s;
-        while (e < plan.steps.size() && !plan.steps[e].emu) ++e;
+        while (e < plan.steps.size() && !plan.steps[e].cpu_task) ++e;
         std::vector<HwOp> ops;
         std::vector<std::pair<size_t, size_t>> groups;  // [first, end) per group
         for (size_t i = s; i < e; ++i) {

@@ -662,7 +662,7 @@ Status Lowering::lower_softmax(uint32_t id) {
                      " cubes with 32-byte atoms", t_.int8() ? " or 8-byte atoms" : "", ", not the ",
                      atom, "-byte atoms of ", t_.cfg->name);
     Step s;
-    s.emu = true;
+    s.cpu_task = true;
     s.soft.src = home(n.inputs[0]);
     s.soft.dst = home(id);
     s.soft.precision = t_.precision;
@@ -699,12 +699,9 @@ Status Lowering::lower_sdp(uint32_t id) {
     src.scale = scale(source);
     src.channels = n.dims.c;
     SdpProgram prog(t_, src);
-    if (!prog.add(chain_elem(id, source))) {
-        if ((n.op == Op::Sigmoid || n.op == Op::Tanh))
-            return error(layer(id), ": ", t_.cfg->name,
-                         " has no SDP lookup table (NVDLA_FEATURE_SDP_LUT) for ", op_name(n.op));
+    // (Sigmoid and tanh without the SDP lookup table are CPU operations: runs_on_cpu.)
+    if (!prog.add(chain_elem(id, source)))
         return error(layer(id), ": the SDP cannot compute it on ", t_.cfg->name);
-    }
     done_[id] = true;
     const uint32_t last = grow_chain(prog, id, true);
     return finish_sdp(prog, home(source), last, n.name);
@@ -788,10 +785,10 @@ Result<Plan> Lowering::run() {
             case Op::Slice: s = lower_slice(id); break;
             case Op::ResizeNearest: s = lower_resize_nearest(id); break;
             case Op::ResizeBilinear: s = lower_resize_bilinear(id); break;
-            case Op::Mish: s = lower_unmapped(id); break;
             case Op::Concat: s = summed_[id] ? lower_concat_sum(id) : computed(id); break;
             case Op::Flatten: s = runs_on_cpu(id) ? lower_cpu(id) : computed(id); break;
             case Op::Softmax: s = lower_softmax(id); break;
+            case Op::Mish:
             case Op::Cpu: s = lower_cpu(id); break;
         }
         if (!s) return s;

@@ -19,6 +19,177 @@ uint32_t div_up(uint64_t a, uint64_t b) {
     return static_cast<uint32_t>((a + b - 1) / b);
 }
 
+// Float KCRS kernels (layout.source) packed into `layout`, fp16 saturating.
+Result<std::vector<std::byte>> pack_kernels(const std::vector<float>& kernels,
+                                            const WeightLayout& layout) {
+    std::vector<std::byte> packed(layout.size_bytes());
+    ConvertOptions opt;
+    opt.saturate_fp16 = true;
+    const ConstTensorView view{kernels.data(), kernels.size() * sizeof(float), HostType::Float32,
+                               HostLayout::NCHW, layout.source};
+    if (Status s = pack_weights(view, layout, packed, opt); !s) return s;
+    return packed;
+}
+
+// What every CONV operation states, whatever its mode (direct, image, Winograd): the CSC's input
+// and kernel cubes, the CMAC's output, the convolution-buffer banks, stride, dilation, padding.
+struct ConvGeometry {
+    struct Cube {
+        uint32_t width = 0, height = 0, channels = 0;
+    };
+    struct Step {
+        uint32_t x = 1, y = 1;
+    };
+    struct Padding {
+        uint32_t left = 0, right = 0, top = 0, bottom = 0;
+    };
+    uint8_t mode = NVDLA_DLA_CONV_DIRECT;
+    uint8_t data_format = NVDLA_DLA_FORMAT_FEATURE;  // or an image's pixel format
+    uint32_t entry_per_slice = 0, data_banks = 0, weight_banks = 0;
+    Cube input;   // the CSC's; its rows are released after the operation
+    Cube kernel;  // the CSC's
+    Cube output;  // the CMAC's (channels: kernels)
+    uint64_t bytes_per_kernel = 0;
+    Step stride, dilation;
+    Padding pad;
+    int16_t pad_value = 0;
+    uint32_t in_precision = NVDLA_DLA_PRECISION_INT8, out_precision = NVDLA_DLA_PRECISION_INT8;
+    nvdla_dla_data_cube weights = no_cube();
+};
+
+// A CONV operation of that geometry, writing to the SDP, with unit converters and uncompressed
+// weights; the caller adds the source cube and what its mode needs beyond that.
+HwOp conv_op(const ConvGeometry& g) {
+    HwOp conv;
+    conv.type = NVDLA_DLA_OP_CONV;
+    std::memset(&conv.op, 0, sizeof conv.op);
+    std::memset(&conv.surf, 0, sizeof conv.surf);
+    nvdla_dla_conv_op_desc& op = conv.op.conv_op;
+    op.conv_mode = g.mode;
+    op.entry_per_slice = static_cast<uint16_t>(g.entry_per_slice);
+    op.data_format = g.data_format;
+    op.pixel_mapping = NVDLA_DLA_PIXEL_MAPPING_PITCH_LINEAR;
+    op.fetch_grain = 1;
+    op.batch = 1;
+    op.weight_format = NVDLA_DLA_WEIGHT_UNCOMPRESSED;
+    op.data_bank = static_cast<uint8_t>(g.data_banks);
+    op.weight_bank = static_cast<uint8_t>(g.weight_banks);
+    op.release = static_cast<uint16_t>(g.input.height);
+    op.input_width_csc = static_cast<uint16_t>(g.input.width);
+    op.input_height_csc = static_cast<uint16_t>(g.input.height);
+    op.input_channel_csc = static_cast<uint16_t>(g.input.channels);
+    op.kernel_width_csc = static_cast<uint16_t>(g.kernel.width);
+    op.kernel_height_csc = static_cast<uint16_t>(g.kernel.height);
+    op.kernel_channel_csc = static_cast<uint16_t>(g.kernel.channels);
+    op.input_width_cmac = static_cast<uint16_t>(g.output.width);
+    op.input_height_cmac = static_cast<uint16_t>(g.output.height);
+    op.bytes_per_kernel = static_cast<uint32_t>(g.bytes_per_kernel);
+    op.conv_stride_x = static_cast<uint8_t>(g.stride.x);
+    op.conv_stride_y = static_cast<uint8_t>(g.stride.y);
+    op.pad_val = g.pad_value;
+    op.pad_x_left = static_cast<uint8_t>(g.pad.left);
+    op.pad_x_right = static_cast<uint8_t>(g.pad.right);
+    op.pad_y_top = static_cast<uint8_t>(g.pad.top);
+    op.pad_y_bottom = static_cast<uint8_t>(g.pad.bottom);
+    op.dilation_x = static_cast<uint8_t>(g.dilation.x);
+    op.dilation_y = static_cast<uint8_t>(g.dilation.y);
+    op.in_precision = static_cast<uint8_t>(g.in_precision);
+    op.out_precision = static_cast<uint8_t>(g.out_precision);
+    op.in_cvt.scale = 1;
+    op.out_cvt.scale = 1;
+    op.out_cvt.enable = 1;
+    nvdla_dla_conv_surface_desc& sd = conv.surf.conv_surface;
+    sd.weight_data = g.weights;
+    sd.wmb_data = no_cube();
+    sd.wgs_data = no_cube();
+    sd.dst_data = hw_cube({1, g.output.channels, g.output.height, g.output.width});
+    return conv;
+}
+
+// A cube of `bytes` bytes at `offset` of the constant buffer holding width x height x channel
+// kernel elements.
+nvdla_dla_data_cube const_cube(uint64_t offset, uint64_t bytes, uint32_t width, uint32_t height,
+                               uint32_t channel) {
+    nvdla_dla_data_cube cube = no_cube();
+    cube.address = static_cast<int16_t>(kConstBuffer);
+    cube.offset = static_cast<uint32_t>(offset);
+    cube.size = static_cast<uint32_t>(bytes);
+    cube.width = static_cast<uint16_t>(width);
+    cube.height = static_cast<uint16_t>(height);
+    cube.channel = static_cast<uint16_t>(channel);
+    return cube;
+}
+
+// The input rows output rows [o0, o0 + on) read through a window of `window` rows at `stride`
+// (input rows [first, first + rows) of `height`), and the padding rows above and below them.
+struct RowWindow {
+    uint32_t first = 0, rows = 0, pad_top = 0, pad_bottom = 0;
+};
+RowWindow row_window(uint32_t o0, uint32_t on, uint32_t stride, uint32_t pad_top, uint32_t window,
+                     uint32_t height) {
+    const int64_t first = int64_t(o0) * stride - pad_top;
+    const int64_t last = int64_t(o0 + on - 1) * stride - pad_top + window - 1;
+    RowWindow w;
+    w.first = static_cast<uint32_t>(std::max<int64_t>(0, first));
+    w.rows = static_cast<uint32_t>(std::min<int64_t>(height - 1, last)) - w.first + 1;
+    w.pad_top = static_cast<uint32_t>(std::max<int64_t>(0, -first));
+    w.pad_bottom = static_cast<uint32_t>(std::max<int64_t>(0, last - (height - 1)));
+    return w;
+}
+
+// How a direct convolution over `channels` input channels of width `width` uses the
+// convolution buffer.
+struct DirectBufferUse {
+    uint32_t banks = 0, depth = 0, width = 0;  // the buffer: banks of `depth` entries of `width` B
+    uint32_t entries_per_row = 0;              // one input row (CDMA/CSC D_ENTRY_PER_SLICE + 1)
+    uint64_t bytes_per_kernel = 0;
+    uint32_t reserve = 0;  // a bank kept free for compressed weights
+
+    uint32_t weight_banks(uint64_t kernels) const {
+        return std::max<uint32_t>(1, div_up(div_up(kernels * bytes_per_kernel, width), depth));
+    }
+    uint32_t data_banks(uint64_t rows) const {
+        return std::max<uint32_t>(1, div_up(uint64_t(entries_per_row) * rows, depth));
+    }
+};
+
+// Kernels and output rows per piece of a direct convolution making `kernels` output channels
+// from `height` input rows: all of them when they fit, else fewer kernels (in multiples of
+// `unit`), else windows of input rows too. 0 kernels: not even one window and one unit fit.
+struct DirectTiling {
+    uint32_t kernels = 0, rows_out = 0;
+    bool window_fits = true;  // false: one window of input rows and one unit do not fit
+};
+DirectTiling direct_tiling(const DirectBufferUse& buf, uint32_t kernels, uint32_t unit,
+                           uint32_t height, uint32_t window, uint32_t stride_y, uint32_t out_h) {
+    DirectTiling t{kernels, out_h};
+    const uint32_t banks = buf.banks, reserve = buf.reserve;
+    if (buf.data_banks(height) + buf.weight_banks(kernels) + reserve <= banks) return t;
+    auto largest_k = [&](uint32_t free) -> uint32_t {
+        uint32_t k = 0;
+        while (k + unit <= kernels && buf.weight_banks(k + unit) <= free) k += unit;
+        if (k == 0 && kernels < unit && buf.weight_banks(kernels) <= free) k = kernels;
+        return k;
+    };
+    const uint32_t first_unit = std::min(unit, kernels);
+    if (buf.data_banks(height) + buf.weight_banks(first_unit) + reserve <= banks) {
+        t.kernels = largest_k(banks - buf.data_banks(height) - reserve);
+        return t;
+    }
+    if (buf.data_banks(window) + buf.weight_banks(first_unit) + reserve > banks)
+        return {0, 0, false};
+    const uint32_t wb = buf.weight_banks(kernels) + buf.data_banks(window) + reserve <= banks
+                            ? buf.weight_banks(kernels)
+                            : buf.weight_banks(largest_k(banks - buf.data_banks(window) - reserve));
+    t.kernels = buf.weight_banks(kernels) == wb
+                    ? kernels
+                    : largest_k(banks - buf.data_banks(window) - reserve);
+    const uint64_t cap_rows = uint64_t(banks - wb - reserve) * buf.depth / buf.entries_per_row;
+    t.rows_out = static_cast<uint32_t>(std::max<uint64_t>(1, (cap_rows - window) / stride_y + 1));
+    t.rows_out = std::min(t.rows_out, out_h);
+    return t;
+}
+
 }  // namespace
 
 std::vector<double> Lowering::weight_scales(const std::vector<float>& w, uint32_t kernels) const {
@@ -241,13 +412,10 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
     uint32_t per_chunk = 1;
     while (per_chunk < groups && ((per_chunk * cg) % lanes || (per_chunk * kg) % lanes))
         ++per_chunk;
-    const uint32_t kpg = weight_kernels_per_group(cfg, t_.precision);
-    const uint32_t unit = std::lcm(kpg, lanes);
+    const uint32_t unit = std::lcm(weight_kernels_per_group(cfg, t_.precision), lanes);
     const CbufGeometry cbuf = cbuf_geometry(cfg);
-    const uint32_t banks = cfg.cbuf_banks, depth = cbuf.entries_per_bank, width = cbuf.entry_bytes;
     const bool may_compress =
         t_.options->compress_weights && nvdla_hw_has(&cfg, NVDLA_FEATURE_WEIGHT_COMPRESSION);
-    const uint32_t reserve = may_compress ? 1 : 0;
     const uint32_t W = job.in.dims.w, H = job.in.dims.h;
     const uint32_t r_eff = (job.r - 1) * job.dil_y + 1;
     const uint32_t chunks = div_up(groups, per_chunk);
@@ -257,43 +425,22 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
     for (uint32_t g0 = 0; g0 < groups; g0 += per_chunk) {
         const uint32_t gc = std::min(per_chunk, groups - g0);
         const uint32_t cc = gc * cg, kc = gc * kg, ci0 = g0 * cg, ko0 = g0 * kg;
-        // Entries of one input row in the buffer (CDMA/CSC D_ENTRY_PER_SLICE + 1).
-        const uint32_t eps = cbuf_entries_per_slice(cfg, cc, bpe, W);
-        const uint64_t bpk = uint64_t(job.r) * job.s * cc * bpe;
-        auto banks_w = [&](uint64_t k) {
-            return std::max<uint32_t>(1, div_up(div_up(k * bpk, width), depth));
-        };
-        auto banks_d = [&](uint64_t rows) {
-            return std::max<uint32_t>(1, div_up(uint64_t(eps) * rows, depth));
-        };
-        // Kernels per piece and output rows per piece.
-        uint32_t kp = kc, rows_out = job.out_h;
-        if (banks_d(H) + banks_w(kc) + reserve > banks) {
-            auto largest_k = [&](uint32_t free) -> uint32_t {
-                uint32_t k = 0;
-                while (k + unit <= kc && banks_w(k + unit) <= free) k += unit;
-                if (k == 0 && kc < unit && banks_w(kc) <= free) k = kc;
-                return k;
-            };
-            if (banks_d(H) + banks_w(std::min(unit, kc)) + reserve <= banks) {
-                kp = largest_k(banks - banks_d(H) - reserve);
-            } else {
-                if (banks_d(r_eff) + banks_w(std::min(unit, kc)) + reserve > banks)
-                    return error(who, ": one window of ", r_eff, " input rows (", eps,
-                                 " buffer entries each) and one group of ", std::min(unit, kc),
-                                 " kernels (", bpk, " bytes each) do not fit the ", banks,
-                                 " banks of ", depth, " entries of ", width, " bytes of ", cfg.name,
-                                 "'s convolution buffer");
-                const uint32_t wb = banks_w(kc) + banks_d(r_eff) + reserve <= banks
-                                        ? banks_w(kc)
-                                        : banks_w(largest_k(banks - banks_d(r_eff) - reserve));
-                kp = banks_w(kc) == wb ? kc : largest_k(banks - banks_d(r_eff) - reserve);
-                const uint64_t cap_rows = uint64_t(banks - wb - reserve) * depth / eps;
-                rows_out = static_cast<uint32_t>(
-                    std::max<uint64_t>(1, (cap_rows - r_eff) / job.stride_y + 1));
-                rows_out = std::min(rows_out, job.out_h);
-            }
-        }
+        DirectBufferUse buf;
+        buf.banks = cfg.cbuf_banks;
+        buf.depth = cbuf.entries_per_bank;
+        buf.width = cbuf.entry_bytes;
+        buf.entries_per_row = cbuf_entries_per_slice(cfg, cc, bpe, W);
+        buf.bytes_per_kernel = uint64_t(job.r) * job.s * cc * bpe;
+        buf.reserve = may_compress ? 1 : 0;
+        const DirectTiling tiling = direct_tiling(buf, kc, unit, H, r_eff, job.stride_y, job.out_h);
+        if (!tiling.window_fits)
+            return error(who, ": one window of ", r_eff, " input rows (", buf.entries_per_row,
+                         " buffer entries each) and one group of ", std::min(unit, kc),
+                         " kernels (", buf.bytes_per_kernel, " bytes each) do not fit the ",
+                         buf.banks, " banks of ", buf.depth, " entries of ", buf.width,
+                         " bytes of ", cfg.name, "'s convolution buffer");
+        uint32_t kp = tiling.kernels;
+        const uint32_t rows_out = tiling.rows_out;
         if (kp == 0) return error(who, ": internal: no kernels fit the convolution buffer");
         if (kp > 8192) kp = 8192 / unit * unit;
         rows_split = rows_split || rows_out < job.out_h;
@@ -302,127 +449,41 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
 
         for (uint32_t k0 = 0; k0 < kc; k0 += kp) {
             const uint32_t kn = std::min(kp, kc - k0);
-            // Host kernels of this piece: kn x cc x R x S, block diagonal across the chunk's
-            // groups; int8 divided by each kernel's scale.
-            std::vector<float> host(uint64_t(kn) * cc * job.r * job.s, 0.0f);
-            const size_t rs = size_t(job.r) * job.s;
-            for (uint32_t k = 0; k < kn; ++k) {
-                const uint32_t kabs = ko0 + k0 + k;  // kernel in the layer
-                const uint32_t grp_in_chunk = (k0 + k) / kg;
-                const double ws = job.weight_scale[kabs];
-                for (uint32_t c = 0; c < cg; ++c)
-                    for (size_t i = 0; i < rs; ++i)
-                        host[(size_t(k) * cc + grp_in_chunk * cg + c) * rs + i] =
-                            static_cast<float>(job.weights[(size_t(kabs) * cg + c) * rs + i] /
-                                               (t_.int8() ? ws : 1.0));
-            }
-            WeightFormat fmt;
-            fmt.kind = WeightKind::Direct;
-            fmt.precision = t_.precision;
-            Result<WeightLayout> layout = make_weight_layout(cfg, fmt, {kn, cc, job.r, job.s});
-            if (!layout) return layout.status().context(who);
-            std::vector<std::byte> dense(layout->size_bytes());
-            ConvertOptions opt;
-            opt.saturate_fp16 = true;
-            const ConstTensorView view{host.data(),
-                                       host.size() * sizeof(float),
-                                       HostType::Float32,
-                                       HostLayout::NCHW,
-                                       {kn, cc, job.r, job.s}};
-            if (Status s = pack_weights(view, *layout, dense, opt); !s) return s.context(who);
-
-            HwOp conv;
-            conv.type = NVDLA_DLA_OP_CONV;
-            std::memset(&conv.op, 0, sizeof conv.op);
-            std::memset(&conv.surf, 0, sizeof conv.surf);
-            nvdla_dla_conv_op_desc& op = conv.op.conv_op;
-            nvdla_dla_conv_surface_desc& sd = conv.surf.conv_surface;
-            sd.wmb_data = no_cube();
-            sd.wgs_data = no_cube();
-            bool compressed = false;
-            if (may_compress) {
-                Result<CompressedWeightSizes> sizes =
-                    compressed_weight_sizes(cfg, layout->surface, dense);
-                if (sizes && sizes->nonzero_elements > 0 &&
-                    sizes->weight_bytes + sizes->mask_bytes + sizes->group_size_bytes <
-                        dense.size() * 3 / 4) {
-                    std::vector<std::byte> w(sizes->weight_bytes), m(sizes->mask_bytes),
-                        gs(sizes->group_size_bytes);
-                    Result<CompressedWeightSizes> done =
-                        compress_weights(cfg, layout->surface, dense, w, m, gs);
-                    if (!done) return done.status().context(who);
-                    auto const_cube = [&](const std::vector<std::byte>& bytes) {
-                        nvdla_dla_data_cube cb = no_cube();
-                        cb.address = static_cast<int16_t>(kConstBuffer);
-                        cb.offset = static_cast<uint32_t>(plan_.add_const(bytes));
-                        cb.size = static_cast<uint32_t>(bytes.size());
-                        cb.width = static_cast<uint16_t>(job.s);
-                        cb.height = static_cast<uint16_t>(job.r);
-                        cb.channel = static_cast<uint16_t>(cc);
-                        return cb;
-                    };
-                    sd.weight_data = const_cube(w);
-                    sd.wmb_data = const_cube(m);
-                    sd.wgs_data = const_cube(gs);
-                    compressed = true;
-                    compressed_any = true;
-                }
-            }
-            if (!compressed) {
-                sd.weight_data = no_cube();
-                sd.weight_data.address = static_cast<int16_t>(kConstBuffer);
-                sd.weight_data.offset = static_cast<uint32_t>(plan_.add_const(dense));
-                sd.weight_data.size = static_cast<uint32_t>(dense.size());
-                sd.weight_data.width = static_cast<uint16_t>(job.s);
-                sd.weight_data.height = static_cast<uint16_t>(job.r);
-                sd.weight_data.channel = static_cast<uint16_t>(cc);
-            }
+            Result<ConvWeights> weights = direct_weights(job, ko0, k0, kn, cc, may_compress);
+            if (!weights) return weights.status();
+            compressed_any = compressed_any || weights->compressed;
 
             for (uint32_t o0 = 0; o0 < job.out_h; o0 += rows_out) {
                 const uint32_t on = std::min(rows_out, job.out_h - o0);
-                const int64_t first = int64_t(o0) * job.stride_y - job.pad_t;
-                const int64_t lastrow = int64_t(o0 + on - 1) * job.stride_y - job.pad_t + r_eff - 1;
-                const uint32_t i0 = static_cast<uint32_t>(std::max<int64_t>(0, first));
-                const uint32_t i1 = static_cast<uint32_t>(std::min<int64_t>(H - 1, lastrow));
-                const uint32_t rows_in = i1 - i0 + 1;
-                op.conv_mode = NVDLA_DLA_CONV_DIRECT;
-                op.entry_per_slice = static_cast<uint16_t>(eps);
-                op.data_format = NVDLA_DLA_FORMAT_FEATURE;
-                op.pixel_mapping = NVDLA_DLA_PIXEL_MAPPING_PITCH_LINEAR;
-                op.fetch_grain = 1;
-                op.batch = 1;
-                op.weight_format =
-                    compressed ? NVDLA_DLA_WEIGHT_COMPRESSED : NVDLA_DLA_WEIGHT_UNCOMPRESSED;
-                op.data_bank = static_cast<uint8_t>(banks_d(rows_in));
-                op.weight_bank = static_cast<uint8_t>(
-                    std::min<uint32_t>(banks - op.data_bank, banks_w(kn) + (compressed ? 1 : 0)));
-                op.release = static_cast<uint16_t>(rows_in);
-                op.input_width_csc = static_cast<uint16_t>(W);
-                op.input_height_csc = static_cast<uint16_t>(rows_in);
-                op.input_channel_csc = static_cast<uint16_t>(cc);
-                op.kernel_width_csc = static_cast<uint16_t>(job.s);
-                op.kernel_height_csc = static_cast<uint16_t>(job.r);
-                op.kernel_channel_csc = static_cast<uint16_t>(cc);
-                op.input_width_cmac = static_cast<uint16_t>(job.out_w);
-                op.input_height_cmac = static_cast<uint16_t>(on);
-                op.bytes_per_kernel = static_cast<uint32_t>(bpk);
-                op.conv_stride_x = static_cast<uint8_t>(job.stride_x);
-                op.conv_stride_y = static_cast<uint8_t>(job.stride_y);
-                op.pad_val = job.pad_value;
-                op.pad_x_left = static_cast<uint8_t>(job.pad_l);
-                op.pad_x_right = static_cast<uint8_t>(job.pad_r);
-                op.pad_y_top = static_cast<uint8_t>(std::max<int64_t>(0, -first));
-                op.pad_y_bottom = static_cast<uint8_t>(std::max<int64_t>(0, lastrow - (H - 1)));
-                op.dilation_x = static_cast<uint8_t>(job.dil_x);
-                op.dilation_y = static_cast<uint8_t>(job.dil_y);
-                op.in_precision = op.out_precision =
+                const RowWindow rows = row_window(o0, on, job.stride_y, job.pad_t, r_eff, H);
+                const uint32_t data_banks = buf.data_banks(rows.rows);
+                const uint32_t precision =
                     t_.int8() ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16;
-                op.in_cvt.scale = 1;
-                op.out_cvt.scale = 1;
-                op.out_cvt.enable = 1;
-                const Place src = sub_place(job.in, ci0, cc, i0, rows_in);
+                const ConvGeometry geo{.entry_per_slice = buf.entries_per_row,
+                                       .data_banks = data_banks,
+                                       .weight_banks = std::min<uint32_t>(
+                                           buf.banks - data_banks,
+                                           buf.weight_banks(kn) + (weights->compressed ? 1 : 0)),
+                                       .input = {W, rows.rows, cc},
+                                       .kernel = {job.s, job.r, cc},
+                                       .output = {job.out_w, on, kn},
+                                       .bytes_per_kernel = buf.bytes_per_kernel,
+                                       .stride = {job.stride_x, job.stride_y},
+                                       .dilation = {job.dil_x, job.dil_y},
+                                       .pad = {job.pad_l, job.pad_r, rows.pad_top, rows.pad_bottom},
+                                       .pad_value = job.pad_value,
+                                       .in_precision = precision,
+                                       .out_precision = precision,
+                                       .weights = weights->weights};
+                HwOp conv = conv_op(geo);
+                nvdla_dla_conv_surface_desc& sd = conv.surf.conv_surface;
+                if (weights->compressed) {
+                    conv.op.conv_op.weight_format = NVDLA_DLA_WEIGHT_COMPRESSED;
+                    sd.wmb_data = weights->mask;
+                    sd.wgs_data = weights->group_sizes;
+                }
+                const Place src = sub_place(job.in, ci0, cc, rows.first, rows.rows);
                 sd.src_data = cube_of(src, cube_bytes(src));
-                sd.dst_data = hw_cube({1, kn, on, job.out_w});
 
                 Group g;
                 g.ops.push_back(conv);
@@ -431,25 +492,7 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
                 pc.channels = kn;
                 pc.row_begin = o0;
                 pc.src = hw_cube({1, kn, on, job.out_w});
-                HwOp sdp;
-                if (fuse_pool) {
-                    const Node& pn = net_.nodes[size_t(job.pool)];
-                    pc.dst = hw_cube({1, kn, on, job.out_w});
-                    if (Status s = job.prog->emit(plan_, pc, job.out_scale, sdp); !s)
-                        return s.context(layer(last));
-                    g.ops.push_back(sdp);
-                    const Place pool_out =
-                        sub_place(home(uint32_t(job.pool)), ko0 + k0, kn, 0, pn.dims.h);
-                    g.ops.push_back(pdp_op(pn.pool, pc.src, cube_of(pool_out, cube_bytes(pool_out)),
-                                           pn.pool.pad_left, pn.pool.pad_right));
-                } else {
-                    const Place dst =
-                        sub_place(job.out.valid() ? job.out : home(last), ko0 + k0, kn, o0, on);
-                    pc.dst = cube_of(dst, cube_bytes(dst));
-                    if (Status s = job.prog->emit(plan_, pc, job.out_scale, sdp); !s)
-                        return s.context(layer(last));
-                    g.ops.push_back(sdp);
-                }
+                if (Status s = conv_output(job, last, pc, on, fuse_pool, g); !s) return s;
                 add_step(std::move(g));
                 plan_.hardware_macs += uint64_t(kn) * cc * job.r * job.s * uint64_t(job.out_w) * on;
                 ++operations;
@@ -484,6 +527,86 @@ Status Lowering::conv_job(const ConvJob& job, bool& pool_fused, uint32_t last) {
     return Status();
 }
 
+// Kernels [k0, k0 + kn) of the group chunk whose kernels start at `chunk_k0` and whose input
+// channels are `channels`, for a direct convolution: kn x channels x R x S, block diagonal
+// across the chunk's groups, int8 divided by each kernel's scale; packed, and compressed when
+// that saves a quarter, in the constant buffer.
+Result<Lowering::ConvWeights> Lowering::direct_weights(const ConvJob& job, uint32_t chunk_k0,
+                                                       uint32_t k0, uint32_t kn, uint32_t channels,
+                                                       bool may_compress) {
+    const HwConfig& cfg = *t_.cfg;
+    const std::string who = layer(job.node);
+    const uint32_t cg = job.channels, kg = job.kernels / job.groups;
+    const uint32_t cc = channels;
+    std::vector<float> host(uint64_t(kn) * cc * job.r * job.s, 0.0f);
+    const size_t rs = size_t(job.r) * job.s;
+    for (uint32_t k = 0; k < kn; ++k) {
+        const uint32_t kabs = chunk_k0 + k0 + k;  // kernel in the layer
+        const uint32_t grp_in_chunk = (k0 + k) / kg;
+        const double ws = job.weight_scale[kabs];
+        for (uint32_t c = 0; c < cg; ++c)
+            for (size_t i = 0; i < rs; ++i)
+                host[(size_t(k) * cc + grp_in_chunk * cg + c) * rs + i] = static_cast<float>(
+                    job.weights[(size_t(kabs) * cg + c) * rs + i] / (t_.int8() ? ws : 1.0));
+    }
+    WeightFormat fmt;
+    fmt.kind = WeightKind::Direct;
+    fmt.precision = t_.precision;
+    Result<WeightLayout> layout = make_weight_layout(cfg, fmt, {kn, cc, job.r, job.s});
+    if (!layout) return layout.status().context(who);
+    Result<std::vector<std::byte>> packed = pack_kernels(host, *layout);
+    if (!packed) return packed.status().context(who);
+    const std::vector<std::byte>& dense = *packed;
+
+    ConvWeights out;
+    out.mask = no_cube();
+    out.group_sizes = no_cube();
+    if (may_compress) {
+        Result<CompressedWeightSizes> sizes = compressed_weight_sizes(cfg, layout->surface, dense);
+        if (sizes && sizes->nonzero_elements > 0 &&
+            sizes->weight_bytes + sizes->mask_bytes + sizes->group_size_bytes <
+                dense.size() * 3 / 4) {
+            std::vector<std::byte> w(sizes->weight_bytes), m(sizes->mask_bytes),
+                gs(sizes->group_size_bytes);
+            Result<CompressedWeightSizes> done =
+                compress_weights(cfg, layout->surface, dense, w, m, gs);
+            if (!done) return done.status().context(who);
+            out.weights = const_cube(plan_.add_const(w), w.size(), job.s, job.r, cc);
+            out.mask = const_cube(plan_.add_const(m), m.size(), job.s, job.r, cc);
+            out.group_sizes = const_cube(plan_.add_const(gs), gs.size(), job.s, job.r, cc);
+            out.compressed = true;
+            return out;
+        }
+    }
+    out.weights = const_cube(plan_.add_const(dense), dense.size(), job.s, job.r, cc);
+    return out;
+}
+
+// The SDP behind one convolution piece (pc: its channels, rows and source), writing `rows`
+// output rows, or into the fused pooling, added to g.
+Status Lowering::conv_output(const ConvJob& job, uint32_t last, SdpProgram::Piece pc, uint32_t rows,
+                             bool fuse_pool, Group& g) {
+    HwOp sdp;
+    if (fuse_pool) {
+        const Node& pn = net_.nodes[size_t(job.pool)];
+        pc.dst = pc.src;
+        if (Status s = job.prog->emit(plan_, pc, job.out_scale, sdp); !s)
+            return s.context(layer(last));
+        g.ops.push_back(sdp);
+        const Place pool_out =
+            sub_place(home(uint32_t(job.pool)), pc.channel_begin, pc.channels, 0, pn.dims.h);
+        g.ops.push_back(pdp_op(pn.pool, pc.src, cube_of(pool_out, cube_bytes(pool_out)),
+                               pn.pool.pad_left, pn.pool.pad_right));
+        return Status();
+    }
+    const Place dst = sub_place(job.out.valid() ? job.out : home(last), pc.channel_begin,
+                                pc.channels, pc.row_begin, rows);
+    pc.dst = cube_of(dst, cube_bytes(dst));
+    if (Status s = job.prog->emit(plan_, pc, job.out_scale, sdp); !s) return s.context(layer(last));
+    g.ops.push_back(sdp);
+    return Status();
+}
+
 // A convolution reading an image: the CDMA converts each pixel component c to
 // (pixel - mean[c]) * factor in the processing precision (int8: factor = scale / s_in, the
 // input's int8 scale; fp16: factor 1 and the image scale folded into the weights, the
@@ -515,15 +638,9 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
     Result<WeightLayout> layout =
         make_weight_layout(cfg, wf, {job.kernels, job.channels, job.r, job.s});
     if (!layout) return layout.status().context(who);
-    std::vector<std::byte> surface(layout->size_bytes());
-    ConvertOptions opt;
-    opt.saturate_fp16 = true;
-    const ConstTensorView view{host.data(),
-                               host.size() * sizeof(float),
-                               HostType::Float32,
-                               HostLayout::NCHW,
-                               {job.kernels, job.channels, job.r, job.s}};
-    if (Status s = pack_weights(view, *layout, surface, opt); !s) return s.context(who);
+    Result<std::vector<std::byte>> packed = pack_kernels(host, *layout);
+    if (!packed) return packed.status().context(who);
+    const std::vector<std::byte>& surface = *packed;
     const uint64_t wofs = plan_.add_const(surface);
 
     // Pixel conversion.
@@ -567,46 +684,26 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
     uint32_t pieces = 0;
     for (uint32_t o0 = 0; o0 < job.out_h; o0 += rows_out) {
         const uint32_t on = std::min(rows_out, job.out_h - o0);
-        const int64_t first = int64_t(o0) * job.stride_y - job.pad_t;
-        const int64_t lastrow = int64_t(o0 + on - 1) * job.stride_y - job.pad_t + job.r - 1;
-        const uint32_t i0 = static_cast<uint32_t>(std::max<int64_t>(0, first));
-        const uint32_t i1 = static_cast<uint32_t>(std::min<int64_t>(H - 1, lastrow));
-        const uint32_t rows_in = i1 - i0 + 1;
-        HwOp conv;
-        conv.type = NVDLA_DLA_OP_CONV;
-        std::memset(&conv.op, 0, sizeof conv.op);
-        std::memset(&conv.surf, 0, sizeof conv.surf);
+        const RowWindow rows = row_window(o0, on, job.stride_y, job.pad_t, job.r, H);
+        const ConvGeometry geo{
+            .data_format = static_cast<uint8_t>(fmt.pixel_format),
+            .entry_per_slice = eps,
+            .data_banks = dbanks(rows.rows),
+            .weight_banks = wbanks,
+            .input = {W, rows.rows, cimg},
+            .kernel = {1, job.r, job.s * cimg},
+            .output = {job.out_w, on, job.kernels},
+            .bytes_per_kernel = bpk,
+            .stride = {job.stride_x, job.stride_y},
+            .dilation = {1, 1},
+            .pad = {job.pad_l, job.pad_r, rows.pad_top, rows.pad_bottom},
+            .in_precision = info.input_precision == Precision::Fp16    ? NVDLA_DLA_PRECISION_FP16
+                            : info.input_precision == Precision::Int16 ? NVDLA_DLA_PRECISION_INT16
+                                                                       : NVDLA_DLA_PRECISION_INT8,
+            .out_precision = int8 ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16,
+            .weights = const_cube(wofs, surface.size(), 1, job.r, job.s * cimg)};
+        HwOp conv = conv_op(geo);
         nvdla_dla_conv_op_desc& op = conv.op.conv_op;
-        nvdla_dla_conv_surface_desc& sd = conv.surf.conv_surface;
-        op.conv_mode = NVDLA_DLA_CONV_DIRECT;
-        op.entry_per_slice = static_cast<uint16_t>(eps);
-        op.data_format = static_cast<uint8_t>(fmt.pixel_format);
-        op.pixel_mapping = NVDLA_DLA_PIXEL_MAPPING_PITCH_LINEAR;
-        op.fetch_grain = 1;
-        op.batch = 1;
-        op.data_bank = static_cast<uint8_t>(dbanks(rows_in));
-        op.weight_bank = static_cast<uint8_t>(wbanks);
-        op.release = static_cast<uint16_t>(rows_in);
-        op.input_width_csc = static_cast<uint16_t>(W);
-        op.input_height_csc = static_cast<uint16_t>(rows_in);
-        op.input_channel_csc = static_cast<uint16_t>(cimg);
-        op.kernel_width_csc = 1;
-        op.kernel_height_csc = static_cast<uint16_t>(job.r);
-        op.kernel_channel_csc = static_cast<uint16_t>(job.s * cimg);
-        op.input_width_cmac = static_cast<uint16_t>(job.out_w);
-        op.input_height_cmac = static_cast<uint16_t>(on);
-        op.bytes_per_kernel = static_cast<uint32_t>(bpk);
-        op.conv_stride_x = static_cast<uint8_t>(job.stride_x);
-        op.conv_stride_y = static_cast<uint8_t>(job.stride_y);
-        op.pad_x_left = static_cast<uint8_t>(job.pad_l);
-        op.pad_x_right = static_cast<uint8_t>(job.pad_r);
-        op.pad_y_top = static_cast<uint8_t>(std::max<int64_t>(0, -first));
-        op.pad_y_bottom = static_cast<uint8_t>(std::max<int64_t>(0, lastrow - (H - 1)));
-        op.dilation_x = op.dilation_y = 1;
-        op.in_precision = info.input_precision == Precision::Fp16    ? NVDLA_DLA_PRECISION_FP16
-                          : info.input_precision == Precision::Int16 ? NVDLA_DLA_PRECISION_INT16
-                                                                     : NVDLA_DLA_PRECISION_INT8;
-        op.out_precision = int8 ? NVDLA_DLA_PRECISION_INT8 : NVDLA_DLA_PRECISION_FP16;
         op.mean_format = cv.mean ? NVDLA_DLA_MEAN_ENABLE : NVDLA_DLA_MEAN_DISABLE;
         op.mean_ry = cv.mean_values[0];
         op.mean_gu = cv.mean_values[1];
@@ -616,24 +713,13 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
         op.in_cvt.scale = cv.scale;
         op.in_cvt.truncate = cv.truncate;
         op.in_cvt.offset = 0;
-        op.out_cvt.scale = 1;
-        op.out_cvt.enable = 1;
-        sd.weight_data = no_cube();
-        sd.weight_data.address = static_cast<int16_t>(kConstBuffer);
-        sd.weight_data.offset = static_cast<uint32_t>(wofs);
-        sd.weight_data.size = static_cast<uint32_t>(surface.size());
-        sd.weight_data.width = 1;
-        sd.weight_data.height = static_cast<uint16_t>(job.r);
-        sd.weight_data.channel = static_cast<uint16_t>(job.s * cimg);
-        sd.wmb_data = no_cube();
-        sd.wgs_data = no_cube();
         Place src = job.in;
-        src.offset += uint64_t(i0) * src.line;
-        src.dims = {1, cimg, rows_in, W};
-        sd.src_data = cube_of(src, uint64_t(rows_in - 1) * src.line +
+        src.offset += uint64_t(rows.first) * src.line;
+        src.dims = {1, cimg, rows.rows, W};
+        nvdla_dla_conv_surface_desc& sd = conv.surf.conv_surface;
+        sd.src_data = cube_of(src, uint64_t(rows.rows - 1) * src.line +
                                        (uint64_t(W) * info.bytes_per_pixel[0] + 31) / 32 * 32);
         sd.src_data.surf_stride = 0;
-        sd.dst_data = hw_cube({1, job.kernels, on, job.out_w});
 
         Group g;
         g.ops.push_back(conv);
@@ -641,23 +727,7 @@ Status Lowering::conv_image(const ConvJob& job, uint32_t last, bool& pool_fused)
         pc.channels = job.kernels;
         pc.row_begin = o0;
         pc.src = hw_cube({1, job.kernels, on, job.out_w});
-        HwOp sdp;
-        if (fuse_pool) {
-            const Node& pn = net_.nodes[size_t(job.pool)];
-            pc.dst = pc.src;
-            if (Status s = job.prog->emit(plan_, pc, job.out_scale, sdp); !s)
-                return s.context(layer(last));
-            g.ops.push_back(sdp);
-            const Place pool_out = home(uint32_t(job.pool));
-            g.ops.push_back(pdp_op(pn.pool, pc.src, cube_of(pool_out, cube_bytes(pool_out)),
-                                   pn.pool.pad_left, pn.pool.pad_right));
-        } else {
-            const Place dst = sub_place(home(last), 0, job.kernels, o0, on);
-            pc.dst = cube_of(dst, cube_bytes(dst));
-            if (Status s = job.prog->emit(plan_, pc, job.out_scale, sdp); !s)
-                return s.context(layer(last));
-            g.ops.push_back(sdp);
-        }
+        if (Status s = conv_output(job, last, pc, on, fuse_pool, g); !s) return s;
         std::ostringstream note;
         if (pieces == 0) {
             note << job.name << ": CONV image " << info.name << " -> " << to_string(t_.precision)
@@ -790,15 +860,9 @@ Result<bool> Lowering::conv_winograd(const ConvJob& job, uint32_t last) {
     fmt.precision = t_.precision;
     Result<WeightLayout> layout = make_weight_layout(cfg, fmt, {job.kernels, job.channels, 3, 3});
     if (!layout) return false;
-    std::vector<std::byte> surface(layout->size_bytes());
-    ConvertOptions opt;
-    opt.saturate_fp16 = true;
-    const ConstTensorView view{job.weights.data(),
-                               job.weights.size() * sizeof(float),
-                               HostType::Float32,
-                               HostLayout::NCHW,
-                               {job.kernels, job.channels, 3, 3}};
-    if (Status s = pack_weights(view, *layout, surface, opt); !s) return s.context(layer(job.node));
+    Result<std::vector<std::byte>> packed = pack_kernels(job.weights, *layout);
+    if (!packed) return packed.status().context(layer(job.node));
+    const std::vector<std::byte>& surface = *packed;
 
     // The output keeps the strides of the 4x4-block cube the SDP writes.
     const Dims4 logical = net_.nodes[root(last)].dims;
@@ -808,51 +872,24 @@ Result<bool> Lowering::conv_winograd(const ConvJob& job, uint32_t last) {
     out.dims = logical;
     home_[root(last)] = out;
 
-    HwOp conv;
-    conv.type = NVDLA_DLA_OP_CONV;
-    std::memset(&conv.op, 0, sizeof conv.op);
-    std::memset(&conv.surf, 0, sizeof conv.surf);
-    nvdla_dla_conv_op_desc& op = conv.op.conv_op;
-    nvdla_dla_conv_surface_desc& sd = conv.surf.conv_surface;
-    op.conv_mode = NVDLA_DLA_CONV_WINOGRAD;
-    op.entry_per_slice = static_cast<uint16_t>(eps);
-    op.data_format = NVDLA_DLA_FORMAT_FEATURE;
-    op.fetch_grain = 1;
-    op.batch = 1;
-    op.data_bank = static_cast<uint8_t>(data_banks);
-    op.weight_bank = static_cast<uint8_t>(weight_banks);
-    op.release = static_cast<uint16_t>(hi);
-    op.input_width_csc = static_cast<uint16_t>(wi);
-    op.input_height_csc = static_cast<uint16_t>(hi);
-    op.input_channel_csc = static_cast<uint16_t>(c_pad);
-    op.kernel_width_csc = 4;
-    op.kernel_height_csc = 4;
-    op.kernel_channel_csc = static_cast<uint16_t>(c_pad);
-    op.input_width_cmac = static_cast<uint16_t>(wo);
-    op.input_height_cmac = static_cast<uint16_t>(ho);
-    op.bytes_per_kernel = static_cast<uint32_t>(bpk);
-    op.conv_stride_x = op.conv_stride_y = 1;
-    op.pad_val = job.pad_value;
-    op.pad_x_left = static_cast<uint8_t>(job.pad_l);
-    op.pad_y_top = static_cast<uint8_t>(job.pad_t);
-    op.pad_x_right = static_cast<uint8_t>(pad_r);
-    op.pad_y_bottom = static_cast<uint8_t>(pad_b);
-    op.dilation_x = op.dilation_y = 1;
-    op.in_precision = op.out_precision = NVDLA_DLA_PRECISION_FP16;
-    op.in_cvt.scale = 1;
-    op.out_cvt.scale = 1;
-    op.out_cvt.enable = 1;
-    sd.weight_data = no_cube();
-    sd.weight_data.address = static_cast<int16_t>(kConstBuffer);
-    sd.weight_data.offset = static_cast<uint32_t>(plan_.add_const(surface));
-    sd.weight_data.size = static_cast<uint32_t>(surface.size());
-    sd.weight_data.width = 4;
-    sd.weight_data.height = 4;
-    sd.weight_data.channel = static_cast<uint16_t>(c_pad);
-    sd.wmb_data = no_cube();
-    sd.wgs_data = no_cube();
-    sd.src_data = cube_of(job.in, cube_bytes(job.in));
-    sd.dst_data = hw_cube({1, job.kernels, ho, wo});
+    const ConvGeometry geo{
+        .mode = NVDLA_DLA_CONV_WINOGRAD,
+        .entry_per_slice = eps,
+        .data_banks = data_banks,
+        .weight_banks = weight_banks,
+        .input = {wi, hi, c_pad},
+        .kernel = {4, 4, c_pad},
+        .output = {wo, ho, job.kernels},
+        .bytes_per_kernel = bpk,
+        .stride = {1, 1},
+        .dilation = {1, 1},
+        .pad = {job.pad_l, pad_r, job.pad_t, pad_b},
+        .pad_value = job.pad_value,
+        .in_precision = NVDLA_DLA_PRECISION_FP16,
+        .out_precision = NVDLA_DLA_PRECISION_FP16,
+        .weights = const_cube(plan_.add_const(surface), surface.size(), 4, 4, c_pad)};
+    HwOp conv = conv_op(geo);
+    conv.surf.conv_surface.src_data = cube_of(job.in, cube_bytes(job.in));
 
     SdpProgram prog = *job.prog;
     prog.set_winograd(true);

@@ -71,7 +71,6 @@ class Lowering {
     Status lower_resize_bilinear(uint32_t id);
     Result<uint32_t> interleave(uint32_t id, const std::vector<Place>& phases, uint32_t sh,
                                 uint32_t sw, const Place& out);
-    Status lower_unmapped(uint32_t id);
     // The pad in front of a convolution or pooling layer that its own padding absorbs, or -1.
     int folded_pad(uint32_t consumer) const;
     int16_t pad_element(float value, uint32_t in) const;
@@ -104,6 +103,14 @@ class Lowering {
                           std::array<uint32_t, 4> pads, int16_t pad_value);
     Status conv_image(const ConvJob& job, uint32_t last, bool& pool_fused);
     Status conv_job(const ConvJob& job, bool& pool_fused, uint32_t last);
+    struct ConvWeights {
+        nvdla_dla_data_cube weights, mask, group_sizes;  // mask, group sizes: compressed only
+        bool compressed = false;
+    };
+    Result<ConvWeights> direct_weights(const ConvJob& job, uint32_t chunk_k0, uint32_t k0,
+                                       uint32_t kn, uint32_t channels, bool may_compress);
+    Status conv_output(const ConvJob& job, uint32_t last, SdpProgram::Piece pc, uint32_t rows,
+                       bool fuse_pool, Group& g);
     // Winograd (3x3, stride 1, fp16) when it saves work and fits; false: use direct mode.
     Result<bool> conv_winograd(const ConvJob& job, uint32_t last);
     std::vector<double> weight_scales(const std::vector<float>& w, uint32_t kernels) const;

@@ -355,12 +355,4 @@ Status Lowering::lower_resize_bilinear(uint32_t id) {
     return computed(id);
 }
 
-Status Lowering::lower_unmapped(uint32_t id) {
-    if (net_.nodes[id].op == Op::Mish)
-        return error(layer(id),
-                     ": no SDP lookup-table program computes softplus, so the hardware cannot "
-                     "compute mish; it needs the CPU");
-    return error(layer(id), ": no hardware unit computes it; it needs the CPU");
-}
-
 }  // namespace nvdla::builder::detail

@@ -1,5 +1,5 @@
 // What lowering produces and emission turns into a loadable (private): buffers, placed
-// tensors, hardware operations in fused groups, DLA and EMU tasks.
+// tensors, hardware operations in fused groups, DLA and CPU tasks.
 #pragma once
 
 #include <cstddef>
@@ -53,7 +53,7 @@ struct Group {
     std::string note;  // what the group computes, for CompiledNetwork::operations
 };
 
-struct EmuSoftmax {
+struct OriginalSoftmax {
     Place src, dst;
     Precision precision = Precision::Fp16;
     float input_scale = 1, output_scale = 1;
@@ -71,10 +71,10 @@ struct CpuStep {
 };
 
 struct Step {
-    bool emu = false;
+    bool cpu_task = false;
     Group group;                 // hardware; the note for every step
-    EmuSoftmax soft;             // emu without cpu: the original's softmax
-    std::optional<CpuStep> cpu;  // emu: a CPU operation only this runtime runs
+    OriginalSoftmax soft;        // cpu_task without cpu: the original's softmax
+    std::optional<CpuStep> cpu;  // cpu_task: a CPU operation only this runtime runs
 };
 
 struct Plan {

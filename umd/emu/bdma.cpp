@@ -12,8 +12,6 @@
 namespace nvdla::emu {
 namespace {
 
-#define BDMA_FIELD(reg, field, regs) NVDLA_FIELD_GET(BDMA, reg, field, (regs)[NVDLA_BDMA_##reg])
-
 // The command FIFO depth (NV_NVDLA_BDMA_csb.v: FREE_SLOT = 20 - csb_fifo_wr_count).
 constexpr size_t kSlots = 20;
 // A launch is held in the gather stage while the previous one is still being issued; a
@@ -43,11 +41,11 @@ Transfer capture(Group regs) {
     // Address and stride registers hold byte values with the low five bits masked off.
     t.src = Dma::address(regs[NVDLA_BDMA_CFG_SRC_ADDR_HIGH], regs[NVDLA_BDMA_CFG_SRC_ADDR_LOW]);
     t.dst = Dma::address(regs[NVDLA_BDMA_CFG_DST_ADDR_HIGH], regs[NVDLA_BDMA_CFG_DST_ADDR_LOW]);
-    t.src_port = Dma::port_of(BDMA_FIELD(CFG_CMD, SRC_RAM_TYPE, regs));
-    t.dst_port = Dma::port_of(BDMA_FIELD(CFG_CMD, DST_RAM_TYPE, regs));
-    t.line_size = BDMA_FIELD(CFG_LINE, SIZE, regs);
-    t.line_repeat = BDMA_FIELD(CFG_LINE_REPEAT, NUMBER, regs);
-    t.surface_repeat = BDMA_FIELD(CFG_SURF_REPEAT, NUMBER, regs);
+    t.src_port = Dma::port_of(NVDLA_REG_FIELD(BDMA, CFG_CMD, SRC_RAM_TYPE, regs));
+    t.dst_port = Dma::port_of(NVDLA_REG_FIELD(BDMA, CFG_CMD, DST_RAM_TYPE, regs));
+    t.line_size = NVDLA_REG_FIELD(BDMA, CFG_LINE, SIZE, regs);
+    t.line_repeat = NVDLA_REG_FIELD(BDMA, CFG_LINE_REPEAT, NUMBER, regs);
+    t.surface_repeat = NVDLA_REG_FIELD(BDMA, CFG_SURF_REPEAT, NUMBER, regs);
     t.src_line = regs[NVDLA_BDMA_CFG_SRC_LINE];
     t.dst_line = regs[NVDLA_BDMA_CFG_DST_LINE];
     t.src_surface = regs[NVDLA_BDMA_CFG_SRC_SURF];

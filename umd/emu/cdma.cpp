@@ -6,7 +6,6 @@
 // 4x4 tiles (WinoConvDataResponseSequencerCommon). Weights are read whole, decompressed
 // (WMB/WGS) and decoded with the formats library.
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -395,69 +394,12 @@ bool load_data(Context& ctx, const ConvLayer& layer, ConvData& data, CdmaCounter
     return false;
 }
 
-bool load_weights(Context& ctx, const ConvLayer& l, ConvWeights& w, CdmaCounters& counters) {
-    const HwConfig& cfg = ctx.cfg;
+namespace {
+
+// The kernels as CSC hands them to CMAC, from the dense weight surface.
+bool decode_kernels(Context& ctx, const ConvLayer& l, const WeightSurfaceShape& shape,
+                    const std::vector<std::byte>& dense, ConvWeights& w) {
     const uint32_t bpe = bytes_per_element(l.precision);
-    WeightSurfaceShape shape;
-    shape.precision = l.precision;
-    shape.kernels = l.kernels;
-    shape.kernels_per_group = weight_kernels_per_group(cfg, l.precision);
-    shape.bytes_per_kernel = l.bytes_per_kernel;
-
-    // CDMA streams WEIGHT_BYTES; what the kernels can use is at most the dense surface, so the
-    // model reads no more than that (a huge WEIGHT_BYTES costs no memory).
-    std::vector<std::byte>& fetched = w.fetched;
-    fetched.resize(std::min<uint64_t>(l.weight_bytes, shape.size_bytes()));
-    ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetched.data(), fetched.size());
-    if (l.precision == Precision::Fp16) {
-        const auto* bytes = reinterpret_cast<const uint8_t*>(fetched.data());
-        Fp16Screen{false, &counters.weight_nan, &counters.weight_inf}.count(bytes,
-                                                                            fetched.size() / 2);
-    }
-    std::vector<std::byte> decompressed;
-    const std::vector<std::byte>* dense_bytes = &fetched;
-    if (l.compressed) {
-        const uint64_t mask_needed = (shape.elements() + 7) / 8 + kWeightSurfaceAlignment;
-        std::vector<std::byte> mask(std::min<uint64_t>(l.wmb_bytes, mask_needed));
-        std::vector<std::byte> group_sizes(uint64_t(shape.groups()) * 4);
-        ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wmb_address, mask.data(), mask.size());
-        ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wgs_address, group_sizes.data(),
-                     group_sizes.size());
-        decompressed.resize(shape.size_bytes());
-        dense_bytes = &decompressed;
-        if (Status st = decompress_weights(cfg, shape, fetched, mask, group_sizes, decompressed);
-            !st) {
-            ctx.error("CDMA compressed weights (D_WEIGHT_BYTES, D_WMB_BYTES, WGS): " +
-                      st.message());
-            return false;
-        }
-    } else {
-        if (l.weight_bytes < shape.data_bytes()) {
-            ctx.error("CDMA D_WEIGHT_BYTES is " + std::to_string(l.weight_bytes) + " but " +
-                      std::to_string(l.kernels) + " kernels of D_WEIGHT_SIZE_0 " +
-                      std::to_string(l.bytes_per_kernel) + " bytes need " +
-                      std::to_string(shape.data_bytes()));
-            return false;
-        }
-    }
-    const std::vector<std::byte>& dense = *dense_bytes;
-
-    // Everything the decoding depends on besides the bytes.
-    const uint64_t key = (uint64_t(l.kind) << 60) ^ (uint64_t(l.precision) << 56) ^
-                         (uint64_t(l.post_extension) << 52) ^ (uint64_t(l.pixel_format) << 44) ^
-                         (uint64_t(l.kernels) << 31) ^ (uint64_t(l.kernel_height) << 26) ^
-                         (uint64_t(l.kernel_width) << 21) ^ (uint64_t(l.kernel_channels) << 1) ^
-                         (l.compressed ? 1 : 0);
-    const bool same = w.source.size() == dense.size() &&
-                      std::memcmp(w.source.data(), dense.data(), dense.size()) == 0;
-    if (!w.values.empty() && w.source_key == key && same) return true;
-    w.source_key = key;
-    w.source = dense;
-    w.values.clear();  // until decoded
-    static std::atomic<uint64_t> next_generation{1};
-    w.generation = next_generation++;
-    w.precision = l.precision;
-    w.kernels = l.kernels;
     switch (l.kind) {
         case InputKind::Feature:
             w.height = l.kernel_height;
@@ -522,6 +464,112 @@ bool load_weights(Context& ctx, const ConvLayer& l, ConvWeights& w, CdmaCounters
         }
     }
     return false;
+}
+
+}  // namespace
+
+ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
+                          CdmaCounters& counters) {
+    const HwConfig& cfg = ctx.cfg;
+    WeightSurfaceShape shape;
+    shape.precision = l.precision;
+    shape.kernels = l.kernels;
+    shape.kernels_per_group = weight_kernels_per_group(cfg, l.precision);
+    shape.bytes_per_kernel = l.bytes_per_kernel;
+
+    // CDMA streams WEIGHT_BYTES; what the kernels can use is at most the dense surface, so the
+    // model reads no more than that (a huge WEIGHT_BYTES costs no memory).
+    std::vector<std::byte>& fetched = cache.fetched;
+    fetched.resize(std::min<uint64_t>(l.weight_bytes, shape.size_bytes()));
+    ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetched.data(), fetched.size());
+    if (l.precision == Precision::Fp16) {
+        const auto* bytes = reinterpret_cast<const uint8_t*>(fetched.data());
+        Fp16Screen{false, &counters.weight_nan, &counters.weight_inf}.count(bytes,
+                                                                            fetched.size() / 2);
+    }
+    std::vector<std::byte> decompressed;
+    const std::vector<std::byte>* dense_bytes = &fetched;
+    if (l.compressed) {
+        const uint64_t mask_needed = (shape.elements() + 7) / 8 + kWeightSurfaceAlignment;
+        std::vector<std::byte> mask(std::min<uint64_t>(l.wmb_bytes, mask_needed));
+        std::vector<std::byte> group_sizes(uint64_t(shape.groups()) * 4);
+        ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wmb_address, mask.data(), mask.size());
+        ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wgs_address, group_sizes.data(),
+                     group_sizes.size());
+        decompressed.resize(shape.size_bytes());
+        dense_bytes = &decompressed;
+        if (Status st = decompress_weights(cfg, shape, fetched, mask, group_sizes, decompressed);
+            !st) {
+            ctx.error("CDMA compressed weights (D_WEIGHT_BYTES, D_WMB_BYTES, WGS): " +
+                      st.message());
+            return nullptr;
+        }
+    } else {
+        if (l.weight_bytes < shape.data_bytes()) {
+            ctx.error("CDMA D_WEIGHT_BYTES is " + std::to_string(l.weight_bytes) + " but " +
+                      std::to_string(l.kernels) + " kernels of D_WEIGHT_SIZE_0 " +
+                      std::to_string(l.bytes_per_kernel) + " bytes need " +
+                      std::to_string(shape.data_bytes()));
+            return nullptr;
+        }
+    }
+    const std::vector<std::byte>& dense = *dense_bytes;
+
+    // Everything the decoding depends on besides the bytes.
+    const uint64_t key = (uint64_t(l.kind) << 60) ^ (uint64_t(l.precision) << 56) ^
+                         (uint64_t(l.post_extension) << 52) ^ (uint64_t(l.pixel_format) << 44) ^
+                         (uint64_t(l.kernels) << 31) ^ (uint64_t(l.kernel_height) << 26) ^
+                         (uint64_t(l.kernel_width) << 21) ^ (uint64_t(l.kernel_channels) << 1) ^
+                         (l.compressed ? 1 : 0);
+    ConvWeights& w = cache.entry(l.weight_port, l.weight_address);
+    const bool same = w.source.size() == dense.size() &&
+                      std::memcmp(w.source.data(), dense.data(), dense.size()) == 0;
+    if (!w.values.empty() && w.source_key == key && same) return &w;
+    w.source_key = key;
+    w.source = dense;
+    w.values.clear();  // until decoded
+    w.packed.reset();
+    w.packed_bytes = 0;
+    w.largest_l1 = -1;
+    w.precision = l.precision;
+    w.kernels = l.kernels;
+    if (!decode_kernels(ctx, l, shape, dense, w)) {
+        w.source.clear();
+        w.values.clear();
+        return nullptr;
+    }
+    return &w;
+}
+
+}  // namespace nvdla::emu::conv
+
+namespace nvdla::emu::conv {
+
+ConvWeights& WeightCache::entry(MemoryPort port, uint64_t address) {
+    ++clock_;
+    for (const std::unique_ptr<ConvWeights>& e : entries_)
+        if (e->port == port && e->address == address) {
+            e->last_use = clock_;
+            return *e;
+        }
+    // Room for the new entry: the least recently used ones go while over either bound.
+    const auto bytes = [](const ConvWeights& w) {
+        return w.source.capacity() + w.values.capacity() * sizeof(int16_t) + w.packed_bytes;
+    };
+    uint64_t total = 0;
+    for (const std::unique_ptr<ConvWeights>& e : entries_) total += bytes(*e);
+    while (!entries_.empty() && (entries_.size() >= kMaxEntries || total > kMaxBytes)) {
+        const auto oldest = std::min_element(
+            entries_.begin(), entries_.end(),
+            [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
+        total -= bytes(**oldest);
+        entries_.erase(oldest);
+    }
+    ConvWeights& w = *entries_.emplace_back(std::make_unique<ConvWeights>());
+    w.port = port;
+    w.address = address;
+    w.last_use = clock_;
+    return w;
 }
 
 }  // namespace nvdla::emu::conv

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/lut_port.hpp"
 #include "nvdla/hw_config.hpp"
 #include "nvdla/precision/convertor.hpp"
 #include "nvdla/precision/lut.hpp"
@@ -20,17 +21,12 @@
 namespace nvdla::emu {
 namespace {
 
-#define CDP_FIELD(reg, field, group) NVDLA_FIELD_GET(CDP, reg, field, (group)[NVDLA_CDP_##reg])
-#define RDMA_FIELD(reg, field, group) \
-    NVDLA_FIELD_GET(CDP_RDMA, reg, field, (group)[NVDLA_CDP_RDMA_##reg])
-
 using precision::ConvertorParams;
 using precision::ConvertorShape;
 using precision::LutProgram;
 
-constexpr uint32_t kLutAddressMask = 0x3ff;  // S_LUT_ACCESS_CFG.LUT_ADDR[9:0]
-constexpr uint32_t kMaxRadius = 4;           // NORMALZ_LEN 9: four channels on each side
-constexpr uint32_t kChunkColumns = 64;       // columns read, computed and written at a time
+constexpr uint32_t kMaxRadius = 4;      // NORMALZ_LEN 9: four channels on each side
+constexpr uint32_t kChunkColumns = 64;  // columns read, computed and written at a time
 
 struct Config {
     Precision precision = Precision::Int8;
@@ -201,120 +197,54 @@ class Normalisation {
     std::vector<int64_t> x_, square_;  // one column's channels, kMaxRadius padding each side
 };
 
-// The LUT's tables live in the unit (S_LUT_ACCESS_DATA); the rest is in the single registers.
-struct Tables {
-    std::array<int16_t, precision::kLutLeEntries> le{};
-    std::array<int16_t, precision::kLutLoEntries> lo{};
-};
-
-LutProgram lut_program(Group single, const Tables& tables) {
-    LutProgram p;
-    p.le = tables.le;
-    p.lo = tables.lo;
-    const auto table = [](uint32_t bit) {
-        return bit ? precision::LutTable::Lo : precision::LutTable::Le;
-    };
-    p.le_mode = CDP_FIELD(S_LUT_CFG, LUT_LE_FUNCTION, single) ? precision::LutLeMode::Linear
-                                                              : precision::LutLeMode::Exponent;
-    p.underflow_priority = table(CDP_FIELD(S_LUT_CFG, LUT_UFLOW_PRIORITY, single));
-    p.overflow_priority = table(CDP_FIELD(S_LUT_CFG, LUT_OFLOW_PRIORITY, single));
-    p.hybrid_priority = table(CDP_FIELD(S_LUT_CFG, LUT_HYBRID_PRIORITY, single));
-    p.le_index_offset = static_cast<int8_t>(CDP_FIELD(S_LUT_INFO, LUT_LE_INDEX_OFFSET, single));
-    p.le_index_select = static_cast<int8_t>(CDP_FIELD(S_LUT_INFO, LUT_LE_INDEX_SELECT, single));
-    p.lo_index_select = static_cast<int8_t>(CDP_FIELD(S_LUT_INFO, LUT_LO_INDEX_SELECT, single));
-    // LOW 32 bits and HIGH 6 bits: the evaluators take the 38-bit value as the hardware does.
+// The LUT's tables live in the unit's port (S_LUT_ACCESS_DATA); the rest is in the single
+// registers, its start and end points 38 bits wide (HIGH 6 bits, LOW 32), as the evaluators
+// take them.
+LutProgram lut_program(Group single, const LutPort& port) {
     const auto wide = [&](uint32_t high, uint32_t low) {
         return static_cast<int64_t>((uint64_t(single[high]) << 32) | single[low]);
     };
-    p.le_start = wide(NVDLA_CDP_S_LUT_LE_START_HIGH, NVDLA_CDP_S_LUT_LE_START_LOW);
-    p.le_end = wide(NVDLA_CDP_S_LUT_LE_END_HIGH, NVDLA_CDP_S_LUT_LE_END_LOW);
-    p.lo_start = wide(NVDLA_CDP_S_LUT_LO_START_HIGH, NVDLA_CDP_S_LUT_LO_START_LOW);
-    p.lo_end = wide(NVDLA_CDP_S_LUT_LO_END_HIGH, NVDLA_CDP_S_LUT_LO_END_LOW);
-    const auto slope = [](uint32_t scale, uint32_t shift) {
-        return precision::LutSlope{static_cast<int16_t>(scale), static_cast<int8_t>(shift)};
-    };
-    p.le_underflow = slope(CDP_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_UFLOW_SCALE, single),
-                           CDP_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_UFLOW_SHIFT, single));
-    p.le_overflow = slope(CDP_FIELD(S_LUT_LE_SLOPE_SCALE, LUT_LE_SLOPE_OFLOW_SCALE, single),
-                          CDP_FIELD(S_LUT_LE_SLOPE_SHIFT, LUT_LE_SLOPE_OFLOW_SHIFT, single));
-    p.lo_underflow = slope(CDP_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_UFLOW_SCALE, single),
-                           CDP_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_UFLOW_SHIFT, single));
-    p.lo_overflow = slope(CDP_FIELD(S_LUT_LO_SLOPE_SCALE, LUT_LO_SLOPE_OFLOW_SCALE, single),
-                          CDP_FIELD(S_LUT_LO_SLOPE_SHIFT, LUT_LO_SLOPE_OFLOW_SHIFT, single));
+    LutRegisters r = NVDLA_LUT_REGISTERS(CDP, single);
+    r.le_start = wide(NVDLA_CDP_S_LUT_LE_START_HIGH, NVDLA_CDP_S_LUT_LE_START_LOW);
+    r.le_end = wide(NVDLA_CDP_S_LUT_LE_END_HIGH, NVDLA_CDP_S_LUT_LE_END_LOW);
+    r.lo_start = wide(NVDLA_CDP_S_LUT_LO_START_HIGH, NVDLA_CDP_S_LUT_LO_START_LOW);
+    r.lo_end = wide(NVDLA_CDP_S_LUT_LO_END_HIGH, NVDLA_CDP_S_LUT_LO_END_LOW);
+    LutProgram p = lut_settings(r);
+    p.le = port.le();
+    p.lo = port.lo();
     return p;
 }
 
 }  // namespace
 
 struct Cdp::State {
-    Tables tables;
-    uint32_t address = 0;  // LUT_ADDR, advanced by every data access of the current direction
-    bool table_lo = false;
-    bool write = false;  // LUT_ACCESS_TYPE: 1 write, 0 read
-
-    uint32_t last_entry() const { return table_lo ? 256 : 64; }
-    // The address stops at the table's last entry (NV_NVDLA_CDP_reg.v, lut_end).
-    void advance() {
-        if (address != last_entry()) address = (address + 1) & kLutAddressMask;
-    }
-    int16_t* entry() {
-        if (table_lo) return address < tables.lo.size() ? &tables.lo[address] : nullptr;
-        return address < tables.le.size() ? &tables.le[address] : nullptr;
-    }
+    LutPort lut{LutPort::kCdp};
 };
 
 Cdp::Cdp() : state_(std::make_unique<State>()) {}
 Cdp::~Cdp() = default;
 
 void Cdp::reset() {
-    *state_ = State{};
+    state_->lut.reset();
 }
 
 bool Cdp::handle_write(Group, uint32_t offset, uint32_t value) {
-    State& s = *state_;
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_CFG) {
-        s.address = NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_CFG, LUT_ADDR, value);
-        s.table_lo = NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0;
-        s.write = NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0;
-        return true;
-    }
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_DATA) {
-        if (s.write) {
-            if (int16_t* e = s.entry())
-                *e = static_cast<int16_t>(NVDLA_FIELD_GET(CDP, S_LUT_ACCESS_DATA, LUT_DATA, value));
-            s.advance();
-        }
-        return true;
-    }
-    return false;
+    return state_->lut.csb_write(offset, value, NVDLA_CDP_S_LUT_ACCESS_CFG,
+                                 NVDLA_CDP_S_LUT_ACCESS_DATA);
 }
 
 std::optional<uint32_t> Cdp::handle_read(Group, uint32_t offset) {
-    State& s = *state_;
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_CFG)
-        return NVDLA_FIELD_SET(CDP, S_LUT_ACCESS_CFG, LUT_ADDR, s.address) |
-               NVDLA_FIELD_SET(CDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, s.table_lo ? 1u : 0u) |
-               NVDLA_FIELD_SET(CDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, s.write ? 1u : 0u);
-    if (offset == NVDLA_CDP_S_LUT_ACCESS_DATA) {
-        // Outside the table the RTL's read multiplexer gives entry 0.
-        const int16_t* e = s.entry();
-        const int16_t value = e ? *e : (s.table_lo ? s.tables.lo[0] : s.tables.le[0]);
-        if (!s.write) s.advance();
-        return static_cast<uint16_t>(value);
-    }
+    if (offset == NVDLA_CDP_S_LUT_ACCESS_CFG) return state_->lut.cfg();
+    if (offset == NVDLA_CDP_S_LUT_ACCESS_DATA) return state_->lut.read_data();
     return std::nullopt;
 }
 
-void Cdp::execute(Context& ctx, Group single, Group cdp, Group rdma) {
-    static constexpr std::array<uint32_t, 9> kCounters = {
-        NVDLA_CDP_D_NAN_INPUT_NUM,   NVDLA_CDP_D_INF_INPUT_NUM,   NVDLA_CDP_D_NAN_OUTPUT_NUM,
-        NVDLA_CDP_D_OUT_SATURATION,  NVDLA_CDP_D_PERF_LUT_UFLOW,  NVDLA_CDP_D_PERF_LUT_OFLOW,
-        NVDLA_CDP_D_PERF_LUT_HYBRID, NVDLA_CDP_D_PERF_LUT_LE_HIT, NVDLA_CDP_D_PERF_LUT_LO_HIT};
-    for (uint32_t reg : kCounters) cdp.set(reg, 0);  // reset_stats_regs
+namespace {
 
-    Config c;
-    const uint32_t format = CDP_FIELD(D_DATA_FORMAT, INPUT_DATA_TYPE, cdp);
-    const uint32_t rdma_format = RDMA_FIELD(D_DATA_FORMAT, INPUT_DATA, rdma);
+// CDP and CDP_RDMA registers of one operation, decoded and checked (the LUT apart).
+bool decode(Context& ctx, Group cdp, Group rdma, Config& c) {
+    const uint32_t format = NVDLA_REG_FIELD(CDP, D_DATA_FORMAT, INPUT_DATA_TYPE, cdp);
+    const uint32_t rdma_format = NVDLA_REG_FIELD(CDP_RDMA, D_DATA_FORMAT, INPUT_DATA, rdma);
     if (format > 2)
         return ctx.error(
             "CDP D_DATA_FORMAT.INPUT_DATA_TYPE is 3, a reserved value (0 int8, "
@@ -327,8 +257,8 @@ void Cdp::execute(Context& ctx, Group single, Group cdp, Group rdma) {
         return ctx.error("CDP D_DATA_FORMAT.INPUT_DATA_TYPE selects " +
                          std::string(to_string(c.precision)) + ", which " + ctx.cfg.name +
                          " does not support");
-    c.src_port = Dma::port_of(RDMA_FIELD(D_SRC_DMA_CFG, SRC_RAM_TYPE, rdma));
-    c.dst_port = Dma::port_of(CDP_FIELD(D_DST_DMA_CFG, DST_RAM_TYPE, cdp));
+    c.src_port = Dma::port_of(NVDLA_REG_FIELD(CDP_RDMA, D_SRC_DMA_CFG, SRC_RAM_TYPE, rdma));
+    c.dst_port = Dma::port_of(NVDLA_REG_FIELD(CDP, D_DST_DMA_CFG, DST_RAM_TYPE, cdp));
     if ((c.src_port == MemoryPort::Secondary || c.dst_port == MemoryPort::Secondary) &&
         !nvdla_hw_has(&ctx.cfg, NVDLA_FEATURE_SECONDARY_MEMIF))
         return ctx.error(std::string("CDP_RDMA D_SRC_DMA_CFG or CDP D_DST_DMA_CFG selects CV "
@@ -336,9 +266,9 @@ void Cdp::execute(Context& ctx, Group single, Group cdp, Group rdma) {
                          ctx.cfg.name + " has no secondary memory interface");
 
     // The cube is CDP_RDMA's: the C model hands its size to the datapath and the write DMA.
-    c.width = RDMA_FIELD(D_DATA_CUBE_WIDTH, WIDTH, rdma) + 1;
-    c.height = RDMA_FIELD(D_DATA_CUBE_HEIGHT, HEIGHT, rdma) + 1;
-    c.channels = RDMA_FIELD(D_DATA_CUBE_CHANNEL, CHANNEL, rdma) + 1;
+    c.width = NVDLA_REG_FIELD(CDP_RDMA, D_DATA_CUBE_WIDTH, WIDTH, rdma) + 1;
+    c.height = NVDLA_REG_FIELD(CDP_RDMA, D_DATA_CUBE_HEIGHT, HEIGHT, rdma) + 1;
+    c.channels = NVDLA_REG_FIELD(CDP_RDMA, D_DATA_CUBE_CHANNEL, CHANNEL, rdma) + 1;
     c.atom = ctx.cfg.atom_bytes;
     c.lanes = c.atom / bytes_per_element(c.precision);
     c.surfaces = (c.channels + c.lanes - 1) / c.lanes;
@@ -350,13 +280,15 @@ void Cdp::execute(Context& ctx, Group single, Group cdp, Group rdma) {
     c.dst_line = cdp[NVDLA_CDP_D_DST_LINE_STRIDE];
     c.dst_surface = cdp[NVDLA_CDP_D_DST_SURFACE_STRIDE];
 
-    c.radius = CDP_FIELD(D_LRN_CFG, NORMALZ_LEN, cdp) + 1;
-    c.sqsum_bypass = CDP_FIELD(D_FUNC_BYPASS, SQSUM_BYPASS, cdp) != 0;
-    c.mul_bypass = CDP_FIELD(D_FUNC_BYPASS, MUL_BYPASS, cdp) != 0;
-    c.nan_to_zero = CDP_FIELD(D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, cdp) != 0;
-    const auto in_offset = static_cast<int16_t>(CDP_FIELD(D_DATIN_OFFSET, DATIN_OFFSET, cdp));
-    c.in_cvt = {in_offset, static_cast<int16_t>(CDP_FIELD(D_DATIN_SCALE, DATIN_SCALE, cdp)),
-                CDP_FIELD(D_DATIN_SHIFTER, DATIN_SHIFTER, cdp)};
+    c.radius = NVDLA_REG_FIELD(CDP, D_LRN_CFG, NORMALZ_LEN, cdp) + 1;
+    c.sqsum_bypass = NVDLA_REG_FIELD(CDP, D_FUNC_BYPASS, SQSUM_BYPASS, cdp) != 0;
+    c.mul_bypass = NVDLA_REG_FIELD(CDP, D_FUNC_BYPASS, MUL_BYPASS, cdp) != 0;
+    c.nan_to_zero = NVDLA_REG_FIELD(CDP, D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, cdp) != 0;
+    const auto in_offset =
+        static_cast<int16_t>(NVDLA_REG_FIELD(CDP, D_DATIN_OFFSET, DATIN_OFFSET, cdp));
+    c.in_cvt = {in_offset,
+                static_cast<int16_t>(NVDLA_REG_FIELD(CDP, D_DATIN_SCALE, DATIN_SCALE, cdp)),
+                NVDLA_REG_FIELD(CDP, D_DATIN_SHIFTER, DATIN_SHIFTER, cdp)};
     // Channels outside the cube read as DATIN_OFFSET (int8: its low byte), which the input
     // convertor turns into zero.
     if (c.precision == Precision::Int8)
@@ -366,10 +298,24 @@ void Cdp::execute(Context& ctx, Group single, Group cdp, Group rdma) {
     else if (c.precision == Precision::Int16)
         c.outside =
             precision::convert(in_offset, c.in_cvt, precision::kCdpInputConvertorInt16).value;
-    c.out_cvt = {static_cast<int32_t>(CDP_FIELD(D_DATOUT_OFFSET, DATOUT_OFFSET, cdp)),
-                 static_cast<int16_t>(CDP_FIELD(D_DATOUT_SCALE, DATOUT_SCALE, cdp)),
-                 CDP_FIELD(D_DATOUT_SHIFTER, DATOUT_SHIFTER, cdp)};
-    c.lut = lut_program(single, state_->tables);
+    c.out_cvt = {static_cast<int32_t>(NVDLA_REG_FIELD(CDP, D_DATOUT_OFFSET, DATOUT_OFFSET, cdp)),
+                 static_cast<int16_t>(NVDLA_REG_FIELD(CDP, D_DATOUT_SCALE, DATOUT_SCALE, cdp)),
+                 NVDLA_REG_FIELD(CDP, D_DATOUT_SHIFTER, DATOUT_SHIFTER, cdp)};
+    return true;
+}
+
+}  // namespace
+
+void Cdp::execute(Context& ctx, Group single, Group cdp, Group rdma) {
+    static constexpr std::array<uint32_t, 9> kCounters = {
+        NVDLA_CDP_D_NAN_INPUT_NUM,   NVDLA_CDP_D_INF_INPUT_NUM,   NVDLA_CDP_D_NAN_OUTPUT_NUM,
+        NVDLA_CDP_D_OUT_SATURATION,  NVDLA_CDP_D_PERF_LUT_UFLOW,  NVDLA_CDP_D_PERF_LUT_OFLOW,
+        NVDLA_CDP_D_PERF_LUT_HYBRID, NVDLA_CDP_D_PERF_LUT_LE_HIT, NVDLA_CDP_D_PERF_LUT_LO_HIT};
+    for (uint32_t reg : kCounters) cdp.set(reg, 0);  // reset_stats_regs
+
+    Config c;
+    if (!decode(ctx, cdp, rdma, c)) return;
+    c.lut = lut_program(single, state_->lut);
 
     Normalisation op(ctx, c);
     op.run();

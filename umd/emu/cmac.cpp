@@ -216,6 +216,38 @@ void scalar_convolve(const MacProblem& m, std::vector<int64_t>& sums) {
     }
 }
 
+// What a packing depends on besides the weights: the kernel's layout and the problem's shape.
+struct PackKey {
+    uint32_t format = 0, kernels = 0, taps_r = 0, taps_s = 0, depth = 0;
+    bool operator==(const PackKey&) const = default;
+};
+
+// The packings' formats (PackKey::format).
+constexpr uint32_t kVnniPacking = 1, kMaddPacking = 2, kDoublePacking = 16;  // double: + lanes
+
+template <class Packed>
+struct CachedPacking {
+    PackKey key;
+    Packed packed;
+};
+
+// The weights as pack(m) lays them out for kernel `format`: kept with the decoded weights
+// (ConvWeights::packed) so that the layer run again packs nothing, else packed into `local`.
+template <class Packed, class Pack>
+const Packed& packed_weights(const MacProblem& m, uint32_t format, Pack&& pack, Packed& local) {
+    const PackKey key{format, m.kernels, m.taps_r, m.taps_s, m.depth};
+    if (!m.cache || m.cache->values.data() != m.weights) {
+        local = pack(m);
+        return local;
+    }
+    if (const auto* c = std::any_cast<CachedPacking<Packed>>(&m.cache->packed); c && c->key == key)
+        return c->packed;
+    m.cache->packed = CachedPacking<Packed>{key, pack(m)};
+    const Packed& packed = std::any_cast<const CachedPacking<Packed>&>(m.cache->packed).packed;
+    m.cache->packed_bytes = packed.bytes();
+    return packed;
+}
+
 // AVX-512 VNNI, int8. Weights are packed per block of 16 kernels as [block][tap][c/4][16][4]
 // so one 64-byte load feeds vpdpbusd for 16 kernels x 4 channels.
 #define NVDLA_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
@@ -223,6 +255,12 @@ void scalar_convolve(const MacProblem& m, std::vector<int64_t>& sums) {
 struct VnniWeights {
     std::vector<int8_t> packed;
     uint32_t blocks = 0, taps = 0, quads = 0;
+    // The true sums fit int32 while a run of taps has at most 2^17 - 1 products of 2^14; the
+    // biased partial sums wrap, but modulo 2^32 the unbiased result is exact.
+    uint32_t taps_per_run = 0, runs = 0;
+    std::vector<int32_t> bias;  // 128 * (sum of the run's weights) per kernel, per run
+
+    uint64_t bytes() const { return packed.size() + bias.size() * sizeof(int32_t); }
 };
 
 VnniWeights pack_vnni(const MacProblem& m) {
@@ -237,6 +275,19 @@ VnniWeights pack_vnni(const MacProblem& m) {
                 p.packed[((uint64_t(k / 16) * p.taps + t) * p.quads + c / 4) * 64 + (k % 16) * 4 +
                          c % 4] =
                     static_cast<int8_t>(m.weights[(uint64_t(k) * p.taps + t) * m.depth + c]);
+    const uint64_t products_per_tap = uint64_t(p.quads) * 4;
+    p.taps_per_run =
+        static_cast<uint32_t>(std::max<uint64_t>(1, ((1u << 17) - 1) / products_per_tap));
+    p.runs = (p.taps + p.taps_per_run - 1) / p.taps_per_run;
+    const uint32_t stride = p.blocks * 16;
+    p.bias.assign(uint64_t(p.runs) * stride, 0);
+    for (uint32_t run = 0; run < p.runs; ++run)
+        for (uint32_t k = 0; k < m.kernels; ++k)
+            for (uint32_t t = run * p.taps_per_run;
+                 t < std::min(p.taps, (run + 1) * p.taps_per_run); ++t)
+                for (uint32_t c = 0; c < m.depth; ++c)
+                    p.bias[uint64_t(run) * stride + k] +=
+                        128 * m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
     return p;
 }
 
@@ -314,23 +365,11 @@ uint64_t macs(const MacProblem& m) {
 
 uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>& sums,
                        int32_t* delivered) {
-    const VnniWeights p = pack_vnni(m);
+    VnniWeights local;
+    const VnniWeights& p = packed_weights(m, kVnniPacking, pack_vnni, local);
     const uint32_t stride = p.blocks * 16;
-    // The true sums fit int32 while a run of taps has at most 2^17 - 1 products of 2^14; the
-    // biased partial sums wrap, but modulo 2^32 the unbiased result is exact.
-    const uint64_t products_per_tap = uint64_t(p.quads) * 4;
-    const uint32_t taps_per_run =
-        static_cast<uint32_t>(std::max<uint64_t>(1, ((1u << 17) - 1) / products_per_tap));
-    const uint32_t runs = (p.taps + taps_per_run - 1) / taps_per_run;
-    // 128 * (sum of the run's weights) per kernel, per run.
-    std::vector<int32_t> bias(uint64_t(runs) * stride, 0);
-    for (uint32_t run = 0; run < runs; ++run)
-        for (uint32_t k = 0; k < m.kernels; ++k)
-            for (uint32_t t = run * taps_per_run; t < std::min(p.taps, (run + 1) * taps_per_run);
-                 ++t)
-                for (uint32_t c = 0; c < m.depth; ++c)
-                    bias[uint64_t(run) * stride + k] +=
-                        128 * m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
+    const uint32_t taps_per_run = p.taps_per_run, runs = p.runs;
+    const std::vector<int32_t>& bias = p.bias;
     // One run of taps (the usual case) goes straight through CACC's delivery, into the output
     // itself when its rows hold whole blocks; several runs add up in `sums` first.
     const bool single_run = runs == 1;
@@ -382,6 +421,8 @@ uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>&
 struct DoubleWeights {
     std::vector<double> packed;
     uint32_t blocks = 0, taps = 0, lanes = 0;
+
+    uint64_t bytes() const { return packed.size() * sizeof(double); }
 };
 
 DoubleWeights pack_double(const MacProblem& m, uint32_t lanes) {
@@ -458,7 +499,10 @@ constexpr std::array<std::array<DoubleBlockFn, 3>, kAvx2MaxX> kAvx2Blocks = {
 uint32_t double_convolve(const MacProblem& m, bool avx512, uint32_t clip, int32_t* delivered) {
     const uint32_t lanes = avx512 ? 8 : 4, max_blocks = avx512 ? 4 : 3;
     const uint32_t max_x = avx512 ? kDoubleMaxX : kAvx2MaxX;
-    const DoubleWeights p = pack_double(m, lanes);
+    DoubleWeights local;
+    const DoubleWeights& p = packed_weights(
+        m, kDoublePacking + lanes,
+        [lanes](const MacProblem& problem) { return pack_double(problem, lanes); }, local);
     const uint32_t stride = p.blocks * lanes;
     std::atomic<uint32_t> saturations{0};
     parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
@@ -499,6 +543,8 @@ uint32_t double_convolve(const MacProblem& m, bool avx512, uint32_t clip, int32_
 struct MaddWeights {
     std::vector<int16_t> packed;
     uint32_t blocks = 0, taps = 0, pairs = 0;
+
+    uint64_t bytes() const { return packed.size() * sizeof(int16_t); }
 };
 
 MaddWeights pack_madd(const MacProblem& m) {
@@ -612,7 +658,8 @@ void madd_rows(const MacProblem& m, const MaddWeights& p, uint32_t clip, int32_t
 }
 
 uint32_t madd_convolve(const MacProblem& m, uint32_t clip, int32_t* delivered) {
-    const MaddWeights p = pack_madd(m);
+    MaddWeights local;
+    const MaddWeights& p = packed_weights(m, kMaddPacking, pack_madd, local);
     parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
         madd_rows(m, p, clip, delivered, uint32_t(y0), uint32_t(y1));
     });

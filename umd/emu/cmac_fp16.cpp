@@ -1,7 +1,11 @@
-// CMAC's fp16 MAC cell vectorised: the 64 lanes of one operation in vectors of 16 (AVX-512) or
+// CMAC's fp16 MAC cell vectorised: the lanes of one operation in vectors of 16 (AVX-512) or
 // 8 (AVX2) lanes, each lane computed exactly as the scalar cell in cmac.cpp (which stays the
 // reference: cmac_fp16_dot_scalar; tests/emu compares both on every path the CPU has). An
-// operation with a NaN operand takes the scalar path.
+// operation with a NaN operand takes the scalar path. Layers (cmac_fp16_accumulate) use
+// operands decoded once (Fp16Operands) and add the results into CACC's fp48 sums of several
+// output positions at once (cacc_fp48_add on 64-bit lanes).
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -13,23 +17,41 @@
 namespace nvdla::emu::conv {
 namespace {
 
+// Each instruction set's copy of the lanes compiled for it (clang: the same by its own pragma).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2")
+#endif
 #define NVDLA_FP16_NS avx2
 #define NVDLA_FP16_WIDTH 8
 #include "emu/cmac_fp16_lanes.inc"
 #undef NVDLA_FP16_NS
 #undef NVDLA_FP16_WIDTH
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))), \
+                             apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+#endif
 #define NVDLA_FP16_NS avx512
 #define NVDLA_FP16_WIDTH 16
 #include "emu/cmac_fp16_lanes.inc"
 #undef NVDLA_FP16_NS
 #undef NVDLA_FP16_WIDTH
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 constexpr uint64_t kMask38 = (uint64_t(1) << 38) - 1;
 
@@ -76,6 +98,87 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool products_avx5
     return avx512::products64(d, w, out, exponent);
 }
 
+// The block's positions in groups of as many accumulators as two vectors hold.
+__attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_op, size_t d_stride,
+                                                unsigned count, const Fp16Operands& w, size_t w_op,
+                                                uint32_t operations, uint64_t* out) {
+    for (unsigned p = 0; p < count; p += avx2::kBlockPositions) {
+        const unsigned n = std::min<unsigned>(avx2::kBlockPositions, count - p);
+        const size_t first = d_op + p * d_stride;
+        switch (d.width) {
+            case 1:
+                avx2::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 2:
+                avx2::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 4:
+                avx2::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 8:
+                avx2::accumulate_block<8>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 16:
+                avx2::accumulate_block<16>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 32:
+                avx2::accumulate_block<32>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            default:
+                avx2::accumulate_block<64>(d, first, d_stride, n, w, w_op, operations, out + p);
+        }
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
+    const Fp16Operands& d, size_t d_op, size_t d_stride, unsigned count, const Fp16Operands& w,
+    size_t w_op, uint32_t operations, uint64_t* out) {
+    for (unsigned p = 0; p < count; p += avx512::kBlockPositions) {
+        const unsigned n = std::min<unsigned>(avx512::kBlockPositions, count - p);
+        const size_t first = d_op + p * d_stride;
+        switch (d.width) {
+            case 1:
+                avx512::accumulate_block<1>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 2:
+                avx512::accumulate_block<2>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 4:
+                avx512::accumulate_block<4>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 8:
+                avx512::accumulate_block<8>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 16:
+                avx512::accumulate_block<16>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            case 32:
+                avx512::accumulate_block<32>(d, first, d_stride, n, w, w_op, operations, out + p);
+                break;
+            default:
+                avx512::accumulate_block<64>(d, first, d_stride, n, w, w_op, operations, out + p);
+        }
+    }
+}
+
+__attribute__((target("avx2"))) void fp48_add_avx2(const uint64_t* acc, const uint64_t* mac,
+                                                   uint64_t* out) {
+    avx2::Q a, m;
+    std::memcpy(&a, acc, sizeof a);
+    std::memcpy(&m, mac, sizeof m);
+    const avx2::Q r = avx2::fp48_add(a, m);
+    std::memcpy(out, &r, sizeof r);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_add_avx512(
+    const uint64_t* acc, const uint64_t* mac, uint64_t* out) {
+    avx512::Q a, m;
+    std::memcpy(&a, acc, sizeof a);
+    std::memcpy(&m, mac, sizeof m);
+    const avx512::Q r = avx512::fp48_add(a, m);
+    std::memcpy(out, &r, sizeof r);
+}
+
 }  // namespace
 
 bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t products[64],
@@ -84,6 +187,73 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
         case IsaLevel::Avx512: return products_avx512(data, weights, products, exponent);
         case IsaLevel::Avx2: return products_avx2(data, weights, products, exponent);
         default: return false;
+    }
+}
+
+void Fp16Operands::resize(size_t operations, unsigned lanes) {
+    width = lanes;
+    mantissa.resize(operations * width);
+    exponent.resize(operations * width);
+    raw.resize(operations * width);
+    nan.resize(operations);
+}
+
+void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
+    bool has_nan = false;
+    for (unsigned i = 0; i < width; ++i) {
+        const uint16_t h = i < count ? static_cast<uint16_t>(lanes[i]) : 0;
+        const size_t at = op * width + i;
+        raw[at] = h;
+        has_nan |= (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+        if ((h & 0x7fffu) == 0) {
+            mantissa[at] = 0;
+            exponent[at] = -64;
+            continue;
+        }
+        // cmac.cpp's aligned_products: a denormal counts as exponent 1.
+        const uint32_t e = (h >> 10) & 31u;
+        const uint32_t aligned = ((h & 0x3ffu) | (e ? 0x400u : 0)) << (e ? (e & 3u) : 1u);
+        mantissa[at] = aligned | uint32_t(h & 0x8000u) << 16;
+        exponent[at] = (h >> 12) & 7;
+    }
+    nan[op] = has_nan;
+}
+
+void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]) {
+    switch (isa_level()) {
+        case IsaLevel::Avx512: return fp48_add_avx512(acc, mac, out);
+        case IsaLevel::Avx2:
+            fp48_add_avx2(acc, mac, out);
+            return fp48_add_avx2(acc + 4, mac + 4, out + 4);
+        default:
+            for (int i = 0; i < 8; ++i) out[i] = cacc_fp48_add(acc[i], mac[i]);
+    }
+}
+
+bool cmac_fp16_vector_cell() {
+    return isa_level() != IsaLevel::Scalar;
+}
+
+void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
+                          unsigned positions, const Fp16Operands& weights, size_t weight_op,
+                          uint32_t operations, uint64_t* out) {
+    switch (isa_level()) {
+        case IsaLevel::Avx512:
+            return block_avx512(data, data_op, data_stride, positions, weights, weight_op,
+                                operations, out);
+        case IsaLevel::Avx2:
+            return block_avx2(data, data_op, data_stride, positions, weights, weight_op, operations,
+                              out);
+        default: break;
+    }
+    const unsigned width = data.width;
+    for (unsigned p = 0; p < positions; ++p) {
+        uint64_t acc = 0;
+        for (uint32_t op = 0; op < operations; ++op)
+            acc = cacc_fp48_add(acc, cmac_fp16_dot_scalar(
+                                         data.raw.data() + (data_op + p * data_stride + op) * width,
+                                         weights.raw.data() + (weight_op + op) * width, width));
+        out[p] = acc;
     }
 }
 

@@ -8,17 +8,19 @@
 // layer goes to oneDNN only when every value that can arise that way is an integer of at most
 // 2^24 in magnitude, which int32 holds and fp32 represents exactly:
 //   |sum of (d + 128) x w| <= 256 x sum |w| <= 2^24,  |d| <= 128 (data and pad are int8),
-// sum over one kernel's taps and channels, the largest kernel; and only on CPUs with VNNI or AMX
-// (without them oneDNN halves s8 weights or saturates pairs of products in int16). The result
+// sum over one kernel's taps and channels, the largest kernel; and only where oneDNN runs its
+// AVX-512 VNNI or AMX kernels (without VNNI it halves s8 weights or saturates pairs of products
+// in int16). The result
 // is then CMAC's exact sum, which CACC delivers as SDP reads it (AccumulatorCube, channels-last
 // form). Otherwise the model's own kernels compute the layer (cmac.cpp).
 //
 // Before the first layer, one convolution with extreme operands (-128 data and weights, sums up
 // to the 2^24 bound) is computed by oneDNN and checked against exact integer arithmetic: if
-// this CPU's oneDNN kernel is not exact after all, oneDNN is not used. Nor when NVDLA_EMU_ISA
-// limits the emulator below AVX-512 (the model's own kernels for that level are then tested).
+// this CPU's oneDNN kernel is not exact after all, oneDNN is not used. Nor at an emulator level
+// below AVX-512 (a CPU without it, or NVDLA_EMU_ISA lowering it: the model's own kernels for
+// that level run and are tested).
 //
-// oneDNN runs on the calling thread only, like the rest of the model.
+// oneDNN runs on the calling thread only (see OneThread).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -53,7 +55,7 @@ constexpr uint64_t kOnednnMinMacs = uint64_t(1) << 24;
 // The largest |value| every sum, biased or not, may reach: fp32 holds integers exactly to 2^24.
 constexpr int64_t kExactLimit = int64_t(1) << 24;
 // Primitives kept, one per layer shape (least recently used dropped first).
-constexpr size_t kCacheEntries = 8;
+constexpr size_t kCacheEntries = 64;
 
 // The largest sum over one kernel of |w|.
 int64_t largest_kernel_l1(const ConvWeights& w) {
@@ -68,7 +70,9 @@ int64_t largest_kernel_l1(const ConvWeights& w) {
     return largest;
 }
 
-// oneDNN's OpenMP runtime would use every core; the model keeps to the calling thread. The
+// oneDNN's OpenMP runtime would use every core; the model keeps it to the calling thread. With
+// more, OpenMP's threads spin-wait after each call (OMP_WAIT_POLICY's default) while the
+// model's own threads run the next stage: measured 5-20 times slower on a busy machine. The
 // OpenMP functions come from the runtime libdnnl loads (no OpenMP build dependency here).
 class OneThread {
   public:
@@ -109,8 +113,9 @@ struct Shape {
 bool onednn_available() {
     static const bool available = [] {
         try {
+            // AVX-512 with VNNI or AMX only: the kernels the model's avx512 level stands beside
+            // (oneDNN's AVX2 int8 kernels, VNNI or not, are not used; docs/emu/performance.md).
             switch (dnnl::get_effective_cpu_isa()) {
-                case dnnl::cpu_isa::avx2_vnni:
                 case dnnl::cpu_isa::avx512_core_vnni:
                 case dnnl::cpu_isa::avx512_core_bf16:
                 case dnnl::cpu_isa::avx512_core_amx: return true;
@@ -129,9 +134,13 @@ struct OnednnConvolution::Impl {
         bool supported = false;
         dnnl::convolution_forward::primitive_desc pd;
         dnnl::convolution_forward conv;
-        dnnl::memory weights;
-        uint64_t weights_generation = 0;  // 0: none reordered yet
         uint64_t last_use = 0;
+    };
+    // A layer's weights in the primitive's layout, kept with its decoded weights
+    // (ConvWeights::packed) so that the layer run again reorders nothing.
+    struct Reordered {
+        Shape shape;
+        dnnl::memory weights;
     };
 
     bool started = false, usable = false;
@@ -139,8 +148,6 @@ struct OnednnConvolution::Impl {
     dnnl::stream stream;
     std::vector<Entry> entries;
     uint64_t clock = 0;
-    uint64_t bound_generation = 0;  // the weights largest_l1 was computed for
-    int64_t largest_l1 = 0;
     std::vector<int8_t> plain;  // weights as s8 [k][r][s][c] for the reorder
 
     bool start() {
@@ -183,16 +190,14 @@ struct OnednnConvolution::Impl {
         ConvWeights w;
         w.kernels = kK, w.height = kR, w.width = kS, w.channels = kC;
         w.values.assign(wei.begin(), wei.end());
-        w.generation = ~uint64_t(0);
-        load_weights(*e, w);
+        const dnnl::memory& weights = reordered(*e, w);
         std::vector<int32_t> dst(size_t(kN * kH * kW * kK));
         dnnl::memory src_memory(e->pd.src_desc(), engine, src.data());
         dnnl::memory dst_memory(e->pd.dst_desc(), engine, dst.data());
-        e->conv.execute(stream, {{DNNL_ARG_SRC, src_memory},
-                                 {DNNL_ARG_WEIGHTS, e->weights},
-                                 {DNNL_ARG_DST, dst_memory}});
+        e->conv.execute(
+            stream,
+            {{DNNL_ARG_SRC, src_memory}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst_memory}});
         stream.wait();
-        e->weights_generation = 0;  // the check's weights are not a layer's
         for (int64_t y = 0; y < kH; ++y)
             for (int64_t x = 0; x < kW; ++x)
                 for (int64_t k = 0; k < kK; ++k) {
@@ -244,17 +249,20 @@ struct OnednnConvolution::Impl {
         return e.supported ? &e : nullptr;
     }
 
-    void load_weights(Entry& e, const ConvWeights& w) {
-        if (e.weights_generation == w.generation) return;
+    const dnnl::memory& reordered(const Entry& e, const ConvWeights& w) {
+        if (const auto* r = std::any_cast<Reordered>(&w.packed); r && r->shape == e.shape)
+            return r->weights;
         const Shape& sh = e.shape;
         plain.resize(w.values.size());
         std::transform(w.values.begin(), w.values.end(), plain.begin(),
                        [](int16_t v) { return static_cast<int8_t>(v); });
         dnnl::memory user({{sh.k, sh.c, sh.r, sh.s}, dt::s8, tag::ohwi}, engine, plain.data());
-        e.weights = dnnl::memory(e.pd.weights_desc(), engine);
-        dnnl::reorder(user, e.weights).execute(stream, user, e.weights);
+        dnnl::memory weights(e.pd.weights_desc(), engine);
+        dnnl::reorder(user, weights).execute(stream, user, weights);
         stream.wait();
-        e.weights_generation = w.generation;
+        w.packed = Reordered{sh, weights};
+        w.packed_bytes = e.pd.weights_desc().get_size();
+        return std::any_cast<const Reordered&>(w.packed).weights;
     }
 };
 
@@ -276,14 +284,11 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
     const uint64_t macs = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
                           l.kernel_height * l.kernel_width * l.kernel_channels;
     if (policy == MacKernel::Auto && macs < kOnednnMinMacs) return false;
-    if (!onednn_available() || isa_limit() != IsaLevel::Avx512) return false;
+    if (!onednn_available() || isa_level() != IsaLevel::Avx512) return false;
 
     Impl& m = *impl_;
-    if (m.bound_generation != w.generation) {
-        m.largest_l1 = largest_kernel_l1(w);
-        m.bound_generation = w.generation;
-    }
-    if (256 * m.largest_l1 > kExactLimit) return false;
+    if (w.largest_l1 < 0) w.largest_l1 = largest_kernel_l1(w);
+    if (256 * w.largest_l1 > kExactLimit) return false;
     {
         const OneThread one_thread;
         if (!m.start()) return false;
@@ -335,7 +340,7 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
         }
         if (!e) e = m.entry(plane_shape());
         if (!e) return false;
-        m.load_weights(*e, w);
+        const dnnl::memory& weights = m.reordered(*e, w);
 
         const int8_t* src = d.bytes.data();
         if (!direct) {
@@ -347,9 +352,9 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
         int32_t* sums = channels_last_storage(scratch, count);
         dnnl::memory src_memory(e->pd.src_desc(), m.engine, const_cast<int8_t*>(src));
         dnnl::memory dst_memory(e->pd.dst_desc(), m.engine, sums);
-        e->conv.execute(m.stream, {{DNNL_ARG_SRC, src_memory},
-                                   {DNNL_ARG_WEIGHTS, e->weights},
-                                   {DNNL_ARG_DST, dst_memory}});
+        e->conv.execute(
+            m.stream,
+            {{DNNL_ARG_SRC, src_memory}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst_memory}});
         m.stream.wait();
     } catch (const std::exception&) {
         return false;

@@ -10,9 +10,6 @@
 namespace nvdla::emu::conv {
 namespace {
 
-#define FIELD(unit, reg, field, group) \
-    NVDLA_FIELD_GET(unit, reg, field, (group)[NVDLA_##unit##_##reg])
-
 uint64_t div_up(uint64_t a, uint64_t b) {
     return (a + b - 1) / b;
 }
@@ -58,10 +55,10 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
     const HwConfig& cfg = ctx.cfg;
     const CbufGeometry cbuf = cbuf_geometry(cfg);
     std::ostringstream msg;
-    const uint32_t entries = FIELD(CDMA, D_ENTRY_PER_SLICE, ENTRIES, cdma);
-    const uint32_t csc_entries = FIELD(CSC, D_ENTRY_PER_SLICE, ENTRIES, csc);
-    const uint32_t csc_data_bank = FIELD(CSC, D_BANK, DATA_BANK, csc);
-    const uint32_t csc_weight_bank = FIELD(CSC, D_BANK, WEIGHT_BANK, csc);
+    const uint32_t entries = NVDLA_REG_FIELD(CDMA, D_ENTRY_PER_SLICE, ENTRIES, cdma);
+    const uint32_t csc_entries = NVDLA_REG_FIELD(CSC, D_ENTRY_PER_SLICE, ENTRIES, csc);
+    const uint32_t csc_data_bank = NVDLA_REG_FIELD(CSC, D_BANK, DATA_BANK, csc);
+    const uint32_t csc_weight_bank = NVDLA_REG_FIELD(CSC, D_BANK, WEIGHT_BANK, csc);
 
     // CSC reads the entries and banks CDMA writes.
     if (csc_entries != entries || csc_data_bank != l.data_bank ||
@@ -70,8 +67,7 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
             << entries << " and " << csc_entries << ", D_BANK.DATA_BANK " << l.data_bank << " and "
             << csc_data_bank << ", D_BANK.WEIGHT_BANK " << l.weight_bank << " and "
             << csc_weight_bank;
-        ctx.error(msg.str());
-        return false;
+        return ctx.error(msg.str());
     }
     const uint64_t data_banks = uint64_t(l.data_bank) + 1,
                    weight_banks = uint64_t(l.weight_bank) + 1;
@@ -79,8 +75,7 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
         msg << "CDMA D_BANK.DATA_BANK is " << l.data_bank << " and WEIGHT_BANK " << l.weight_bank
             << " (" << data_banks << " + " << weight_banks << " banks); " << cfg.name
             << "'s convolution buffer has " << cfg.cbuf_banks;
-        ctx.error(msg.str());
-        return false;
+        return ctx.error(msg.str());
     }
 
     const uint64_t need = required_entries_per_slice(cfg, l);
@@ -89,8 +84,7 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
             << " entries per input line); a line of this layer takes " << need << " entries of "
             << cbuf.entry_bytes << " bytes of " << cfg.name
             << "'s convolution buffer, so it must be " << need - 1;
-        ctx.error(msg.str());
-        return false;
+        return ctx.error(msg.str());
     }
     const uint64_t lines = lines_held(l);
     if (lines * need > data_banks * cbuf.entries_per_bank) {
@@ -98,8 +92,7 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
             << cbuf.entries_per_bank << " entries); the layer's " << lines << " input lines of "
             << need << " entries need " << lines * need << " entries, "
             << div_up(lines * need, cbuf.entries_per_bank) << " banks";
-        ctx.error(msg.str());
-        return false;
+        return ctx.error(msg.str());
     }
 
     if (l.kind == InputKind::Feature) {
@@ -109,23 +102,20 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
             msg << "CDMA D_DAIN_MAP.LINE_PACKED is " << (l.line_packed ? 1 : 0)
                 << " but D_LINE_STRIDE is " << l.line_stride << " bytes"
                 << (l.line_packed ? ", not " : ", which is ") << "width x atom = " << packed_line;
-            ctx.error(msg.str());
-            return false;
+            return ctx.error(msg.str());
         }
         if (!l.line_packed && l.fetch_grain != 1) {
             msg << "CDMA D_FETCH_GRAIN.GRAINS is " << l.fetch_grain - 1
                 << " with D_DAIN_MAP.LINE_PACKED 0; lines that are not packed are fetched one "
                    "at a time (GRAINS 0)";
-            ctx.error(msg.str());
-            return false;
+            return ctx.error(msg.str());
         }
         const uint64_t surfaces =
             div_up(l.in_channels, cfg.atom_bytes / bytes_per_element(l.in_precision));
         if (l.batches > 1 && l.batch_stride < l.surface_stride * surfaces) {
             msg << "CDMA D_BATCH_STRIDE is " << l.batch_stride
                 << " bytes, less than D_SURF_STRIDE x surfaces = " << l.surface_stride * surfaces;
-            ctx.error(msg.str());
-            return false;
+            return ctx.error(msg.str());
         }
     }
 
@@ -136,8 +126,7 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
         if (l.compressed) msg << " and D_WMB_BYTES " << l.wmb_bytes;
         msg << "; the weights fill whole " << cbuf.entry_bytes << "-byte entries of " << cfg.name
             << "'s convolution buffer";
-        ctx.error(msg.str());
-        return false;
+        return ctx.error(msg.str());
     }
     return true;
 }

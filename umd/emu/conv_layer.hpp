@@ -4,6 +4,7 @@
 // umd/emu/{convolution,cdma,csc,cmac,cacc}.cpp.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -119,10 +120,17 @@ struct ConvWeights {
     // decoding them again.
     std::vector<std::byte> source;
     uint64_t source_key = 0;
-    // Changes whenever `values` are decoded anew: what the model derives from the kernels (the
-    // oneDNN layout) is kept while it stays the same.
-    uint64_t generation = 0;
-    std::vector<std::byte> fetched;  // the bytes read this layer (kept to save the allocation)
+    // The kernels as a CMAC kernel packed them (cmac.cpp, or oneDNN's layout: cmac_onednn.cpp;
+    // each keeps the kernel and shape they are for), and their size; dropped when `values`
+    // change.
+    mutable std::any packed;
+    mutable uint64_t packed_bytes = 0;
+    // The largest sum of |w| over one kernel (cmac_onednn.cpp), -1 until computed.
+    mutable int64_t largest_l1 = -1;
+    // Where they were fetched from, and when last used (WeightCache).
+    MemoryPort port = MemoryPort::Primary;
+    uint64_t address = 0;
+    uint64_t last_use = 0;
 
     const int16_t* kernel(uint32_t k) const {
         return values.data() + uint64_t(k) * height * width * channels;
@@ -134,10 +142,28 @@ struct CdmaCounters {
     uint32_t data_nan = 0, data_inf = 0, weight_nan = 0, weight_inf = 0;
 };
 
-// cdma.cpp: fetch the data and the weights into the buffer's form.
+// The decoded (and packed) kernels of recent layers, one entry per weight address, so that a
+// network run again decodes and packs none of them: a layer still fetches its weights and
+// compares them in full with what its entry was decoded from. The least recently used entries
+// go beyond kMaxEntries or kMaxBytes.
+class WeightCache {
+  public:
+    static constexpr size_t kMaxEntries = 512;
+    static constexpr uint64_t kMaxBytes = uint64_t(512) << 20;
+
+    ConvWeights& entry(MemoryPort port, uint64_t address);
+    std::vector<std::byte> fetched;  // the bytes read this layer (kept to save the allocation)
+
+  private:
+    std::vector<std::unique_ptr<ConvWeights>> entries_;
+    uint64_t clock_ = 0;
+};
+
+// cdma.cpp: fetch the data and the weights into the buffer's form (the weights: the cache's
+// entry for them, nullptr on bad programming, reported through ctx).
 bool load_data(Context& ctx, const ConvLayer& layer, ConvData& data, CdmaCounters& counters);
-bool load_weights(Context& ctx, const ConvLayer& layer, ConvWeights& weights,
-                  CdmaCounters& counters);
+ConvWeights* load_weights(Context& ctx, const ConvLayer& layer, WeightCache& cache,
+                          CdmaCounters& counters);
 
 // Buffers kept from layer to layer so that a layer does not allocate (and zero) them again.
 struct ConvScratch {
@@ -163,8 +189,14 @@ int32_t* channels_last_storage(ConvScratch& scratch, size_t count);
 uint32_t convolve_int(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
                       ConvScratch& scratch, AccumulatorCube& out);
 // fp16 pipeline: fp32 bit patterns as CACC sends them.
+// Direct convolutions run the decoded vector cell over blocks of output positions (threads
+// split the blocks); the scalar ISA level and Winograd run convolve_fp16_reference.
 void convolve_fp16(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
                    std::vector<int32_t>& out);
+// The plain form, one MAC operation at a time in the hardware's order through the scalar cell
+// (Winograd: its tiles through cmac_fp16_winograd): what the fast form is tested against.
+void convolve_fp16_reference(const ConvLayer& layer, const ConvData& data,
+                             const ConvWeights& weights, std::vector<int32_t>& out);
 
 // ---- CMAC (cmac.cpp) ----------------------------------------------------------------------
 
@@ -182,6 +214,37 @@ bool cmac_fp16_products(const uint16_t* data, const uint16_t* weights, int32_t p
 // The Winograd form: 16 positions x 4 channels (position-major, channel fastest), the four
 // outputs of A^T (V . U) A sharing one exponent.
 void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t out[4]);
+// fp16 MAC operations decoded once for the vector cell (cmac_fp16.cpp), `width` lanes each (a
+// power of two up to 64: at least the operations' lanes, the rest zeros): a layer's kernels once
+// per layer, its data once per output position, then used for every pair.
+struct Fp16Operands {
+    unsigned width = 64;
+    // [operation][lane]: the aligned mantissa (cal_fp16_exp's shift by the exponent's low bits)
+    // with the sign in bit 31; the exponent's bits 14:12, -64 for +-0 (which so never sets the
+    // common exponent and is truncated away); the lanes as given (NaN operations take the
+    // scalar cell); whether an operation holds a NaN.
+    std::vector<uint32_t> mantissa;
+    std::vector<int32_t> exponent;
+    std::vector<uint16_t> raw;
+    std::vector<uint8_t> nan;
+
+    void resize(size_t operations, unsigned lanes);
+    // Operation `op` from `count` lanes (the others 0; none: an operation of zeros, which
+    // leaves CACC's sum as it is).
+    void set(size_t op, const int16_t* lanes, unsigned count);
+};
+// Whether cmac_fp16_accumulate runs on this ISA level (not on the scalar one).
+bool cmac_fp16_vector_cell();
+// CACC's accumulation of `positions` outputs (any number) over `operations` operations each:
+// output p from data operations data_op + p * data_stride + i against weight operations
+// weight_op + i, into out[p]; the same bits as cacc_fp48_add from 0 over cmac_fp16_dot's
+// results. Operations narrower than 16 lanes come in multiples of 16 / width.
+void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
+                          unsigned positions, const Fp16Operands& weights, size_t weight_op,
+                          uint32_t operations, uint64_t* out);
+// cacc_fp48_add on 8 accumulators by the vector form cmac_fp16_accumulate uses on this ISA
+// level. Exposed for tests.
+void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]);
 // One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
 // their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
 // products are. Exposed for tests.
@@ -207,8 +270,9 @@ struct MacProblem {
     uint32_t row_step = 1, row_dilation = 1;
     uint64_t x_step = 0, s_step = 0;
     uint32_t taps_r = 1, taps_s = 1, depth = 1;
-    const int16_t* weights = nullptr;  // [k][r][s][depth]
-    unsigned threads = 1;              // for output rows
+    const int16_t* weights = nullptr;    // [k][r][s][depth]
+    const ConvWeights* cache = nullptr;  // where the weights' packed forms are kept (or nullptr)
+    unsigned threads = 1;                // for output rows
 };
 bool mac_wants_biased_bytes(Precision precision);
 // The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, channels last
@@ -234,8 +298,9 @@ MacKernel active_mac_kernel(Precision precision);
 void build_feature_plane8(const ConvLayer& l, const ConvData& d, std::vector<int8_t>& plane,
                           uint32_t& rows, uint32_t& cols);
 
-// Whether this build has oneDNN and the CPU runs its int8 convolution with exact integer
-// products (VNNI or AMX: without them oneDNN halves the weights or saturates pairs).
+// Whether this build has oneDNN and it runs its AVX-512 VNNI or AMX int8 kernels, whose
+// products are exact (without VNNI oneDNN halves the weights or saturates pairs); used only at
+// the model's avx512 level.
 bool onednn_available();
 // How many layers oneDNN has computed in this process (tests).
 uint64_t onednn_layers();

@@ -12,9 +12,6 @@
 namespace nvdla::emu {
 namespace {
 
-#define FIELD(unit, reg, field, group) \
-    NVDLA_FIELD_GET(unit, reg, field, (group)[NVDLA_##unit##_##reg])
-
 using conv::ConvLayer;
 using conv::InputKind;
 
@@ -23,107 +20,101 @@ std::string name_of(Precision p) {
 }
 
 bool decode_precision(Context& ctx, uint32_t field, const char* what, Precision& out) {
-    if (field > 2) {
-        ctx.error(std::string(what) + " is " + std::to_string(field) +
-                  ", not a precision (0 int8, 1 int16, 2 fp16)");
-        return false;
-    }
+    if (field > 2)
+        return ctx.error(std::string(what) + " is " + std::to_string(field) +
+                         ", not a precision (0 int8, 1 int16, 2 fp16)");
     out = static_cast<Precision>(field);
-    if (!supports(ctx.cfg, out)) {
-        ctx.error(std::string(what) + " selects " + name_of(out) + ", which " + ctx.cfg.name +
-                  " does not support");
-        return false;
-    }
+    if (!supports(ctx.cfg, out))
+        return ctx.error(std::string(what) + " selects " + name_of(out) + ", which " +
+                         ctx.cfg.name + " does not support");
     return true;
 }
 
 bool agree(Context& ctx, uint32_t a, uint32_t b, const char* what_a, const char* what_b) {
     if (a == b) return true;
-    ctx.error(std::string(what_a) + " is " + std::to_string(a) + " but " + what_b + " is " +
-              std::to_string(b) + ": they must agree");
-    return false;
+    return ctx.error(std::string(what_a) + " is " + std::to_string(a) + " but " + what_b + " is " +
+                     std::to_string(b) + ": they must agree");
 }
 
 }  // namespace
 
 namespace conv {
 
-bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b, Group cacc,
+namespace {
+
+// Modes and precisions: every unit must run the same layer.
+bool decode_modes(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b, Group cacc,
                   ConvLayer& l) {
     const HwConfig& cfg = ctx.cfg;
-    l.atomic_c = cfg.mac_atomic_c;
+    l.atomic_c = ctx.cfg.mac_atomic_c;
 
-    // Modes and precisions: every unit must run the same layer.
-    const uint32_t conv_mode = FIELD(CDMA, D_MISC_CFG, CONV_MODE, cdma);
+    const uint32_t conv_mode = NVDLA_REG_FIELD(CDMA, D_MISC_CFG, CONV_MODE, cdma);
     const bool winograd = conv_mode == NVDLA_CDMA_D_MISC_CFG_CONV_MODE_WINOGRAD;
-    const bool pixel = FIELD(CDMA, D_DATAIN_FORMAT, DATAIN_FORMAT, cdma) ==
+    const bool pixel = NVDLA_REG_FIELD(CDMA, D_DATAIN_FORMAT, DATAIN_FORMAT, cdma) ==
                        NVDLA_CDMA_D_DATAIN_FORMAT_DATAIN_FORMAT_PIXEL;
-    if (!agree(ctx, conv_mode, FIELD(CSC, D_MISC_CFG, CONV_MODE, csc), "CDMA D_MISC_CFG.CONV_MODE",
-               "CSC D_MISC_CFG.CONV_MODE") ||
-        !agree(ctx, conv_mode, FIELD(CMAC_A, D_MISC_CFG, CONV_MODE, cmac_a),
+    if (!agree(ctx, conv_mode, NVDLA_REG_FIELD(CSC, D_MISC_CFG, CONV_MODE, csc),
+               "CDMA D_MISC_CFG.CONV_MODE", "CSC D_MISC_CFG.CONV_MODE") ||
+        !agree(ctx, conv_mode, NVDLA_REG_FIELD(CMAC_A, D_MISC_CFG, CONV_MODE, cmac_a),
                "CDMA D_MISC_CFG.CONV_MODE", "CMAC_A D_MISC_CFG.CONV_MODE") ||
-        !agree(ctx, conv_mode, FIELD(CMAC_B, D_MISC_CFG, CONV_MODE, cmac_b),
+        !agree(ctx, conv_mode, NVDLA_REG_FIELD(CMAC_B, D_MISC_CFG, CONV_MODE, cmac_b),
                "CDMA D_MISC_CFG.CONV_MODE", "CMAC_B D_MISC_CFG.CONV_MODE") ||
-        !agree(ctx, conv_mode, FIELD(CACC, D_MISC_CFG, CONV_MODE, cacc),
+        !agree(ctx, conv_mode, NVDLA_REG_FIELD(CACC, D_MISC_CFG, CONV_MODE, cacc),
                "CDMA D_MISC_CFG.CONV_MODE", "CACC D_MISC_CFG.CONV_MODE") ||
-        !agree(ctx, pixel ? 1 : 0, FIELD(CSC, D_DATAIN_FORMAT, DATAIN_FORMAT, csc),
+        !agree(ctx, pixel ? 1 : 0, NVDLA_REG_FIELD(CSC, D_DATAIN_FORMAT, DATAIN_FORMAT, csc),
                "CDMA D_DATAIN_FORMAT.DATAIN_FORMAT", "CSC D_DATAIN_FORMAT.DATAIN_FORMAT"))
         return false;
-    if (winograd && pixel) {
-        ctx.error(
+    if (winograd && pixel)
+        return ctx.error(
             "CDMA D_MISC_CFG.CONV_MODE is Winograd with D_DATAIN_FORMAT pixel: image input "
             "only runs as direct convolution");
-        return false;
-    }
-    if (winograd && !nvdla_hw_has(&cfg, NVDLA_FEATURE_WINOGRAD)) {
-        ctx.error(std::string("CDMA D_MISC_CFG.CONV_MODE is Winograd, which ") + cfg.name +
-                  " does not have");
-        return false;
-    }
+    if (winograd && !nvdla_hw_has(&cfg, NVDLA_FEATURE_WINOGRAD))
+        return ctx.error(std::string("CDMA D_MISC_CFG.CONV_MODE is Winograd, which ") + cfg.name +
+                         " does not have");
     l.kind = winograd ? InputKind::Winograd : (pixel ? InputKind::Image : InputKind::Feature);
 
-    const uint32_t proc = FIELD(CDMA, D_MISC_CFG, PROC_PRECISION, cdma);
+    const uint32_t proc = NVDLA_REG_FIELD(CDMA, D_MISC_CFG, PROC_PRECISION, cdma);
     if (!decode_precision(ctx, proc, "CDMA D_MISC_CFG.PROC_PRECISION", l.precision) ||
-        !decode_precision(ctx, FIELD(CDMA, D_MISC_CFG, IN_PRECISION, cdma),
+        !decode_precision(ctx, NVDLA_REG_FIELD(CDMA, D_MISC_CFG, IN_PRECISION, cdma),
                           "CDMA D_MISC_CFG.IN_PRECISION", l.in_precision) ||
-        !agree(ctx, proc, FIELD(CSC, D_MISC_CFG, PROC_PRECISION, csc),
+        !agree(ctx, proc, NVDLA_REG_FIELD(CSC, D_MISC_CFG, PROC_PRECISION, csc),
                "CDMA D_MISC_CFG.PROC_PRECISION", "CSC D_MISC_CFG.PROC_PRECISION") ||
-        !agree(ctx, proc, FIELD(CMAC_A, D_MISC_CFG, PROC_PRECISION, cmac_a),
+        !agree(ctx, proc, NVDLA_REG_FIELD(CMAC_A, D_MISC_CFG, PROC_PRECISION, cmac_a),
                "CDMA D_MISC_CFG.PROC_PRECISION", "CMAC_A D_MISC_CFG.PROC_PRECISION") ||
-        !agree(ctx, proc, FIELD(CMAC_B, D_MISC_CFG, PROC_PRECISION, cmac_b),
+        !agree(ctx, proc, NVDLA_REG_FIELD(CMAC_B, D_MISC_CFG, PROC_PRECISION, cmac_b),
                "CDMA D_MISC_CFG.PROC_PRECISION", "CMAC_B D_MISC_CFG.PROC_PRECISION") ||
-        !agree(ctx, proc, FIELD(CACC, D_MISC_CFG, PROC_PRECISION, cacc),
+        !agree(ctx, proc, NVDLA_REG_FIELD(CACC, D_MISC_CFG, PROC_PRECISION, cacc),
                "CDMA D_MISC_CFG.PROC_PRECISION", "CACC D_MISC_CFG.PROC_PRECISION"))
         return false;
 
-    l.data_reuse = FIELD(CDMA, D_MISC_CFG, DATA_REUSE, cdma);
-    l.weight_reuse = FIELD(CDMA, D_MISC_CFG, WEIGHT_REUSE, cdma);
-    l.skip_data_release = FIELD(CDMA, D_MISC_CFG, SKIP_DATA_RLS, cdma);
-    l.skip_weight_release = FIELD(CDMA, D_MISC_CFG, SKIP_WEIGHT_RLS, cdma);
-    l.data_bank = FIELD(CDMA, D_BANK, DATA_BANK, cdma);
-    l.weight_bank = FIELD(CDMA, D_BANK, WEIGHT_BANK, cdma);
+    l.data_reuse = NVDLA_REG_FIELD(CDMA, D_MISC_CFG, DATA_REUSE, cdma);
+    l.weight_reuse = NVDLA_REG_FIELD(CDMA, D_MISC_CFG, WEIGHT_REUSE, cdma);
+    l.skip_data_release = NVDLA_REG_FIELD(CDMA, D_MISC_CFG, SKIP_DATA_RLS, cdma);
+    l.skip_weight_release = NVDLA_REG_FIELD(CDMA, D_MISC_CFG, SKIP_WEIGHT_RLS, cdma);
+    l.data_bank = NVDLA_REG_FIELD(CDMA, D_BANK, DATA_BANK, cdma);
+    l.weight_bank = NVDLA_REG_FIELD(CDMA, D_BANK, WEIGHT_BANK, cdma);
+    return true;
+}
 
-    // CDMA data.
-    l.batches = FIELD(CDMA, D_BATCH_NUMBER, BATCHES, cdma) + 1;
-    if (!agree(ctx, l.batches - 1, FIELD(CSC, D_BATCH_NUMBER, BATCHES, csc),
+// CDMA data.
+bool decode_cdma_data(Context& ctx, Group cdma, Group csc, Group cacc, ConvLayer& l) {
+    const HwConfig& cfg = ctx.cfg;
+    l.batches = NVDLA_REG_FIELD(CDMA, D_BATCH_NUMBER, BATCHES, cdma) + 1;
+    if (!agree(ctx, l.batches - 1, NVDLA_REG_FIELD(CSC, D_BATCH_NUMBER, BATCHES, csc),
                "CDMA D_BATCH_NUMBER.BATCHES", "CSC D_BATCH_NUMBER.BATCHES") ||
-        !agree(ctx, l.batches - 1, FIELD(CACC, D_BATCH_NUMBER, BATCHES, cacc),
+        !agree(ctx, l.batches - 1, NVDLA_REG_FIELD(CACC, D_BATCH_NUMBER, BATCHES, cacc),
                "CDMA D_BATCH_NUMBER.BATCHES", "CACC D_BATCH_NUMBER.BATCHES"))
         return false;
-    if (l.batches > cfg.max_batch) {
-        ctx.error("CDMA D_BATCH_NUMBER.BATCHES asks for " + std::to_string(l.batches) +
-                  " batches; " + cfg.name + " runs at most " + std::to_string(cfg.max_batch));
-        return false;
-    }
-    if (l.batches > 1 && l.kind != InputKind::Feature) {
-        ctx.error("CDMA D_BATCH_NUMBER.BATCHES asks for " + std::to_string(l.batches) +
-                  " batches: only direct convolution of feature data runs batches");
-        return false;
-    }
-    l.in_width = FIELD(CDMA, D_DATAIN_SIZE_0, DATAIN_WIDTH, cdma) + 1;
-    l.in_height = FIELD(CDMA, D_DATAIN_SIZE_0, DATAIN_HEIGHT, cdma) + 1;
-    l.in_channels = FIELD(CDMA, D_DATAIN_SIZE_1, DATAIN_CHANNEL, cdma) + 1;
-    l.data_port = Dma::port_of(FIELD(CDMA, D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE, cdma));
+    if (l.batches > cfg.max_batch)
+        return ctx.error("CDMA D_BATCH_NUMBER.BATCHES asks for " + std::to_string(l.batches) +
+                         " batches; " + cfg.name + " runs at most " +
+                         std::to_string(cfg.max_batch));
+    if (l.batches > 1 && l.kind != InputKind::Feature)
+        return ctx.error("CDMA D_BATCH_NUMBER.BATCHES asks for " + std::to_string(l.batches) +
+                         " batches: only direct convolution of feature data runs batches");
+    l.in_width = NVDLA_REG_FIELD(CDMA, D_DATAIN_SIZE_0, DATAIN_WIDTH, cdma) + 1;
+    l.in_height = NVDLA_REG_FIELD(CDMA, D_DATAIN_SIZE_0, DATAIN_HEIGHT, cdma) + 1;
+    l.in_channels = NVDLA_REG_FIELD(CDMA, D_DATAIN_SIZE_1, DATAIN_CHANNEL, cdma) + 1;
+    l.data_port = Dma::port_of(NVDLA_REG_FIELD(CDMA, D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE, cdma));
     l.data_address =
         Dma::address(cdma[NVDLA_CDMA_D_DAIN_ADDR_HIGH_0], cdma[NVDLA_CDMA_D_DAIN_ADDR_LOW_0]);
     l.data_address_uv =
@@ -132,95 +123,106 @@ bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_
     l.uv_line_stride = cdma[NVDLA_CDMA_D_LINE_UV_STRIDE];
     l.surface_stride = cdma[NVDLA_CDMA_D_SURF_STRIDE];
     l.batch_stride = cdma[NVDLA_CDMA_D_BATCH_STRIDE];
-    l.line_packed = FIELD(CDMA, D_DAIN_MAP, LINE_PACKED, cdma);
-    l.surface_packed = FIELD(CDMA, D_DAIN_MAP, SURF_PACKED, cdma);
-    l.fetch_grain = FIELD(CDMA, D_FETCH_GRAIN, GRAINS, cdma) + 1;
-    l.pixel_format = FIELD(CDMA, D_DATAIN_FORMAT, PIXEL_FORMAT, cdma);
-    l.pixel_x_offset = FIELD(CDMA, D_PIXEL_OFFSET, PIXEL_X_OFFSET, cdma);
-    l.pixel_signed = FIELD(CDMA, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE, cdma);
-    l.convertor = FIELD(CDMA, D_CVT_CFG, CVT_EN, cdma);
-    l.cvt_truncate = FIELD(CDMA, D_CVT_CFG, CVT_TRUNCATE, cdma);
-    l.cvt_offset = static_cast<int16_t>(FIELD(CDMA, D_CVT_OFFSET, CVT_OFFSET, cdma));
-    l.cvt_scale = static_cast<int16_t>(FIELD(CDMA, D_CVT_SCALE, CVT_SCALE, cdma));
-    l.mean = FIELD(CDMA, D_MEAN_FORMAT, MEAN_FORMAT, cdma);
-    l.mean_values[0] = static_cast<int16_t>(FIELD(CDMA, D_MEAN_GLOBAL_0, MEAN_RY, cdma));
-    l.mean_values[1] = static_cast<int16_t>(FIELD(CDMA, D_MEAN_GLOBAL_0, MEAN_GU, cdma));
-    l.mean_values[2] = static_cast<int16_t>(FIELD(CDMA, D_MEAN_GLOBAL_1, MEAN_BV, cdma));
-    l.mean_values[3] = static_cast<int16_t>(FIELD(CDMA, D_MEAN_GLOBAL_1, MEAN_AX, cdma));
-    l.nan_to_zero = FIELD(CDMA, D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, cdma);
-    l.cdma_pad_left = FIELD(CDMA, D_ZERO_PADDING, PAD_LEFT, cdma);
-    l.cdma_pad_right = FIELD(CDMA, D_ZERO_PADDING, PAD_RIGHT, cdma);
-    l.cdma_pad_top = FIELD(CDMA, D_ZERO_PADDING, PAD_TOP, cdma);
-    l.cdma_pad_bottom = FIELD(CDMA, D_ZERO_PADDING, PAD_BOTTOM, cdma);
-    l.cdma_pad_value = static_cast<uint16_t>(FIELD(CDMA, D_ZERO_PADDING_VALUE, PAD_VALUE, cdma));
-    l.cdma_stride_x = FIELD(CDMA, D_CONV_STRIDE, CONV_X_STRIDE, cdma) + 1;
-    l.cdma_stride_y = FIELD(CDMA, D_CONV_STRIDE, CONV_Y_STRIDE, cdma) + 1;
+    l.line_packed = NVDLA_REG_FIELD(CDMA, D_DAIN_MAP, LINE_PACKED, cdma);
+    l.surface_packed = NVDLA_REG_FIELD(CDMA, D_DAIN_MAP, SURF_PACKED, cdma);
+    l.fetch_grain = NVDLA_REG_FIELD(CDMA, D_FETCH_GRAIN, GRAINS, cdma) + 1;
+    l.pixel_format = NVDLA_REG_FIELD(CDMA, D_DATAIN_FORMAT, PIXEL_FORMAT, cdma);
+    l.pixel_x_offset = NVDLA_REG_FIELD(CDMA, D_PIXEL_OFFSET, PIXEL_X_OFFSET, cdma);
+    l.pixel_signed = NVDLA_REG_FIELD(CDMA, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE, cdma);
+    l.convertor = NVDLA_REG_FIELD(CDMA, D_CVT_CFG, CVT_EN, cdma);
+    l.cvt_truncate = NVDLA_REG_FIELD(CDMA, D_CVT_CFG, CVT_TRUNCATE, cdma);
+    l.cvt_offset = static_cast<int16_t>(NVDLA_REG_FIELD(CDMA, D_CVT_OFFSET, CVT_OFFSET, cdma));
+    l.cvt_scale = static_cast<int16_t>(NVDLA_REG_FIELD(CDMA, D_CVT_SCALE, CVT_SCALE, cdma));
+    l.mean = NVDLA_REG_FIELD(CDMA, D_MEAN_FORMAT, MEAN_FORMAT, cdma);
+    l.mean_values[0] = static_cast<int16_t>(NVDLA_REG_FIELD(CDMA, D_MEAN_GLOBAL_0, MEAN_RY, cdma));
+    l.mean_values[1] = static_cast<int16_t>(NVDLA_REG_FIELD(CDMA, D_MEAN_GLOBAL_0, MEAN_GU, cdma));
+    l.mean_values[2] = static_cast<int16_t>(NVDLA_REG_FIELD(CDMA, D_MEAN_GLOBAL_1, MEAN_BV, cdma));
+    l.mean_values[3] = static_cast<int16_t>(NVDLA_REG_FIELD(CDMA, D_MEAN_GLOBAL_1, MEAN_AX, cdma));
+    l.nan_to_zero = NVDLA_REG_FIELD(CDMA, D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, cdma);
+    l.cdma_pad_left = NVDLA_REG_FIELD(CDMA, D_ZERO_PADDING, PAD_LEFT, cdma);
+    l.cdma_pad_right = NVDLA_REG_FIELD(CDMA, D_ZERO_PADDING, PAD_RIGHT, cdma);
+    l.cdma_pad_top = NVDLA_REG_FIELD(CDMA, D_ZERO_PADDING, PAD_TOP, cdma);
+    l.cdma_pad_bottom = NVDLA_REG_FIELD(CDMA, D_ZERO_PADDING, PAD_BOTTOM, cdma);
+    l.cdma_pad_value =
+        static_cast<uint16_t>(NVDLA_REG_FIELD(CDMA, D_ZERO_PADDING_VALUE, PAD_VALUE, cdma));
+    l.cdma_stride_x = NVDLA_REG_FIELD(CDMA, D_CONV_STRIDE, CONV_X_STRIDE, cdma) + 1;
+    l.cdma_stride_y = NVDLA_REG_FIELD(CDMA, D_CONV_STRIDE, CONV_Y_STRIDE, cdma) + 1;
+    return true;
+}
 
-    // CDMA weights.
-    l.compressed = FIELD(CDMA, D_WEIGHT_FORMAT, WEIGHT_FORMAT, cdma) ==
+// CDMA weights.
+bool decode_cdma_weights(Context& ctx, Group cdma, Group csc, ConvLayer& l) {
+    const HwConfig& cfg = ctx.cfg;
+    l.compressed = NVDLA_REG_FIELD(CDMA, D_WEIGHT_FORMAT, WEIGHT_FORMAT, cdma) ==
                    NVDLA_CDMA_D_WEIGHT_FORMAT_WEIGHT_FORMAT_COMPRESSED;
-    if (!agree(ctx, l.compressed ? 1 : 0, FIELD(CSC, D_WEIGHT_FORMAT, WEIGHT_FORMAT, csc),
+    if (!agree(ctx, l.compressed ? 1 : 0, NVDLA_REG_FIELD(CSC, D_WEIGHT_FORMAT, WEIGHT_FORMAT, csc),
                "CDMA D_WEIGHT_FORMAT.WEIGHT_FORMAT", "CSC D_WEIGHT_FORMAT.WEIGHT_FORMAT"))
         return false;
-    if (l.compressed && !nvdla_hw_has(&cfg, NVDLA_FEATURE_WEIGHT_COMPRESSION)) {
-        ctx.error(std::string("CDMA D_WEIGHT_FORMAT selects compressed weights, which ") +
-                  cfg.name + " does not have");
-        return false;
-    }
-    l.weight_port = Dma::port_of(FIELD(CDMA, D_WEIGHT_RAM_TYPE, WEIGHT_RAM_TYPE, cdma));
+    if (l.compressed && !nvdla_hw_has(&cfg, NVDLA_FEATURE_WEIGHT_COMPRESSION))
+        return ctx.error(std::string("CDMA D_WEIGHT_FORMAT selects compressed weights, which ") +
+                         cfg.name + " does not have");
+    l.weight_port = Dma::port_of(NVDLA_REG_FIELD(CDMA, D_WEIGHT_RAM_TYPE, WEIGHT_RAM_TYPE, cdma));
     l.weight_address =
         Dma::address(cdma[NVDLA_CDMA_D_WEIGHT_ADDR_HIGH], cdma[NVDLA_CDMA_D_WEIGHT_ADDR_LOW]);
     l.wmb_address = Dma::address(cdma[NVDLA_CDMA_D_WMB_ADDR_HIGH], cdma[NVDLA_CDMA_D_WMB_ADDR_LOW]);
     l.wgs_address = Dma::address(cdma[NVDLA_CDMA_D_WGS_ADDR_HIGH], cdma[NVDLA_CDMA_D_WGS_ADDR_LOW]);
     l.weight_bytes = cdma[NVDLA_CDMA_D_WEIGHT_BYTES];
-    l.wmb_bytes = FIELD(CDMA, D_WMB_BYTES, WMB_BYTES, cdma);
-    l.bytes_per_kernel = FIELD(CDMA, D_WEIGHT_SIZE_0, BYTE_PER_KERNEL, cdma) + 1;
+    l.wmb_bytes = NVDLA_REG_FIELD(CDMA, D_WMB_BYTES, WMB_BYTES, cdma);
+    l.bytes_per_kernel = NVDLA_REG_FIELD(CDMA, D_WEIGHT_SIZE_0, BYTE_PER_KERNEL, cdma) + 1;
+    return true;
+}
 
-    // CSC.
-    l.csc_width = FIELD(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, csc) + 1;
-    l.csc_height = FIELD(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, csc) + 1;
-    l.csc_channels = FIELD(CSC, D_DATAIN_SIZE_EXT_1, DATAIN_CHANNEL_EXT, csc) + 1;
-    l.kernel_width = FIELD(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT, csc) + 1;
-    l.kernel_height = FIELD(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT, csc) + 1;
-    l.kernel_channels = FIELD(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT, csc) + 1;
-    l.kernels = FIELD(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL, csc) + 1;
-    l.out_width = FIELD(CSC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, csc) + 1;
-    l.out_height = FIELD(CSC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, csc) + 1;
-    l.out_channels = FIELD(CSC, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL, csc) + 1;
-    l.stride_x = FIELD(CSC, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT, csc) + 1;
-    l.stride_y = FIELD(CSC, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT, csc) + 1;
-    l.dilation_x = FIELD(CSC, D_DILATION_EXT, X_DILATION_EXT, csc) + 1;
-    l.dilation_y = FIELD(CSC, D_DILATION_EXT, Y_DILATION_EXT, csc) + 1;
-    l.pad_left = FIELD(CSC, D_ZERO_PADDING, PAD_LEFT, csc);
-    l.pad_top = FIELD(CSC, D_ZERO_PADDING, PAD_TOP, csc);
-    l.pad_value = static_cast<uint16_t>(FIELD(CSC, D_ZERO_PADDING_VALUE, PAD_VALUE, csc));
-    const uint32_t y_extension = FIELD(CSC, D_POST_Y_EXTENSION, Y_EXTENSION, csc);
-    if (y_extension > 2) {
-        ctx.error(
+// CSC.
+bool decode_csc(Context& ctx, Group cdma, Group csc, ConvLayer& l) {
+    l.csc_width = NVDLA_REG_FIELD(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, csc) + 1;
+    l.csc_height = NVDLA_REG_FIELD(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, csc) + 1;
+    l.csc_channels = NVDLA_REG_FIELD(CSC, D_DATAIN_SIZE_EXT_1, DATAIN_CHANNEL_EXT, csc) + 1;
+    l.kernel_width = NVDLA_REG_FIELD(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT, csc) + 1;
+    l.kernel_height = NVDLA_REG_FIELD(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT, csc) + 1;
+    l.kernel_channels = NVDLA_REG_FIELD(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT, csc) + 1;
+    l.kernels = NVDLA_REG_FIELD(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL, csc) + 1;
+    l.out_width = NVDLA_REG_FIELD(CSC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, csc) + 1;
+    l.out_height = NVDLA_REG_FIELD(CSC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, csc) + 1;
+    l.out_channels = NVDLA_REG_FIELD(CSC, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL, csc) + 1;
+    l.stride_x = NVDLA_REG_FIELD(CSC, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT, csc) + 1;
+    l.stride_y = NVDLA_REG_FIELD(CSC, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT, csc) + 1;
+    l.dilation_x = NVDLA_REG_FIELD(CSC, D_DILATION_EXT, X_DILATION_EXT, csc) + 1;
+    l.dilation_y = NVDLA_REG_FIELD(CSC, D_DILATION_EXT, Y_DILATION_EXT, csc) + 1;
+    l.pad_left = NVDLA_REG_FIELD(CSC, D_ZERO_PADDING, PAD_LEFT, csc);
+    l.pad_top = NVDLA_REG_FIELD(CSC, D_ZERO_PADDING, PAD_TOP, csc);
+    l.pad_value = static_cast<uint16_t>(NVDLA_REG_FIELD(CSC, D_ZERO_PADDING_VALUE, PAD_VALUE, csc));
+    const uint32_t y_extension = NVDLA_REG_FIELD(CSC, D_POST_Y_EXTENSION, Y_EXTENSION, csc);
+    if (y_extension > 2)
+        return ctx.error(
             "CSC D_POST_Y_EXTENSION.Y_EXTENSION is 3; the hardware knows 0, 1 and 2 "
             "(1, 2 or 4 lines)");
-        return false;
-    }
     l.post_extension = 1u << y_extension;
-    l.pra_truncate = FIELD(CSC, D_PRA_CFG, PRA_TRUNCATE, csc);
+    l.pra_truncate = NVDLA_REG_FIELD(CSC, D_PRA_CFG, PRA_TRUNCATE, csc);
 
-    if (!agree(ctx, l.kernels - 1, FIELD(CDMA, D_WEIGHT_SIZE_1, WEIGHT_KERNEL, cdma),
+    if (!agree(ctx, l.kernels - 1, NVDLA_REG_FIELD(CDMA, D_WEIGHT_SIZE_1, WEIGHT_KERNEL, cdma),
                "CSC D_WEIGHT_SIZE_EXT_1.WEIGHT_KERNEL", "CDMA D_WEIGHT_SIZE_1.WEIGHT_KERNEL") ||
         !agree(ctx, l.out_channels, l.kernels, "CSC D_DATAOUT_SIZE_1.DATAOUT_CHANNEL + 1",
                "CSC D_WEIGHT_SIZE_EXT_1.WEIGHT_KERNEL + 1"))
         return false;
+    return true;
+}
 
-    // CACC.
-    if (!agree(ctx, l.out_width - 1, FIELD(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, cacc),
+// CACC.
+bool decode_cacc(Context& ctx, Group cacc, ConvLayer& l) {
+    if (!agree(ctx, l.out_width - 1, NVDLA_REG_FIELD(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, cacc),
                "CSC D_DATAOUT_SIZE_0.DATAOUT_WIDTH", "CACC D_DATAOUT_SIZE_0.DATAOUT_WIDTH") ||
-        !agree(ctx, l.out_height - 1, FIELD(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, cacc),
+        !agree(ctx, l.out_height - 1, NVDLA_REG_FIELD(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, cacc),
                "CSC D_DATAOUT_SIZE_0.DATAOUT_HEIGHT", "CACC D_DATAOUT_SIZE_0.DATAOUT_HEIGHT") ||
-        !agree(ctx, l.out_channels - 1, FIELD(CACC, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL, cacc),
+        !agree(ctx, l.out_channels - 1,
+               NVDLA_REG_FIELD(CACC, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL, cacc),
                "CSC D_DATAOUT_SIZE_1.DATAOUT_CHANNEL", "CACC D_DATAOUT_SIZE_1.DATAOUT_CHANNEL"))
         return false;
-    l.clip_truncate = FIELD(CACC, D_CLIP_CFG, CLIP_TRUNCATE, cacc);
+    l.clip_truncate = NVDLA_REG_FIELD(CACC, D_CLIP_CFG, CLIP_TRUNCATE, cacc);
+    return true;
+}
 
-    // The shapes CSC walks must be the ones CDMA loaded.
+// The shapes CSC walks must be the ones CDMA loaded.
+bool check_shapes(Context& ctx, const ConvLayer& l) {
     const uint32_t bpe = bytes_per_element(l.precision);
     switch (l.kind) {
         case InputKind::Feature:
@@ -238,50 +240,43 @@ bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_
                 return false;
             break;
         case InputKind::Image:
-            if (l.kernel_width != 1) {
-                ctx.error("CSC D_WEIGHT_SIZE_EXT_0.WEIGHT_WIDTH_EXT is " +
-                          std::to_string(l.kernel_width - 1) +
-                          " in image input mode; the kernels must be pre-extended to width 1 (0)");
-                return false;
-            }
+            if (l.kernel_width != 1)
+                return ctx.error(
+                    "CSC D_WEIGHT_SIZE_EXT_0.WEIGHT_WIDTH_EXT is " +
+                    std::to_string(l.kernel_width - 1) +
+                    " in image input mode; the kernels must be pre-extended to width 1 (0)");
             if (!agree(ctx, l.csc_height, l.in_height,
                        "CSC D_DATAIN_SIZE_EXT_0.DATAIN_HEIGHT_EXT + 1",
                        "CDMA D_DATAIN_SIZE_0.DATAIN_HEIGHT + 1"))
                 return false;
             // Post-extension packs f kernel rows into one MAC operation of atomic C lanes.
-            if (l.post_extension > 1 && l.kernel_channels > l.atomic_c / l.post_extension) {
-                ctx.error(
+            if (l.post_extension > 1 && l.kernel_channels > l.atomic_c / l.post_extension)
+                return ctx.error(
                     "CSC D_POST_Y_EXTENSION puts " + std::to_string(l.post_extension) +
                     " rows in one operation, so D_WEIGHT_SIZE_EXT_1.WEIGHT_CHANNEL_EXT + 1 (" +
                     std::to_string(l.kernel_channels) + ") must be at most " +
                     std::to_string(l.atomic_c / l.post_extension));
-                return false;
-            }
             break;
         case InputKind::Winograd:
-            if (l.kernel_width != 4 || l.kernel_height != 4) {
-                ctx.error("CSC D_WEIGHT_SIZE_EXT_0 is " + std::to_string(l.kernel_width) + "x" +
-                          std::to_string(l.kernel_height) +
-                          " in Winograd mode; the transformed kernels are 4x4 (3, 3)");
-                return false;
-            }
+            if (l.kernel_width != 4 || l.kernel_height != 4)
+                return ctx.error("CSC D_WEIGHT_SIZE_EXT_0 is " + std::to_string(l.kernel_width) +
+                                 "x" + std::to_string(l.kernel_height) +
+                                 " in Winograd mode; the transformed kernels are 4x4 (3, 3)");
             if (!agree(ctx, l.kernel_channels, l.csc_channels,
                        "CSC D_WEIGHT_SIZE_EXT_1.WEIGHT_CHANNEL_EXT + 1",
                        "CSC D_DATAIN_SIZE_EXT_1.DATAIN_CHANNEL_EXT + 1"))
                 return false;
             // CSC walks 2x2 output tiles in 4x4 groups over 4x4 input tiles with a step of 2.
             if (l.out_width % 4 != 0 || l.out_height % 4 != 0 || l.csc_channels % 4 != 0 ||
-                l.out_width + 2 > l.csc_width || l.out_height + 2 > l.csc_height) {
-                ctx.error("CSC Winograd: output " + std::to_string(l.out_width) + "x" +
-                          std::to_string(l.out_height) +
-                          " (D_DATAOUT_SIZE_0) must be multiples "
-                          "of 4 no larger than the input " +
-                          std::to_string(l.csc_width) + "x" + std::to_string(l.csc_height) +
-                          " (D_DATAIN_SIZE_EXT_0) minus 2, with "
-                          "channels (" +
-                          std::to_string(l.csc_channels) + ") a multiple of 4");
-                return false;
-            }
+                l.out_width + 2 > l.csc_width || l.out_height + 2 > l.csc_height)
+                return ctx.error("CSC Winograd: output " + std::to_string(l.out_width) + "x" +
+                                 std::to_string(l.out_height) +
+                                 " (D_DATAOUT_SIZE_0) must be multiples "
+                                 "of 4 no larger than the input " +
+                                 std::to_string(l.csc_width) + "x" + std::to_string(l.csc_height) +
+                                 " (D_DATAIN_SIZE_EXT_0) minus 2, with "
+                                 "channels (" +
+                                 std::to_string(l.csc_channels) + ") a multiple of 4");
             break;
     }
     const uint64_t expected_bytes_per_kernel =
@@ -291,11 +286,13 @@ bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_
                "CDMA D_WEIGHT_SIZE_0.BYTE_PER_KERNEL + 1",
                "CSC's kernel width x height x channels x bytes per element"))
         return false;
-    if (l.weight_bytes == 0) {
-        ctx.error("CDMA D_WEIGHT_BYTES is 0; the weight surface must hold at least one byte");
-        return false;
-    }
+    if (l.weight_bytes == 0)
+        return ctx.error(
+            "CDMA D_WEIGHT_BYTES is 0; the weight surface must hold at least one byte");
+    return true;
+}
 
+bool check_model_limits(Context& ctx, const ConvLayer& l) {
     // What the model holds at once: the input (and the padded copy CSC walks), the kernels and
     // the output. The hardware streams them; a model refusing a layer beyond 2^31 elements
     // beats one that runs out of memory.
@@ -311,13 +308,21 @@ bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_
         uint64_t(l.kernels) * l.kernel_width * l.kernel_height * l.kernel_channels,
         uint64_t(l.batches) * l.out_channels * l.out_width * l.out_height};
     for (uint64_t size : sizes)
-        if (size > kLimit) {
-            ctx.error(
+        if (size > kLimit)
+            return ctx.error(
                 "the layer (D_DATAIN_SIZE, D_WEIGHT_SIZE_EXT, D_DATAOUT_SIZE, strides, "
                 "dilation) needs more than 2^31 elements of buffer; the model refuses it");
-            return false;
-        }
-    return check_buffer(ctx, cdma, csc, l);
+    return true;
+}
+
+}  // namespace
+
+bool decode_layer(Context& ctx, Group cdma, Group csc, Group cmac_a, Group cmac_b, Group cacc,
+                  ConvLayer& l) {
+    return decode_modes(ctx, cdma, csc, cmac_a, cmac_b, cacc, l) &&
+           decode_cdma_data(ctx, cdma, csc, cacc, l) && decode_cdma_weights(ctx, cdma, csc, l) &&
+           decode_csc(ctx, cdma, csc, l) && decode_cacc(ctx, cacc, l) && check_shapes(ctx, l) &&
+           check_model_limits(ctx, l) && check_buffer(ctx, cdma, csc, l);
 }
 
 int32_t* channels_last_storage(ConvScratch& scratch, size_t count) {
@@ -348,7 +353,8 @@ struct Convolution::State {
     // software first looks at S_CBUF_FLUSH_STATUS.
     bool flush_seen = false;
     conv::ConvData data;
-    conv::ConvWeights weights;
+    conv::WeightCache weight_cache;
+    conv::ConvWeights* weights = nullptr;  // the last layer's (a reused layer's too)
     conv::ConvScratch scratch;
     conv::OnednnConvolution onednn;
 
@@ -401,7 +407,10 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     const bool reuse_weights = State::reusable(s.weights_kept, layer.weight_reuse, layer);
     bool loaded = true;
     if (!reuse_data) loaded = conv::load_data(ctx, layer, s.data, counters);
-    if (loaded && !reuse_weights) loaded = conv::load_weights(ctx, layer, s.weights, counters);
+    if (loaded && !reuse_weights) {
+        s.weights = conv::load_weights(ctx, layer, s.weight_cache, counters);
+        loaded = s.weights != nullptr;
+    }
     if (!loaded) {
         s.data_kept.valid = s.weights_kept.valid = false;
         return out;
@@ -413,8 +422,8 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
         return out;
     }
     if (reuse_weights &&
-        (s.weights.precision != layer.precision || s.weights.kernels != layer.kernels ||
-         s.weights.channels * s.weights.width * s.weights.height !=
+        (s.weights->precision != layer.precision || s.weights->kernels != layer.kernels ||
+         s.weights->channels * s.weights->width * s.weights->height !=
              layer.kernel_channels * layer.kernel_width * layer.kernel_height)) {
         ctx.error(
             "CDMA D_MISC_CFG.WEIGHT_REUSE keeps the previous layer's weights, which do "
@@ -431,10 +440,10 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     out.precision = layer.precision;
     uint32_t saturations = 0;
     if (layer.precision == Precision::Fp16) {
-        conv::convolve_fp16(layer, s.data, s.weights, out.values);
-    } else if (!s.onednn.run(layer, s.data, s.weights, s.scratch, out)) {
+        conv::convolve_fp16(layer, s.data, *s.weights, out.values);
+    } else if (!s.onednn.run(layer, s.data, *s.weights, s.scratch, out)) {
         // (oneDNN's int32 sums cannot saturate in CACC's delivery.)
-        saturations = conv::convolve_int(layer, s.data, s.weights, s.scratch, out);
+        saturations = conv::convolve_int(layer, s.data, *s.weights, s.scratch, out);
     }
 
     // Status the units write back to the group they ran.

@@ -193,6 +193,7 @@ MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeigh
     m.taps_r = l.kernel_height;
     m.depth = p.depth;
     m.weights = w.values.data();
+    m.cache = &w;
     m.threads = l.threads;
     // Slack after the last row: kernels read whole vectors past a kernel's last element.
     const uint64_t total = uint64_t(d.batches) * p.rows * m.row_elements + kMacReadSlack;
@@ -454,8 +455,8 @@ uint32_t convolve_int(const ConvLayer& l, const ConvData& d, const ConvWeights& 
     return cacc_deliver_int(sums.data(), count, l.clip_truncate, out);
 }
 
-void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
-                   std::vector<int32_t>& out) {
+void convolve_fp16_reference(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                             std::vector<int32_t>& out) {
     out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
     if (l.kind == InputKind::Winograd) {
         winograd_fp16(l, d, w, out);
@@ -463,7 +464,6 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     }
     ConvScratch scratch;
     const MacProblem m = build_operands(l, d, w, false, scratch);
-    // An fp16 multiply-add costs as much as tens of integer ones.
     const uint64_t work = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
                           l.kernel_height * l.kernel_width * l.kernel_channels * 64;
     // Kernels split among the threads; every output is computed as with one thread.
@@ -478,14 +478,103 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                             l, m, n, y, x, k, lanes,
                             [&](const int16_t* a, const int16_t* b, uint32_t count) {
                                 acc = cacc_fp48_add(
-                                    acc,
-                                    cmac_fp16_dot(reinterpret_cast<const uint16_t*>(a),
-                                                  reinterpret_cast<const uint16_t*>(b), count));
+                                    acc, cmac_fp16_dot_scalar(reinterpret_cast<const uint16_t*>(a),
+                                                              reinterpret_cast<const uint16_t*>(b),
+                                                              count));
                             });
                         out[out_index(l, n, k, y, x)] =
                             static_cast<int32_t>(cacc_fp48_to_fp32(acc));
                     }
     });
+}
+
+void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                   std::vector<int32_t>& out) {
+    if (l.kind == InputKind::Winograd || !cmac_fp16_vector_cell()) {
+        convolve_fp16_reference(l, d, w, out);
+        return;
+    }
+    out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
+    ConvScratch scratch;
+    const MacProblem m = build_operands(l, d, w, false, scratch);
+    // The operations of one output, the same sequence for every output: count them and their
+    // widest, then decode every kernel's once (they do not depend on the position).
+    uint32_t operations = 0;
+    unsigned lanes = 0;
+    int16_t staging[256];
+    for_each_atomic(l, m, 0, 0, 0, 0, staging, [&](const int16_t*, const int16_t*, uint32_t n) {
+        ++operations;
+        lanes = std::max(lanes, unsigned(n));
+    });
+    // Operations stored `width` lanes wide; narrow ones share a vector, so their count is
+    // rounded up with operations of zeros, which leave CACC's sums as they are.
+    unsigned width = 1;
+    while (width < lanes) width *= 2;
+    const uint32_t group = std::max(1u, 16 / width);
+    const uint32_t stored = (operations + group - 1) / group * group;
+    // Kernels decoded in passes of at most about 64 MiB (a large fully connected layer would
+    // take several times its weights' memory at once).
+    const size_t kernel_bytes = size_t(stored) * width * (sizeof(uint32_t) * 2 + sizeof(uint16_t));
+    const uint32_t per_pass =
+        uint32_t(std::clamp<size_t>((size_t(64) << 20) / kernel_bytes, 1, l.kernels));
+    constexpr uint32_t kBlock = 16;
+    const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
+    const uint64_t blocks = (positions + kBlock - 1) / kBlock;
+    Fp16Operands kernels;
+    for (uint32_t k_first = 0; k_first < l.kernels; k_first += per_pass) {
+        const uint32_t pass = std::min(per_pass, l.kernels - k_first);
+        kernels.resize(size_t(pass) * stored, width);
+        const uint64_t weight_work = uint64_t(pass) * stored * width;
+        parallel_for(l.threads, pass, weight_work, [&](uint64_t k0, uint64_t k1) {
+            int16_t scratch_lanes[256];
+            for (uint32_t k = uint32_t(k0); k < k1; ++k) {
+                size_t op = size_t(k) * stored;
+                for_each_atomic(
+                    l, m, 0, 0, 0, k_first + k, scratch_lanes,
+                    [&](const int16_t*, const int16_t* b, uint32_t n) { kernels.set(op++, b, n); });
+                while (op < size_t(k + 1) * stored) kernels.set(op++, nullptr, 0);
+            }
+        });
+        // Output positions in blocks that share each kernel's operations while they are in
+        // the cache, and when there are fewer blocks than threads (fully connected layers)
+        // each block's kernels in slices; the pieces split among the threads, every output
+        // computed as with one thread.
+        const uint32_t slices =
+            uint32_t(std::clamp<uint64_t>(l.threads > blocks ? l.threads / blocks : 1, 1, pass));
+        const uint64_t work = positions * pass * stored * width * 16;
+        parallel_for(l.threads, blocks * slices, work, [&](uint64_t i0, uint64_t i1) {
+            Fp16Operands data;
+            data.resize(size_t(kBlock) * stored, width);
+            int16_t scratch_lanes[256];
+            for (uint64_t i = i0; i < i1; ++i) {
+                const uint64_t first = i / slices * kBlock;
+                const uint32_t slice = uint32_t(i % slices);
+                const uint32_t count = uint32_t(std::min<uint64_t>(kBlock, positions - first));
+                uint32_t n[kBlock], y[kBlock], x[kBlock];
+                for (uint32_t p = 0; p < count; ++p) {
+                    const uint64_t at = first + p;
+                    x[p] = uint32_t(at % l.out_width);
+                    y[p] = uint32_t(at / l.out_width % l.out_height);
+                    n[p] = uint32_t(at / l.out_width / l.out_height);
+                    size_t op = size_t(p) * stored;
+                    for_each_atomic(l, m, n[p], y[p], x[p], 0, scratch_lanes,
+                                    [&](const int16_t* a, const int16_t*, uint32_t lanes_used) {
+                                        data.set(op++, a, lanes_used);
+                                    });
+                    while (op < size_t(p + 1) * stored) data.set(op++, nullptr, 0);
+                }
+                const uint32_t k_begin = pass * slice / slices, k_end = pass * (slice + 1) / slices;
+                for (uint32_t k = k_begin; k < k_end; ++k) {
+                    uint64_t acc[kBlock];
+                    cmac_fp16_accumulate(data, 0, stored, count, kernels, size_t(k) * stored,
+                                         stored, acc);
+                    for (uint32_t p = 0; p < count; ++p)
+                        out[out_index(l, n[p], k_first + k, y[p], x[p])] =
+                            static_cast<int32_t>(cacc_fp48_to_fp32(acc[p]));
+                }
+            }
+        });
+    }
 }
 
 }  // namespace nvdla::emu::conv

@@ -23,10 +23,8 @@
 namespace nvdla::emu {
 namespace {
 
-#define FIELD(unit, reg, field, group) \
-    NVDLA_FIELD_GET(unit, reg, field, (group)[NVDLA_##unit##_##reg])
 #define IS(unit, reg, field, value, group) \
-    (FIELD(unit, reg, field, group) == NVDLA_##unit##_##reg##_##field##_##value)
+    (NVDLA_REG_FIELD(unit, reg, field, group) == NVDLA_##unit##_##reg##_##field##_##value)
 
 bool sdp_flying(Group sdp) {
     return IS(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, ON, sdp);
@@ -39,21 +37,21 @@ bool sdp_to_pdp(Group sdp) {
 // operand of an enabled X1/X2/Y stage taken from memory (Y only where the configuration has it).
 bool sdp_needs_rdma(const HwConfig& cfg, Group sdp) {
     if (!sdp_flying(sdp)) return true;
-    const bool bs = !FIELD(SDP, D_DP_BS_CFG, BS_BYPASS, sdp) &&
-                    ((!FIELD(SDP, D_DP_BS_CFG, BS_ALU_BYPASS, sdp) &&
+    const bool bs = !NVDLA_REG_FIELD(SDP, D_DP_BS_CFG, BS_BYPASS, sdp) &&
+                    ((!NVDLA_REG_FIELD(SDP, D_DP_BS_CFG, BS_ALU_BYPASS, sdp) &&
                       IS(SDP, D_DP_BS_ALU_CFG, BS_ALU_SRC, MEM, sdp)) ||
-                     (!FIELD(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, sdp) &&
+                     (!NVDLA_REG_FIELD(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, sdp) &&
                       IS(SDP, D_DP_BS_MUL_CFG, BS_MUL_SRC, MEM, sdp)));
-    const bool bn = !FIELD(SDP, D_DP_BN_CFG, BN_BYPASS, sdp) &&
-                    ((!FIELD(SDP, D_DP_BN_CFG, BN_ALU_BYPASS, sdp) &&
+    const bool bn = !NVDLA_REG_FIELD(SDP, D_DP_BN_CFG, BN_BYPASS, sdp) &&
+                    ((!NVDLA_REG_FIELD(SDP, D_DP_BN_CFG, BN_ALU_BYPASS, sdp) &&
                       IS(SDP, D_DP_BN_ALU_CFG, BN_ALU_SRC, MEM, sdp)) ||
-                     (!FIELD(SDP, D_DP_BN_CFG, BN_MUL_BYPASS, sdp) &&
+                     (!NVDLA_REG_FIELD(SDP, D_DP_BN_CFG, BN_MUL_BYPASS, sdp) &&
                       IS(SDP, D_DP_BN_MUL_CFG, BN_MUL_SRC, MEM, sdp)));
     const bool ew = nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW) &&
-                    !FIELD(SDP, D_DP_EW_CFG, EW_BYPASS, sdp) &&
-                    ((!FIELD(SDP, D_DP_EW_CFG, EW_ALU_BYPASS, sdp) &&
+                    !NVDLA_REG_FIELD(SDP, D_DP_EW_CFG, EW_BYPASS, sdp) &&
+                    ((!NVDLA_REG_FIELD(SDP, D_DP_EW_CFG, EW_ALU_BYPASS, sdp) &&
                       IS(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, MEM, sdp)) ||
-                     (!FIELD(SDP, D_DP_EW_CFG, EW_MUL_BYPASS, sdp) &&
+                     (!NVDLA_REG_FIELD(SDP, D_DP_EW_CFG, EW_MUL_BYPASS, sdp) &&
                       IS(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, MEM, sdp)));
     return bs || bn || ew;
 }

@@ -21,10 +21,6 @@
 namespace nvdla::emu {
 namespace {
 
-#define PDP_FIELD(reg, field, group) NVDLA_FIELD_GET(PDP, reg, field, (group)[NVDLA_PDP_##reg])
-#define RDMA_FIELD(reg, field, group) \
-    NVDLA_FIELD_GET(PDP_RDMA, reg, field, (group)[NVDLA_PDP_RDMA_##reg])
-
 using precision::fp17_add;
 using precision::fp17_mul;
 
@@ -110,72 +106,67 @@ class ConfigReader {
         if (!read_format(c) || !read_kernel(c) || !read_splits(c) || !check_windows(c))
             return std::nullopt;
         read_padding(c);
-        c.recip_w = PDP_FIELD(D_RECIP_KERNEL_WIDTH, RECIP_KERNEL_WIDTH, pdp_);
-        c.recip_h = PDP_FIELD(D_RECIP_KERNEL_HEIGHT, RECIP_KERNEL_HEIGHT, pdp_);
-        c.nan_to_zero = PDP_FIELD(D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, pdp_) != 0;
+        c.recip_w = NVDLA_REG_FIELD(PDP, D_RECIP_KERNEL_WIDTH, RECIP_KERNEL_WIDTH, pdp_);
+        c.recip_h = NVDLA_REG_FIELD(PDP, D_RECIP_KERNEL_HEIGHT, RECIP_KERNEL_HEIGHT, pdp_);
+        c.nan_to_zero = NVDLA_REG_FIELD(PDP, D_NAN_FLUSH_TO_ZERO, NAN_TO_ZERO, pdp_) != 0;
         c.dst_base =
             Dma::address(pdp_[NVDLA_PDP_D_DST_BASE_ADDR_HIGH], pdp_[NVDLA_PDP_D_DST_BASE_ADDR_LOW]);
         c.dst_line = pdp_[NVDLA_PDP_D_DST_LINE_STRIDE];
         c.dst_surface = pdp_[NVDLA_PDP_D_DST_SURFACE_STRIDE];
-        if (!port(PDP_FIELD(D_DST_RAM_CFG, DST_RAM_TYPE, pdp_), "PDP D_DST_RAM_CFG.DST_RAM_TYPE",
-                  c.dst_port))
+        if (!port(NVDLA_REG_FIELD(PDP, D_DST_RAM_CFG, DST_RAM_TYPE, pdp_),
+                  "PDP D_DST_RAM_CFG.DST_RAM_TYPE", c.dst_port))
             return std::nullopt;
         if (c.flying ? !check_flying(c) : !read_rdma(c)) return std::nullopt;
         return c;
     }
 
   private:
-    bool fail(const std::string& message) {
-        ctx_.error(message);
-        return false;
-    }
-
     bool port(uint32_t ram_type, const char* reg, MemoryPort& out) {
         out = Dma::port_of(ram_type);
         if (out == MemoryPort::Secondary && !nvdla_hw_has(&ctx_.cfg, NVDLA_FEATURE_SECONDARY_MEMIF))
-            return fail(std::string(reg) + " is 0 (CV), but " + ctx_.cfg.name +
-                        " has no secondary memory interface");
+            return ctx_.error(std::string(reg) + " is 0 (CV), but " + ctx_.cfg.name +
+                              " has no secondary memory interface");
         return true;
     }
 
     bool read_format(Config& c) {
-        const uint32_t format = PDP_FIELD(D_DATA_FORMAT, INPUT_DATA, pdp_);
+        const uint32_t format = NVDLA_REG_FIELD(PDP, D_DATA_FORMAT, INPUT_DATA, pdp_);
         if (format > 2)
-            return fail("PDP D_DATA_FORMAT.INPUT_DATA is " + std::to_string(format) +
-                        ", a reserved value (0 int8, 1 int16, 2 fp16)");
+            return ctx_.error("PDP D_DATA_FORMAT.INPUT_DATA is " + std::to_string(format) +
+                              ", a reserved value (0 int8, 1 int16, 2 fp16)");
         c.precision = static_cast<Precision>(format);
         if (!supports(ctx_.cfg, c.precision))
-            return fail("PDP D_DATA_FORMAT.INPUT_DATA selects " +
-                        std::string(to_string(c.precision)) + ", which " + ctx_.cfg.name +
-                        " does not support");
-        const uint32_t method = PDP_FIELD(D_OPERATION_MODE_CFG, POOLING_METHOD, pdp_);
+            return ctx_.error("PDP D_DATA_FORMAT.INPUT_DATA selects " +
+                              std::string(to_string(c.precision)) + ", which " + ctx_.cfg.name +
+                              " does not support");
+        const uint32_t method = NVDLA_REG_FIELD(PDP, D_OPERATION_MODE_CFG, POOLING_METHOD, pdp_);
         if (method > 2)
-            return fail(
+            return ctx_.error(
                 "PDP D_OPERATION_MODE_CFG.POOLING_METHOD is 3, a reserved value "
                 "(0 average, 1 max, 2 min)");
         c.method = method == 0 ? Method::Average : (method == 1 ? Method::Max : Method::Min);
-        c.flying = PDP_FIELD(D_OPERATION_MODE_CFG, FLYING_MODE, pdp_) ==
+        c.flying = NVDLA_REG_FIELD(PDP, D_OPERATION_MODE_CFG, FLYING_MODE, pdp_) ==
                    NVDLA_PDP_D_OPERATION_MODE_CFG_FLYING_MODE_ON_FLYING;
         c.atom = ctx_.cfg.atom_bytes;
         c.lanes = c.atom / bytes_per_element(c.precision);
         c.acc_bits = c.precision == Precision::Int8 ? 16 : 32;
-        c.height = PDP_FIELD(D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT, pdp_) + 1;
-        c.channels = PDP_FIELD(D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL, pdp_) + 1;
-        c.out_height = PDP_FIELD(D_DATA_CUBE_OUT_HEIGHT, CUBE_OUT_HEIGHT, pdp_) + 1;
+        c.height = NVDLA_REG_FIELD(PDP, D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT, pdp_) + 1;
+        c.channels = NVDLA_REG_FIELD(PDP, D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL, pdp_) + 1;
+        c.out_height = NVDLA_REG_FIELD(PDP, D_DATA_CUBE_OUT_HEIGHT, CUBE_OUT_HEIGHT, pdp_) + 1;
         c.surfaces = (c.channels + c.lanes - 1) / c.lanes;
         return true;
     }
 
     bool read_kernel(Config& c) {
-        c.kernel_w = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_WIDTH, pdp_) + 1;
-        c.kernel_h = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_HEIGHT, pdp_) + 1;
-        c.stride_w = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, pdp_) + 1;
-        c.stride_h = PDP_FIELD(D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT, pdp_) + 1;
+        c.kernel_w = NVDLA_REG_FIELD(PDP, D_POOLING_KERNEL_CFG, KERNEL_WIDTH, pdp_) + 1;
+        c.kernel_h = NVDLA_REG_FIELD(PDP, D_POOLING_KERNEL_CFG, KERNEL_HEIGHT, pdp_) + 1;
+        c.stride_w = NVDLA_REG_FIELD(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, pdp_) + 1;
+        c.stride_h = NVDLA_REG_FIELD(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT, pdp_) + 1;
         if (c.kernel_w > kMaxKernel || c.kernel_h > kMaxKernel)
-            return fail("PDP D_POOLING_KERNEL_CFG asks for a " + std::to_string(c.kernel_w) + "x" +
-                        std::to_string(c.kernel_h) + " kernel; the largest is 8x8");
-        c.pad_top = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_TOP, pdp_);
-        c.pad_bottom = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_BOTTOM, pdp_);
+            return ctx_.error("PDP D_POOLING_KERNEL_CFG asks for a " + std::to_string(c.kernel_w) +
+                              "x" + std::to_string(c.kernel_h) + " kernel; the largest is 8x8");
+        c.pad_top = NVDLA_REG_FIELD(PDP, D_POOLING_PADDING_CFG, PAD_TOP, pdp_);
+        c.pad_bottom = NVDLA_REG_FIELD(PDP, D_POOLING_PADDING_CFG, PAD_BOTTOM, pdp_);
         return true;
     }
 
@@ -183,25 +174,30 @@ class ConfigReader {
     // the last the right padding, and every piece after the first also reads the
     // kernel_w - stride_w columns it shares with the one before.
     bool read_splits(Config& c) {
-        const uint32_t pad_left = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_LEFT, pdp_);
-        const uint32_t pad_right = PDP_FIELD(D_POOLING_PADDING_CFG, PAD_RIGHT, pdp_);
-        const uint32_t split_num = PDP_FIELD(D_OPERATION_MODE_CFG, SPLIT_NUM, pdp_);
+        const uint32_t pad_left = NVDLA_REG_FIELD(PDP, D_POOLING_PADDING_CFG, PAD_LEFT, pdp_);
+        const uint32_t pad_right = NVDLA_REG_FIELD(PDP, D_POOLING_PADDING_CFG, PAD_RIGHT, pdp_);
+        const uint32_t split_num = NVDLA_REG_FIELD(PDP, D_OPERATION_MODE_CFG, SPLIT_NUM, pdp_);
         if (split_num == 0) {
             Split s;
-            s.in_width = PDP_FIELD(D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, pdp_) + 1;
-            s.out_width = PDP_FIELD(D_DATA_CUBE_OUT_WIDTH, CUBE_OUT_WIDTH, pdp_) + 1;
+            s.in_width = NVDLA_REG_FIELD(PDP, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, pdp_) + 1;
+            s.out_width = NVDLA_REG_FIELD(PDP, D_DATA_CUBE_OUT_WIDTH, CUBE_OUT_WIDTH, pdp_) + 1;
             s.pad_left = pad_left;
             s.pad_right = pad_right;
             c.splits.push_back(s);
             return true;
         }
-        const uint32_t in_first = PDP_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, pdp_) + 1;
-        const uint32_t in_mid = PDP_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID, pdp_) + 1;
-        const uint32_t in_last = PDP_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST, pdp_) + 1;
+        const uint32_t in_first =
+            NVDLA_REG_FIELD(PDP, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, pdp_) + 1;
+        const uint32_t in_mid =
+            NVDLA_REG_FIELD(PDP, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID, pdp_) + 1;
+        const uint32_t in_last =
+            NVDLA_REG_FIELD(PDP, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST, pdp_) + 1;
         const uint32_t out_first =
-            PDP_FIELD(D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_FIRST, pdp_) + 1;
-        const uint32_t out_mid = PDP_FIELD(D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_MID, pdp_) + 1;
-        const uint32_t out_last = PDP_FIELD(D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_LAST, pdp_) + 1;
+            NVDLA_REG_FIELD(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_FIRST, pdp_) + 1;
+        const uint32_t out_mid =
+            NVDLA_REG_FIELD(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_MID, pdp_) + 1;
+        const uint32_t out_last =
+            NVDLA_REG_FIELD(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_LAST, pdp_) + 1;
         const int64_t overlap = int64_t(c.kernel_w) - c.stride_w;
         for (uint32_t i = 0; i <= split_num; ++i) {
             Split s;
@@ -213,9 +209,10 @@ class ConfigReader {
                 const bool last = i == split_num;
                 const int64_t width = int64_t(last ? in_last : in_mid) + overlap;
                 if (width <= 0)
-                    return fail("PDP D_PARTIAL_WIDTH_IN leaves split " + std::to_string(i) +
-                                " without input: its width plus kernel width minus stride is " +
-                                std::to_string(width));
+                    return ctx_.error(
+                        "PDP D_PARTIAL_WIDTH_IN leaves split " + std::to_string(i) +
+                        " without input: its width plus kernel width minus stride is " +
+                        std::to_string(width));
                 s.in_offset = int64_t(in_first) + int64_t(i - 1) * in_mid - overlap;
                 s.in_width = static_cast<uint32_t>(width);
                 s.out_offset = out_first + (i - 1) * out_mid;
@@ -239,7 +236,7 @@ class ConfigReader {
                   << c.stride_w << ", left padding " << s.pad_left
                   << "); D_DATA_CUBE_OUT_WIDTH, D_PARTIAL_WIDTH_* or D_POOLING_PADDING_CFG "
                      "exceed what the input allows";
-                return fail(m.str());
+                return ctx_.error(m.str());
             }
         }
         if (!windows_reach_data(c.out_height, c.stride_h, c.pad_top, c.kernel_h, c.height)) {
@@ -249,7 +246,7 @@ class ConfigReader {
               << ", stride " << c.stride_h << ", top padding " << c.pad_top
               << "); D_DATA_CUBE_OUT_HEIGHT or D_POOLING_PADDING_CFG.PAD_TOP exceed what the input "
                  "allows";
-            return fail(m.str());
+            return ctx_.error(m.str());
         }
         return true;
     }
@@ -274,12 +271,13 @@ class ConfigReader {
 
     bool check_flying(const Config& c) {
         const ElementCube* in = flying_;
-        if (!in) return fail("PDP D_OPERATION_MODE_CFG.FLYING_MODE is on, but SDP sent no data");
+        if (!in)
+            return ctx_.error("PDP D_OPERATION_MODE_CFG.FLYING_MODE is on, but SDP sent no data");
         int64_t width = 0;
         for (const Split& s : c.splits) {
             if (s.in_offset < 0)
-                return fail("PDP D_PARTIAL_WIDTH_IN makes a split start " +
-                            std::to_string(-s.in_offset) + " columns before SDP's cube");
+                return ctx_.error("PDP D_PARTIAL_WIDTH_IN makes a split start " +
+                                  std::to_string(-s.in_offset) + " columns before SDP's cube");
             width = std::max<int64_t>(width, s.in_offset + s.in_width);
         }
         if (in->precision != c.precision || in->batches != 1 || in->channels != c.channels ||
@@ -290,7 +288,7 @@ class ConfigReader {
               << " cube (D_DATA_CUBE_IN_*, D_DATA_FORMAT), but SDP "
               << "sends " << in->batches << " batch(es) of " << in->width << "x" << in->height
               << "x" << in->channels << " " << to_string(in->precision);
-            return fail(m.str());
+            return ctx_.error(m.str());
         }
         return true;
     }
@@ -299,31 +297,39 @@ class ConfigReader {
     // consumes, or the hardware would stall or pool the wrong atoms.
     bool read_rdma(Config& c) {
         if (!rdma_.valid())
-            return fail("PDP is offline, but PDP_RDMA is not part of the operation");
-        const uint32_t format = RDMA_FIELD(D_DATA_FORMAT, INPUT_DATA, rdma_);
+            return ctx_.error("PDP is offline, but PDP_RDMA is not part of the operation");
+        const uint32_t format = NVDLA_REG_FIELD(PDP_RDMA, D_DATA_FORMAT, INPUT_DATA, rdma_);
         if (format != static_cast<uint32_t>(c.precision))
-            return fail("PDP_RDMA D_DATA_FORMAT.INPUT_DATA is " + std::to_string(format) +
-                        ", but PDP D_DATA_FORMAT.INPUT_DATA is " +
-                        std::to_string(static_cast<uint32_t>(c.precision)));
-        const uint32_t height = RDMA_FIELD(D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT, rdma_) + 1;
-        const uint32_t channels = RDMA_FIELD(D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL, rdma_) + 1;
+            return ctx_.error("PDP_RDMA D_DATA_FORMAT.INPUT_DATA is " + std::to_string(format) +
+                              ", but PDP D_DATA_FORMAT.INPUT_DATA is " +
+                              std::to_string(static_cast<uint32_t>(c.precision)));
+        const uint32_t height =
+            NVDLA_REG_FIELD(PDP_RDMA, D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT, rdma_) + 1;
+        const uint32_t channels =
+            NVDLA_REG_FIELD(PDP_RDMA, D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL, rdma_) + 1;
         if (height != c.height || (channels + c.lanes - 1) / c.lanes != c.surfaces)
-            return fail("PDP_RDMA D_DATA_CUBE_IN_HEIGHT/CHANNEL (" + std::to_string(height) +
-                        " lines, " + std::to_string(channels) + " channels) do not match PDP's (" +
-                        std::to_string(c.height) + ", " + std::to_string(c.channels) + ")");
+            return ctx_.error("PDP_RDMA D_DATA_CUBE_IN_HEIGHT/CHANNEL (" + std::to_string(height) +
+                              " lines, " + std::to_string(channels) +
+                              " channels) do not match PDP's (" + std::to_string(c.height) + ", " +
+                              std::to_string(c.channels) + ")");
         const uint64_t base = Dma::address(rdma_[NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH],
                                            rdma_[NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW]);
-        const uint32_t split_num = RDMA_FIELD(D_OPERATION_MODE_CFG, SPLIT_NUM, rdma_);
+        const uint32_t split_num =
+            NVDLA_REG_FIELD(PDP_RDMA, D_OPERATION_MODE_CFG, SPLIT_NUM, rdma_);
         if (split_num == 0) {
-            c.reads.push_back({base, RDMA_FIELD(D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, rdma_) + 1});
+            c.reads.push_back(
+                {base, NVDLA_REG_FIELD(PDP_RDMA, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH, rdma_) + 1});
         } else {
             const uint32_t first =
-                RDMA_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, rdma_) + 1;
-            const uint32_t mid = RDMA_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID, rdma_) + 1;
-            const uint32_t last = RDMA_FIELD(D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST, rdma_) + 1;
+                NVDLA_REG_FIELD(PDP_RDMA, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, rdma_) + 1;
+            const uint32_t mid =
+                NVDLA_REG_FIELD(PDP_RDMA, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID, rdma_) + 1;
+            const uint32_t last =
+                NVDLA_REG_FIELD(PDP_RDMA, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST, rdma_) + 1;
             const int64_t overlap =
-                int64_t(RDMA_FIELD(D_POOLING_KERNEL_CFG, KERNEL_WIDTH, rdma_)) -
-                int64_t(RDMA_FIELD(D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, rdma_));
+                int64_t(NVDLA_REG_FIELD(PDP_RDMA, D_POOLING_KERNEL_CFG, KERNEL_WIDTH, rdma_)) -
+                int64_t(
+                    NVDLA_REG_FIELD(PDP_RDMA, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, rdma_));
             for (uint32_t i = 0; i <= split_num; ++i) {
                 if (i == 0) {
                     c.reads.push_back({base, first});
@@ -347,11 +353,11 @@ class ConfigReader {
               << c.splits.size() << " piece(s) of";
             for (const Split& s : c.splits) m << " " << s.in_width;
             m << " columns";
-            return fail(m.str());
+            return ctx_.error(m.str());
         }
         c.src_line = rdma_[NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE];
         c.src_surface = rdma_[NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE];
-        return port(RDMA_FIELD(D_SRC_RAM_CFG, SRC_RAM_TYPE, rdma_),
+        return port(NVDLA_REG_FIELD(PDP_RDMA, D_SRC_RAM_CFG, SRC_RAM_TYPE, rdma_),
                     "PDP_RDMA D_SRC_RAM_CFG.SRC_RAM_TYPE", c.src_port);
     }
 
@@ -427,16 +433,24 @@ class Pooling {
         const Split& s = c_.splits[split_index];
         const uint32_t lanes = c_.lanes;
         if (flying_) {
-            for (uint32_t w = 0; w < s.in_width; ++w) {
-                const auto column = static_cast<uint32_t>(s.in_offset + w);
-                for (uint32_t l = 0; l < lanes; ++l) {
-                    const uint32_t ch = surface * lanes + l;
-                    int32_t v = 0;
-                    if (ch < flying_->held())  // SDP's lanes past the channels too
-                        v = flying_->values[flying_->index(0, ch, h, column)];
-                    if (c_.precision == Precision::Fp16) v = static_cast<uint16_t>(v);
-                    line_[size_t(w) * lanes + l] = v;
+            // Lane by lane: a lane's row is contiguous in SDP's cube.
+            // (Locals: the stores through dst must not make the compiler reload them.)
+            const bool fp16 = c_.precision == Precision::Fp16;
+            const uint32_t width = s.in_width, held = flying_->held();
+            for (uint32_t l = 0; l < lanes; ++l) {
+                const uint32_t ch = surface * lanes + l;
+                int32_t* dst = line_.data() + l;
+                if (ch >= held) {  // SDP's lanes past the channels are held too
+                    for (uint32_t w = 0; w < width; ++w) dst[size_t(w) * lanes] = 0;
+                    continue;
                 }
+                const int16_t* src =
+                    flying_->values.data() + flying_->index(0, ch, h, 0) + s.in_offset;
+                if (fp16)
+                    for (uint32_t w = 0; w < width; ++w)
+                        dst[size_t(w) * lanes] = static_cast<uint16_t>(src[w]);
+                else
+                    for (uint32_t w = 0; w < width; ++w) dst[size_t(w) * lanes] = src[w];
             }
             return;
         }
@@ -476,6 +490,8 @@ class Pooling {
     // and adds PAD_VALUE_nX for the n missing columns, in the accumulator's width.
     void width_pass_int(int32_t* row) const {
         const uint32_t lanes = c_.lanes;
+        if (c_.method == Method::Max) return width_pick<true>(row);
+        if (c_.method == Method::Min) return width_pick<false>(row);
         for (size_t k = 0; k < columns_.size(); ++k) {
             const Window& w = columns_[k];
             const int32_t* in = &line_[size_t(w.first) * lanes];
@@ -495,6 +511,23 @@ class Pooling {
                     v = wrap(v, c_.acc_bits);
                 }
                 out[l] = static_cast<int32_t>(v);
+            }
+        }
+    }
+
+    // Max (or min) along W: int32 lane by lane, which the compiler vectorises.
+    template <bool Max>
+    void width_pick(int32_t* row) const {
+        const uint32_t lanes = c_.lanes;
+        for (size_t k = 0; k < columns_.size(); ++k) {
+            const Window& w = columns_[k];
+            const int32_t* in = &line_[size_t(w.first) * lanes];
+            int32_t* out = row + k * lanes;
+            std::copy_n(in, lanes, out);
+            for (uint32_t i = 1; i < w.count; ++i) {
+                const int32_t* x = in + size_t(i) * lanes;
+                for (uint32_t l = 0; l < lanes; ++l)
+                    out[l] = Max ? std::max(out[l], x[l]) : std::min(out[l], x[l]);
             }
         }
     }
@@ -549,6 +582,23 @@ class Pooling {
         const int64_t pad =
             rows.pads ? wrap(int64_t(c_.pad_int[rows.pads - 1]) * c_.kernel_w, c_.acc_bits) : 0;
         const unsigned out_bits = c_.precision == Precision::Int8 ? 8 : 16;
+        if (c_.method != Method::Average) {
+            // Max or min, lane by lane in int32, then wrapped to the output width.
+            const bool max = c_.method == Method::Max;
+            std::copy_n(in[0], n, out_.data());
+            for (uint32_t i = 1; i < rows.count; ++i) {
+                const int32_t* x = in[i];
+                if (max)
+                    for (size_t j = 0; j < n; ++j) out_[j] = std::max(out_[j], x[j]);
+                else
+                    for (size_t j = 0; j < n; ++j) out_[j] = std::min(out_[j], x[j]);
+            }
+            if (out_bits == 8)
+                for (size_t j = 0; j < n; ++j) out_[j] = static_cast<int8_t>(out_[j]);
+            else
+                for (size_t j = 0; j < n; ++j) out_[j] = static_cast<int16_t>(out_[j]);
+            return;
+        }
         for (size_t j = 0; j < n; ++j) {
             int64_t v = in[0][j];
             for (uint32_t i = 1; i < rows.count; ++i) {

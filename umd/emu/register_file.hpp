@@ -10,6 +10,11 @@
 
 #include "nvdla/hw/register_map.hpp"
 
+// A field of register `reg` of `unit` read from `regs`, register words by byte offset (a
+// Group): the one register-field accessor of the emulated units.
+#define NVDLA_REG_FIELD(unit, reg, field, regs) \
+    NVDLA_FIELD_GET(unit, reg, field, (regs)[NVDLA_##unit##_##reg])
+
 namespace nvdla::emu {
 
 // One unit's register words (its single registers, or one of its groups), by byte offset.

@@ -17,8 +17,6 @@
 namespace nvdla::emu {
 namespace {
 
-#define RBK_FIELD(reg, field, regs) NVDLA_FIELD_GET(RBK, reg, field, (regs)[NVDLA_RBK_##reg])
-
 constexpr uint32_t kAtom = 32;
 // CONTRACT writes a whole output line per request whose size field has 13 bits (width *
 // x stride atoms, minus one); the verification constraints cap it at 8192 (bug 200270306).
@@ -52,16 +50,16 @@ struct Operation {
 
 Operation decode(Group rbk) {
     Operation op{};
-    const bool int8 =
-        RBK_FIELD(D_MISC_CFG, IN_PRECISION, rbk) == NVDLA_RBK_D_MISC_CFG_IN_PRECISION_INT8;
+    const bool int8 = NVDLA_REG_FIELD(RBK, D_MISC_CFG, IN_PRECISION, rbk) ==
+                      NVDLA_RBK_D_MISC_CFG_IN_PRECISION_INT8;
     op.element_bytes = int8 ? 1 : 2;
     op.elements_per_atom = kAtom / op.element_bytes;
-    op.width = RBK_FIELD(D_DATAIN_SIZE_0, DATAIN_WIDTH, rbk) + 1;
-    op.height = RBK_FIELD(D_DATAIN_SIZE_0, DATAIN_HEIGHT, rbk) + 1;
-    op.in_channels = RBK_FIELD(D_DATAIN_SIZE_1, DATAIN_CHANNEL, rbk) + 1;
-    op.out_channels = RBK_FIELD(D_DATAOUT_SIZE_1, DATAOUT_CHANNEL, rbk) + 1;
-    op.in_port = Dma::port_of(RBK_FIELD(D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE, rbk));
-    op.out_port = Dma::port_of(RBK_FIELD(D_DAOUT_RAM_TYPE, DATAOUT_RAM_TYPE, rbk));
+    op.width = NVDLA_REG_FIELD(RBK, D_DATAIN_SIZE_0, DATAIN_WIDTH, rbk) + 1;
+    op.height = NVDLA_REG_FIELD(RBK, D_DATAIN_SIZE_0, DATAIN_HEIGHT, rbk) + 1;
+    op.in_channels = NVDLA_REG_FIELD(RBK, D_DATAIN_SIZE_1, DATAIN_CHANNEL, rbk) + 1;
+    op.out_channels = NVDLA_REG_FIELD(RBK, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL, rbk) + 1;
+    op.in_port = Dma::port_of(NVDLA_REG_FIELD(RBK, D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE, rbk));
+    op.out_port = Dma::port_of(NVDLA_REG_FIELD(RBK, D_DAOUT_RAM_TYPE, DATAOUT_RAM_TYPE, rbk));
     op.src = Dma::address(rbk[NVDLA_RBK_D_DAIN_ADDR_HIGH], rbk[NVDLA_RBK_D_DAIN_ADDR_LOW]);
     op.dst = Dma::address(rbk[NVDLA_RBK_D_DAOUT_ADDR_HIGH], rbk[NVDLA_RBK_D_DAOUT_ADDR_LOW]);
     op.in_line = rbk[NVDLA_RBK_D_DAIN_LINE_STRIDE];
@@ -71,8 +69,8 @@ Operation decode(Group rbk) {
     op.out_surface = rbk[NVDLA_RBK_D_DAOUT_SURF_STRIDE];
     op.out_planar = rbk[NVDLA_RBK_D_DAOUT_PLANAR_STRIDE];
     op.kernel_stride = rbk[NVDLA_RBK_D_CONTRACT_STRIDE_0];
-    op.x_stride = RBK_FIELD(D_DECONV_STRIDE, DECONV_X_STRIDE, rbk) + 1;
-    op.y_stride = RBK_FIELD(D_DECONV_STRIDE, DECONV_Y_STRIDE, rbk) + 1;
+    op.x_stride = NVDLA_REG_FIELD(RBK, D_DECONV_STRIDE, DECONV_X_STRIDE, rbk) + 1;
+    op.y_stride = NVDLA_REG_FIELD(RBK, D_DECONV_STRIDE, DECONV_Y_STRIDE, rbk) + 1;
     return op;
 }
 
@@ -166,8 +164,8 @@ void merge(Context& ctx, const Operation& op) {
 }  // namespace
 
 void Rubik::execute(Context& ctx, Group rbk) {
-    const uint32_t mode = RBK_FIELD(D_MISC_CFG, RUBIK_MODE, rbk);
-    const uint32_t precision = RBK_FIELD(D_MISC_CFG, IN_PRECISION, rbk);
+    const uint32_t mode = NVDLA_REG_FIELD(RBK, D_MISC_CFG, RUBIK_MODE, rbk);
+    const uint32_t precision = NVDLA_REG_FIELD(RBK, D_MISC_CFG, IN_PRECISION, rbk);
     if (mode > NVDLA_RBK_D_MISC_CFG_RUBIK_MODE_MERGE) {
         ctx.error("RBK D_MISC_CFG.RUBIK_MODE " + std::to_string(mode) +
                   " is not a mode (0 contract, 1 split, 2 merge); nothing was written");

@@ -5,59 +5,31 @@
 #include <algorithm>
 #include <array>
 
+#include "emu/lut_port.hpp"
 #include "emu/sdp_internal.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
 
 namespace nvdla::emu {
 
 struct Sdp::State {
-    std::array<int16_t, precision::kLutLeEntries> le{};
-    std::array<int16_t, precision::kLutLoEntries> lo{};
-    // The LUT port (NV_NVDLA_SDP_reg.v): S_LUT_ACCESS_CFG loads the address, table and access
-    // type; every S_LUT_ACCESS_DATA access, read or write, moves the 10-bit address on.
-    uint32_t address = 0;
-    bool lo_table = false;
-    bool write_access = false;
-
-    int16_t* entry() {
-        if (lo_table) return address < lo.size() ? &lo[address] : nullptr;
-        return address < le.size() ? &le[address] : nullptr;
-    }
+    LutPort lut{LutPort::kSdp};
 };
 
 Sdp::Sdp() : state_(std::make_unique<State>()) {}
 Sdp::~Sdp() = default;
 
 void Sdp::reset() {
-    *state_ = State{};
+    state_->lut.reset();
 }
 
 bool Sdp::handle_write(Group, uint32_t offset, uint32_t value) {
-    State& st = *state_;
-    if (offset == NVDLA_SDP_S_LUT_ACCESS_CFG) {
-        st.address = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ADDR, value);
-        st.lo_table = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_TABLE_ID, value) != 0;
-        st.write_access = NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_CFG, LUT_ACCESS_TYPE, value) != 0;
-        return true;
-    }
-    if (offset == NVDLA_SDP_S_LUT_ACCESS_DATA) {
-        // Writes land only with a WRITE access type and an address inside the table.
-        int16_t* e = st.entry();
-        if (st.write_access && e)
-            *e = static_cast<int16_t>(NVDLA_FIELD_GET(SDP, S_LUT_ACCESS_DATA, LUT_DATA, value));
-        st.address = (st.address + 1) & 0x3ffu;
-        return true;
-    }
-    return false;
+    return state_->lut.csb_write(offset, value, NVDLA_SDP_S_LUT_ACCESS_CFG,
+                                 NVDLA_SDP_S_LUT_ACCESS_DATA);
 }
 
 std::optional<uint32_t> Sdp::handle_read(Group, uint32_t offset) {
     if (offset != NVDLA_SDP_S_LUT_ACCESS_DATA) return std::nullopt;
-    State& st = *state_;
-    const int16_t* e = st.entry();
-    const uint32_t value = e ? static_cast<uint16_t>(*e) : 0u;
-    st.address = (st.address + 1) & 0x3ffu;
-    return value;
+    return state_->lut.read_data();
 }
 
 namespace {
@@ -102,10 +74,12 @@ void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uin
 
 void to_element_cube(const Settings& s, uint32_t g, uint32_t h, std::span<const uint16_t> out,
                      ElementCube& cube) {
-    for (uint32_t w = 0; w < s.width; ++w) {
-        for (uint32_t lane = 0; lane < s.group; ++lane)
-            cube.values[cube.index(0, g * s.group + lane, h, w)] =
-                static_cast<int16_t>(out[size_t(w) * s.group + lane]);
+    // Lane by lane: a lane's row is contiguous in the cube.
+    for (uint32_t lane = 0; lane < s.group; ++lane) {
+        int16_t* row = cube.values.data() + cube.index(0, g * s.group + lane, h, 0);
+        const uint16_t* in = out.data() + lane;
+        for (uint32_t w = 0; w < s.width; ++w)
+            row[w] = static_cast<int16_t>(in[size_t(w) * s.group]);
     }
 }
 
@@ -140,16 +114,15 @@ void write_status(const Settings& s, const Counters& k, Group sdp_group, Group r
 void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                   const AccumulatorCube* flying, ElementCube* to_pdp) {
     Settings s;
-    std::string error = sdp::decode(ctx.cfg, single, sdp_group, rdma, flying, s);
-    if (error.empty()) error = sdp::check_dma_rules(ctx.cfg, sdp_group, s);
-    if (error.empty() && s.to_pdp && !to_pdp)
-        error = "SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving";
-    if (!error.empty()) {
-        ctx.error(std::move(error));
+    if (!sdp::decode(ctx, single, sdp_group, rdma, flying, s) ||
+        !sdp::check_dma_rules(ctx, sdp_group, s))
+        return;
+    if (s.to_pdp && !to_pdp) {
+        ctx.error("SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving");
         return;
     }
-    std::copy(state_->le.begin(), state_->le.end(), s.lut.le.begin());
-    std::copy(state_->lo.begin(), state_->lo.end(), s.lut.lo.begin());
+    s.lut.le = state_->lut.le();
+    s.lut.lo = state_->lut.lo();
 
     std::optional<sdp::OperandReader> bs, bn, ew;
     if (s.bs_dma.enabled) bs.emplace(ctx, s, s.bs_dma);
@@ -170,11 +143,13 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
         to_pdp->values.assign(size_t(s.padded_channels()) * s.height * s.width, 0);
     }
 
-    // The AVX-512 forms of the stages that have one for this programming (int pipelines).
+    // The vector forms (AVX-512 or AVX2) of the stages that have one for this programming (int
+    // pipelines).
     const bool simd = !s.fp() && sdp::simd_enabled();
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
     const bool bn_simd = simd && s.bn.enabled && sdp::x_simd_supported(s.bn);
+    const bool y_simd = simd && sdp::y_simd_supported(s);
     const bool c_simd = simd && sdp::c_simd_supported(s);
 
     Counters counters;
@@ -209,7 +184,10 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                     sdp::run_x_simd(s.bn, line, bn_ops);
                 else if (s.bn.enabled)
                     sdp::run_x(s.bn, s.fp(), s.nan_to_zero, line, bn_ops);
-                if (s.ew.enabled) sdp::run_y(s, line, ew_ops, counters);
+                if (y_simd)
+                    sdp::run_y_simd(s.ew, line, ew_ops);
+                else if (s.ew.enabled)
+                    sdp::run_y(s, line, ew_ops, counters);
                 if (c_simd)
                     sdp::run_c_simd(s, line, out, counters);
                 else

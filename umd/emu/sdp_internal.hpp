@@ -122,14 +122,14 @@ struct Settings {
     size_t line_elements() const { return size_t(width) * group; }
 };
 
-// Decodes and checks the registers. Returns an empty string, or the sentence saying which
-// register holds a value the model cannot execute.
-std::string decode(const HwConfig& cfg, Group single, Group sdp, Group rdma,
-                   const AccumulatorCube* flying, Settings& s);
+// Decodes and checks the registers; false after ctx.error named the register that holds a
+// value the model cannot execute.
+bool decode(Context& ctx, Group single, Group sdp, Group rdma, const AccumulatorCube* flying,
+            Settings& s);
 
-// The strides the DMAs need on 1x1 cubes (sdp_checks.cpp); empty, or the sentence naming the
+// The strides the DMAs need on 1x1 cubes (sdp_checks.cpp); false after ctx.error named the
 // register.
-std::string check_dma_rules(const HwConfig& cfg, Group sdp, const Settings& s);
+bool check_dma_rules(Context& ctx, Group sdp, const Settings& s);
 
 // What the operation counts for the status and performance registers.
 struct Counters {
@@ -160,9 +160,10 @@ void run_y(const Settings& s, std::span<int32_t> line, OperandLine ops, Counters
 void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
            Counters& counters);
 
-// The AVX-512 forms of the integer stages (sdp_simd.cpp), bit for bit what the scalar ones
-// compute. simd_enabled(): the CPU has AVX-512 F/BW/DQ/VL and the tests have not asked for the
-// scalar forms (force_scalar); the *_supported checks say which programming they take.
+// The vector forms of the integer stages (sdp_simd.cpp: AVX-512, sdp_simd_avx2.cpp: AVX2), bit
+// for bit what the scalar ones compute, at the ISA level in use (isa.hpp). simd_enabled(): the
+// level is AVX2 or AVX-512 and the tests have not asked for the scalar forms (force_scalar);
+// the *_supported checks say which programming they take (the same for both forms).
 bool simd_enabled();
 void force_scalar(bool scalar);
 // CACC's values for channel group g, line h of batch b from a channels-last cube (padding
@@ -171,6 +172,9 @@ void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b
                       uint32_t h, std::span<int32_t> line);
 bool x_simd_supported(const XStage& x);
 void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
+// Y on the int pipelines without the LUT (its AVX2 form at both vector levels).
+bool y_simd_supported(const Settings& s);
+void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters);
@@ -183,6 +187,18 @@ class OperandReader;
 class OutputWriter;
 void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
                OutputWriter& writer, Counters& counters);
+
+// The AVX2 forms (sdp_simd_avx2.cpp), which the functions above call below the AVX-512 level.
+namespace avx2 {
+void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
+                 std::span<int32_t> line);
+void run_x(const XStage& x, std::span<int32_t> line, OperandLine ops);
+void run_y(const YStage& y, std::span<int32_t> line, OperandLine ops);
+void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
+           Counters& counters);
+void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+               OutputWriter& writer, Counters& counters);
+}  // namespace avx2
 
 // SDP_RDMA's input read (offline mode): decodes whole channel groups, line by line.
 class InputReader {

@@ -1,8 +1,8 @@
-// SDP's integer datapath in AVX-512: CACC's values as SDP takes them in flying mode, X1/X2
-// (ALU, MUL/PReLU, truncate, ReLU) and the output convertor, over a line of elements, and all
-// of it fused for the common flying layer. Each function computes exactly what the scalar
-// stages do (sdp.cpp, sdp_x.cpp, sdp_c.cpp), which stay the reference and handle everything
-// these do not (fp16, Y, EQL, fp16 output, ALU shifts that could leave 32 bits);
+// SDP's integer datapath in AVX-512 (the AVX2 form: sdp_simd_avx2.cpp): CACC's values as SDP takes
+// them in flying mode, X1/X2 (ALU, MUL/PReLU, truncate, ReLU) and the output convertor, over a line
+// of elements, and all of it fused for the common flying layer. Each function computes exactly what
+// the scalar stages do (sdp.cpp, sdp_x.cpp, sdp_c.cpp), which stay the reference and handle
+// everything these do not (fp16, Y, EQL, fp16 output, ALU shifts that could leave 32 bits);
 // tests/emu/sdp_simd_test.cpp compares them on random programs.
 //
 // Widths: the ALU result has 33 bits and the products 49, so X works in 64-bit lanes, 8
@@ -23,11 +23,9 @@ namespace {
 
 std::atomic<bool> g_scalar{false};
 
-bool cpu_has_avx512() {
-    static const bool ok = __builtin_cpu_supports("avx512f") &&
-                           __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    return ok;
+// The AVX-512 forms at the AVX-512 level (isa_level() checks the CPU), else the AVX2 ones.
+bool use_avx512() {
+    return isa_level() == IsaLevel::Avx512;
 }
 
 // GCC's unmasked forms of many AVX-512 intrinsics pass an undefined vector through, which
@@ -465,12 +463,15 @@ void force_scalar(bool scalar) {
 }
 
 bool simd_enabled() {
-    return !g_scalar && isa_level() == IsaLevel::Avx512 && cpu_has_avx512();
+    return !g_scalar && isa_level() >= IsaLevel::Avx2;
 }
 
 void flying_line_simd(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g,
                       uint32_t h, std::span<int32_t> line) {
-    flying_channels_last(s, cube, b, g, h, line);
+    if (use_avx512())
+        flying_channels_last(s, cube, b, g, h, line);
+    else
+        avx2::flying_line(s, cube, b, g, h, line);
 }
 
 bool x_simd_supported(const XStage& x) {
@@ -479,7 +480,19 @@ bool x_simd_supported(const XStage& x) {
 }
 
 void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops) {
-    x_line(x, line, ops);
+    if (use_avx512())
+        x_line(x, line, ops);
+    else
+        avx2::run_x(x, line, ops);
+}
+
+bool y_simd_supported(const Settings& s) {
+    // EW_TRUNCATE is 10 bits; the vector form rounds by at most 63.
+    return !s.fp() && s.ew.enabled && !s.ew.lut && (s.ew.mul_bypass || s.ew.truncate <= 63);
+}
+
+void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops) {
+    avx2::run_y(y, line, ops);
 }
 
 bool c_simd_supported(const Settings& s) {
@@ -488,7 +501,10 @@ bool c_simd_supported(const Settings& s) {
 
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters) {
-    c_line(s, line, out, counters);
+    if (use_avx512())
+        c_line(s, line, out, counters);
+    else
+        avx2::run_c(s, line, out, counters);
 }
 
 bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
@@ -500,7 +516,10 @@ bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
 
 void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
                OutputWriter& writer, Counters& counters) {
-    fused(s, cube, bs, bn, writer, counters);
+    if (use_avx512())
+        fused(s, cube, bs, bn, writer, counters);
+    else
+        avx2::run_fused(s, cube, bs, bn, writer, counters);
 }
 
 }  // namespace nvdla::emu::sdp

@@ -22,10 +22,12 @@ struct Context {
 
     nvdla_reg_map map() const { return cfg.reg_map; }
     // The registers describe an operation the model cannot execute (or the hardware would
-    // hang on): count it and keep the sentence for the embedder.
-    void error(std::string message) {
+    // hang on): count it and keep the sentence for the embedder. The one way a unit reports
+    // bad programming; false, so that a decoder stops with `return ctx.error(...)`.
+    bool error(std::string message) {
         ++stats.programming_errors;
         stats.last_error = std::move(message);
+        return false;
     }
 };
 

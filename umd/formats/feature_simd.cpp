@@ -46,9 +46,37 @@ NVDLA_SIMD inline void transpose8x8_epi16(__m128i* r) {
 }
 
 // One line of one surface from NCHW rows: rows[j] is channel c0 + j at (n, h, 0).
+// Rows of one plane are often a multiple of 4 KiB apart (224 x 224 floats is), so the 16 rows'
+// cache lines compete for the same L1 sets: 16 pixels at a time use each line whole (64 bytes)
+// while it is still there, instead of coming back to it for its second half.
 NVDLA_SIMD void pack_line_nchw(const float* const* rows, uint32_t valid, uint32_t width,
                                uint8_t* line) {
     uint32_t w = 0;
+    for (; w + 16 <= width; w += 16) {
+        __m128i v[2][kLanes];
+        // 16 streams are more than the hardware prefetchers follow: ask for each row's data
+        // 4 lines ahead (past the row's end that is the next line's row, read next).
+        for (uint32_t j = 0; j < valid; ++j)
+            _mm_prefetch(reinterpret_cast<const char*>(rows[j] + w + 64), _MM_HINT_T0);
+        for (uint32_t j = 0; j < kLanes; ++j) {
+            if (j < valid) {
+                v[0][j] = _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w), _MM_FROUND_TO_NEAREST_INT);
+                v[1][j] =
+                    _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w + 8), _MM_FROUND_TO_NEAREST_INT);
+            } else {
+                v[0][j] = v[1][j] = _mm_setzero_si128();
+            }
+        }
+        for (uint32_t half = 0; half < 2; ++half) {
+            transpose8x8_epi16(v[half]);
+            transpose8x8_epi16(v[half] + 8);
+            for (uint32_t i = 0; i < 8; ++i) {
+                auto* atom = reinterpret_cast<__m128i*>(line + (w + 8 * half + i) * 32);
+                _mm_storeu_si128(atom, v[half][i]);
+                _mm_storeu_si128(atom + 1, v[half][8 + i]);
+            }
+        }
+    }
     for (; w + 8 <= width; w += 8) {
         __m128i v[kLanes];
         for (uint32_t j = 0; j < kLanes; ++j)
@@ -70,11 +98,61 @@ NVDLA_SIMD void pack_line_nchw(const float* const* rows, uint32_t valid, uint32_
     }
 }
 
-// Rows of one plane are often a multiple of 4 KiB apart (224 x 224 floats is), so 16 rows
-// written side by side would fight over the same L1 sets: transpose into a line-sized scratch
-// buffer first, then copy each channel's row out in one sequential run.
+// Copies n floats with non-temporal stores where dst is 32-byte aligned: the host tensor is
+// written once here and not read back, so its cache lines need not be fetched first.
+NVDLA_SIMD void stream_copy(float* dst, const float* src, uint32_t n) {
+    uint32_t i = 0;
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
+    for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
+}
+
+// Where every row is 16-byte aligned: 16 pixels at a time, each channel's 64 bytes written at
+// once with non-temporal stores, which need no cache line (the 4 KiB aliasing of the rows does
+// not matter to them) and fill a write-combining buffer whole. Returns the pixels done.
+NVDLA_SIMD uint32_t unpack_line_nchw_streaming(const uint8_t* line, uint32_t valid, uint32_t width,
+                                               float* const* rows) {
+    uint32_t w = 0;
+    for (; w + 16 <= width; w += 16) {
+        __m128i v[2][kLanes];
+        for (uint32_t half = 0; half < 2; ++half) {
+            for (uint32_t i = 0; i < 8; ++i) {
+                const auto* atom = reinterpret_cast<const __m128i*>(line + (w + 8 * half + i) * 32);
+                v[half][i] = _mm_loadu_si128(atom);
+                v[half][8 + i] = _mm_loadu_si128(atom + 1);
+            }
+            transpose8x8_epi16(v[half]);
+            transpose8x8_epi16(v[half] + 8);
+        }
+        for (uint32_t j = 0; j < valid; ++j) {
+            const __m256 a = _mm256_cvtph_ps(v[0][j]), b = _mm256_cvtph_ps(v[1][j]);
+            float* dst = rows[j] + w;
+            _mm_stream_ps(dst, _mm256_castps256_ps128(a));
+            _mm_stream_ps(dst + 4, _mm256_extractf128_ps(a, 1));
+            _mm_stream_ps(dst + 8, _mm256_castps256_ps128(b));
+            _mm_stream_ps(dst + 12, _mm256_extractf128_ps(b, 1));
+        }
+    }
+    return w;
+}
+
+// The same 4 KiB aliasing: 16 rows written side by side would fight over the same L1 sets, so
+// the line is transposed into a line-sized scratch buffer first, then each channel's row goes
+// out in one sequential run.
 NVDLA_SIMD void unpack_line_nchw(const uint8_t* line, uint32_t valid, uint32_t width,
                                  float* const* rows, float* scratch) {
+    bool aligned = true;
+    for (uint32_t j = 0; j < valid; ++j)
+        aligned &= (reinterpret_cast<uintptr_t>(rows[j]) & 15) == 0;
+    if (aligned) {
+        const uint32_t done = unpack_line_nchw_streaming(line, valid, width, rows);
+        for (uint32_t w = done; w < width; ++w) {
+            uint16_t atom[kLanes];
+            std::memcpy(atom, line + w * 32, sizeof atom);
+            for (uint32_t j = 0; j < valid; ++j) rows[j][w] = fp16::to_float(atom[j]);
+        }
+        return;
+    }
     uint32_t w = 0;
     for (; w + 8 <= width; w += 8) {
         __m128i v[kLanes];
@@ -93,8 +171,7 @@ NVDLA_SIMD void unpack_line_nchw(const uint8_t* line, uint32_t valid, uint32_t w
         std::memcpy(atom, line + w * 32, sizeof atom);
         for (uint32_t j = 0; j < valid; ++j) scratch[j * width + w] = fp16::to_float(atom[j]);
     }
-    for (uint32_t j = 0; j < valid; ++j)
-        std::memcpy(rows[j], scratch + j * width, width * sizeof(float));
+    for (uint32_t j = 0; j < valid; ++j) stream_copy(rows[j], scratch + j * width, width);
 }
 
 // One atom from NHWC: `valid` consecutive floats, zero padded.
@@ -184,6 +261,7 @@ bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst
             }
         }
     }
+    if (layout == HostLayout::NCHW) _mm_sfence();  // the streaming stores, before the caller reads
     return true;
 }
 

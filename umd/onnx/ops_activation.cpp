@@ -72,20 +72,11 @@ Status hard_swish(Importer& im) {
     return im.define_feature(im.network().hard_swish((*x)->tensor, im.layer_name()), (*x)->rank);
 }
 
-// x * tanh(softplus(x)): softplus as CPU Exp, SDP bias +1 and CPU Log; tanh on the SDP LUT;
-// the product on the SDP (the builder has no single mish operation for the hardware).
+// x * tanh(softplus(x)): the builder's mish (a CPU operation).
 Status mish(Importer& im) {
     Result<const Val*> x = im.feature(0);
     if (!x) return x.status();
-    Val v;
-    v.rank = (*x)->rank;
-    v.source = (*x)->tensor;
-    v.pending = Pending::TanhSoftplus;
-    v.layer = im.layer_name() + "_tanh";
-    if (Status s = im.make_pending(v); !s) return s;
-    return im.define_feature(
-        im.network().eltwise((*x)->tensor, v.tensor, builder::EltwiseOp::Product, im.layer_name()),
-        (*x)->rank);
+    return im.define_feature(im.network().mish((*x)->tensor, im.layer_name()), (*x)->rank);
 }
 
 // Element-by-element functions without a hardware mapping: CPU tasks.

@@ -73,8 +73,7 @@ Status fold(Importer& im, const Val& a, const Val& b) {
     return im.define_constant(std::move(d), integer);
 }
 
-// Mul(x, f(x)) with f a pending Sigmoid or HardSigmoid(1/6, 1/2): one layer. (Tanh(Softplus)
-// stays a composition: the builder has no hardware mish.)
+// Mul(x, f(x)) with f a pending Sigmoid, HardSigmoid(1/6, 1/2) or Tanh(Softplus): one layer.
 std::optional<Tensor> fused_product(Importer& im, const Val& a, const Val& b) {
     for (int swap = 0; swap < 2; ++swap) {
         const Val& x = swap ? b : a;
@@ -87,6 +86,7 @@ std::optional<Tensor> fused_product(Importer& im, const Val& a, const Val& b) {
                 if (std::fabs(f.alpha - 1.0f / 6.0f) < 1e-6f && f.beta == 0.5f)
                     return net.hard_swish(x.tensor, im.layer_name());
                 break;
+            case Pending::TanhSoftplus: return net.mish(x.tensor, im.layer_name());
             default: break;
         }
     }

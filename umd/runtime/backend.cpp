@@ -14,7 +14,7 @@ Result<BackendKind> kind_from_environment(BackendKind requested) {
     if (name == "emu") return BackendKind::Emu;
     if (name == "drm") return BackendKind::Drm;
     if (name == "auto") return BackendKind::Auto;
-    return Status::failure("NVDLA_BACKEND=" + name + " is not one of emu, drm, auto");
+    return error("NVDLA_BACKEND=", name, " is not one of emu, drm, auto");
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ Result<std::unique_ptr<Backend>> open_backend(const BackendOptions& requested) {
                 return open_drm_backend(options);
             return open_emu_backend(options);
     }
-    return Status::failure("unknown backend kind");
+    return error("unknown backend kind");
 }
 
 }  // namespace nvdla::runtime

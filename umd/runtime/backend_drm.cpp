@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "nvdla/hw/dla_engine.h"
+#include "runtime/dla_validator.hpp"
 #include "uapi/drm/nvdla_drm.h"
 
 namespace nvdla::runtime {
@@ -206,11 +207,8 @@ class DrmBuffer final : public Buffer {
         args.handle = handle_;
         args.flags = DRM_CLOEXEC | DRM_RDWR;
         if (int r = device_->file().ioctl(DRM_IOCTL_PRIME_HANDLE_TO_FD, &args); r < 0) {
-            std::string why = errno_sentence(-r);
-            if (r == -EOPNOTSUPP)
-                why += ": this buffer lies in a carve-out inside a PCI BAR, which cannot be shared";
             return error("drm ", device_->path(), ": export of buffer (GEM handle ", handle_,
-                         ") as a dma-buf: PRIME_HANDLE_TO_FD failed: ", why);
+                         ") as a dma-buf: PRIME_HANDLE_TO_FD failed: ", errno_sentence(-r));
         }
         return args.fd;
     }
@@ -228,18 +226,6 @@ class DrmBuffer final : public Buffer {
 };
 
 // ---- The backend ----------------------------------------------------------------------------
-
-// Reads descriptor bytes for the userspace validator (the same code the kernel runs).
-struct ValidatorSource {
-    std::vector<std::byte*> bases;  // CPU address of each entry's first byte
-};
-
-int read_entry(void* priv, uint32_t index, uint64_t offset, void* dst, uint32_t size) {
-    const auto* source = static_cast<const ValidatorSource*>(priv);
-    if (index >= source->bases.size()) return -EINVAL;
-    std::memcpy(dst, source->bases[index] + offset, size);
-    return 0;
-}
 
 class DrmBackend final : public Backend {
   public:
@@ -366,35 +352,12 @@ Result<std::unique_ptr<Buffer>> DrmBackend::import_dmabuf(int fd) {
     return map_buffer(handle, info.size, info.dma_address, info.mmap_offset, what);
 }
 
-// What the kernel's engine validator (the same C code, kmd/engine/dla_validate.c) says about
+// What the kernel's engine validator (the same C code, engine/dla_validate.c) says about
 // the task: "" when it accepts it, else the sentence of the rule it breaks. Only called after
 // check_address_list(), so every entry is a mapped DrmBuffer and its offset lies inside it.
 std::string DrmBackend::run_validator(const Task& task) const {
-    std::vector<nvdla_dla_buffer> buffers(task.addresses.size());
-    ValidatorSource source;
-    source.bases.reserve(task.addresses.size());
-    for (size_t i = 0; i < task.addresses.size(); ++i) {
-        const Address& a = task.addresses[i];
-        buffers[i].address = a.buffer->device_address() + a.offset;
-        buffers[i].size = a.buffer->size() - a.offset;
-        source.bases.push_back(a.buffer->data() + a.offset);
-    }
-    nvdla_dla_task_source src{};
-    src.version = task.dla_version;
-    src.num_addresses = static_cast<uint32_t>(buffers.size());
-    src.addresses = buffers.data();
-    src.read = read_entry;
-    src.priv = &source;
-
-    nvdla_dla_error err{};
-    size_t bytes = 0;
-    if (nvdla_dla_task_measure(&src, &bytes, &err) != 0) return err.message;
-    std::vector<uint64_t> storage((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-    nvdla_dla_task* checked = nullptr;
-    if (nvdla_dla_task_validate(&device_->config(), &src, storage.data(),
-                                storage.size() * sizeof(uint64_t), &checked, &err) != 0)
-        return err.message;
-    return "";
+    const DlaValidation v = validate_task(device_->config(), task);
+    return v.accepted() ? "" : v.error.message;
 }
 
 // The checks the kernel makes on the address list before the engine sees the task, with
@@ -513,7 +476,7 @@ Status DrmBackend::wait(JobId job, std::chrono::nanoseconds timeout) {
             std::ostringstream out;
             out << kTimedOut << ": " << what << ": not finished after " << relative / 1000000.0
                 << " ms";
-            return Status::failure(out.str());
+            return error(out.str());
         }
         std::string why = errno_sentence(-r);
         if (r == -ENOENT)

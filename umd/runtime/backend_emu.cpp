@@ -20,6 +20,7 @@
 
 #include "nvdla/hw/dla_engine.h"
 #include "nvdla/hw/register_map.hpp"
+#include "runtime/dla_validator.hpp"
 
 namespace nvdla::runtime {
 
@@ -76,8 +77,7 @@ class AddressSpace final : public emu::Memory {
                               std::byte* host) {
         std::lock_guard lock(mutex_);
         Port& p = ports_[index(port)];
-        if (p.window.size == 0)
-            return Status::failure("the configuration has no " + std::string(port_name(port)));
+        if (p.window.size == 0) return error("the configuration has no ", port_name(port));
         const uint64_t span = round_up(std::max<uint64_t>(size, 1), 64);
         for (auto it = p.free.begin(); it != p.free.end(); ++it) {
             const uint64_t start = round_up(it->first, alignment);
@@ -91,10 +91,8 @@ class AddressSpace final : public emu::Memory {
             p.in_use += span;
             return start;
         }
-        return Status::failure("out of emulated " + std::string(port_name(port)) + ": no " +
-                               std::to_string(size) + "-byte range aligned to " +
-                               std::to_string(alignment) + " is free (" + std::to_string(p.in_use) +
-                               " of " + std::to_string(p.window.size) + " bytes in use)");
+        return error("out of emulated ", port_name(port), ": no ", size, "-byte range aligned to ",
+                     alignment, " is free (", p.in_use, " of ", p.window.size, " bytes in use)");
     }
 
     void release(emu::MemoryPort port, uint64_t address) {
@@ -200,11 +198,10 @@ class EmuBuffer final : public Buffer {
     std::byte* data() override { return backing_.host; }
     Result<int> export_dmabuf() override {
         if (backing_.fd < 0)
-            return Status::failure(
-                "emu backend: this buffer has no file descriptor to export (it wraps host "
-                "memory)");
+            return error(
+                "emu backend: this buffer has no file descriptor to export (it wraps host memory)");
         const int fd = fcntl(backing_.fd, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0) return Status::failure("emu backend: dup failed: " + errno_text(errno));
+        if (fd < 0) return error("emu backend: dup failed: ", errno_text(errno));
         return fd;
     }
     const AddressSpace* space() const { return space_.get(); }
@@ -315,57 +312,31 @@ struct EmuBackend::State {
     // ---- validation ----
 
     Result<ValidatedTask> check(const Task& task) {
-        if (task.addresses.empty()) return Status::failure("rejected: its address list is empty");
+        if (task.addresses.empty()) return error("rejected: its address list is empty");
         if (task.addresses.size() > NVDLA_DLA_MAX_ADDRESSES)
-            return Status::failure("rejected: " + std::to_string(task.addresses.size()) +
-                                   " address-list entries, more than the " +
-                                   std::to_string(NVDLA_DLA_MAX_ADDRESSES) + " allowed");
-        std::vector<nvdla_dla_buffer> list(task.addresses.size());
-        ValidatedTask out;
+            return error("rejected: ", task.addresses.size(),
+                         " address-list entries, more than the ", NVDLA_DLA_MAX_ADDRESSES,
+                         " allowed");
         for (size_t i = 0; i < task.addresses.size(); ++i) {
             const Address& a = task.addresses[i];
             const auto* buffer = dynamic_cast<const EmuBuffer*>(a.buffer);
             if (!buffer || buffer->space() != space.get())
-                return Status::failure(
-                    "rejected: address-list entry " + std::to_string(i) +
-                    (a.buffer ? " names a buffer of another backend" : " has no buffer"));
+                return error("rejected: address-list entry ", i,
+                             (a.buffer ? " names a buffer of another backend" : " has no buffer"));
             if (a.offset > buffer->size())
-                return Status::failure("rejected: address-list entry " + std::to_string(i) +
-                                       ": offset " + std::to_string(a.offset) +
-                                       " is past the end of its " + std::to_string(buffer->size()) +
-                                       "-byte buffer");
-            list[i].address = buffer->device_address() + a.offset;
-            list[i].size = buffer->size() - a.offset;
-            list[i].flags = buffer->domain() == MemoryDomain::Sram ? NVDLA_DLA_BUFFER_SECONDARY : 0;
-            out.window.add(port_of(buffer->domain()), list[i].address,
-                           list[i].address + list[i].size);
+                return error("rejected: address-list entry ", i, ": offset ", a.offset,
+                             " is past the end of its ", buffer->size(), "-byte buffer");
         }
-        nvdla_dla_task_source source{};
-        source.version = task.dla_version;
-        source.num_addresses = static_cast<uint32_t>(list.size());
-        source.addresses = list.data();
-        source.priv = const_cast<Task*>(&task);
-        source.read = [](void* priv, uint32_t index, uint64_t offset, void* dst,
-                         uint32_t size) -> int {
-            const Task& t = *static_cast<const Task*>(priv);
-            const Address& a = t.addresses[index];
-            const std::byte* host = a.buffer->data();
-            if (!host) return -EFAULT;
-            std::memcpy(dst, host + a.offset + offset, size);
-            return 0;
-        };
-        nvdla_dla_error err{};
-        size_t bytes = 0;
-        int ret = nvdla_dla_task_measure(&source, &bytes, &err);
-        if (ret == 0) {
-            out.storage.assign((bytes + 7) / 8, 0);
-            ret = nvdla_dla_task_validate(cfg, &source, out.storage.data(), out.storage.size() * 8,
-                                          &out.task, &err);
-        }
-        if (ret != 0)
-            return Status::failure("rejected by the validator (" +
-                                   std::string(nvdla_dla_code_name(err.code)) +
-                                   "): " + err.message);
+        DlaValidation v = validate_task(*cfg, task);
+        if (!v.accepted())
+            return error("rejected by the validator (", nvdla_dla_code_name(v.error.code),
+                         "): ", v.error.message);
+        ValidatedTask out;
+        for (size_t i = 0; i < v.buffers.size(); ++i)
+            out.window.add(port_of(task.addresses[i].buffer->domain()), v.buffers[i].address,
+                           v.buffers[i].address + v.buffers[i].size);
+        out.storage = std::move(v.storage);
+        out.task = v.task;
         out.window.seal();
         return out;
     }
@@ -420,10 +391,10 @@ struct EmuBackend::State {
 
     void finish(const std::shared_ptr<EmuJob>& job, Status result) {
         const emu::DeviceStats& stats = device->stats();
-        if (result && job->faults) result = Status::failure(fault_sentence(*job));
+        if (result && job->faults) result = error(fault_sentence(*job));
         if (result && stats.programming_errors > job->programming_errors_before)
-            result = Status::failure("the emulated device could not execute an operation: " +
-                                     stats.last_error);
+            result =
+                error("the emulated device could not execute an operation: ", stats.last_error);
         job->profile.finished = Clock::now();
         current = nullptr;
         std::lock_guard lock(mutex);
@@ -446,9 +417,8 @@ struct EmuBackend::State {
             nvdla_dla_error err{};
             if (nvdla_dla_engine_process(engine, &done, &err) != 0) {
                 reset_device();
-                finish(job, Status::failure("the engine stopped the task (" +
-                                            std::string(nvdla_dla_code_name(err.code)) +
-                                            "): " + err.message));
+                finish(job, error("the engine stopped the task (", nvdla_dla_code_name(err.code),
+                                  "): ", err.message));
                 return true;
             }
             if (done) {
@@ -465,9 +435,8 @@ struct EmuBackend::State {
         nvdla_dla_error err{};
         if (nvdla_dla_engine_start(engine, job->validated.task, &err) != 0) {
             reset_device();
-            finish(job, Status::failure("the engine could not start the task (" +
-                                        std::string(nvdla_dla_code_name(err.code)) +
-                                        "): " + err.message));
+            finish(job, error("the engine could not start the task (",
+                              nvdla_dla_code_name(err.code), "): ", err.message));
             return true;
         }
         return drive(job);
@@ -508,11 +477,9 @@ struct EmuBackend::State {
         }
         if (!job) return;
         reset_device();
-        finish(job,
-               Status::failure("job " + std::to_string(job->id) + " did not complete within " +
-                               std::to_string(options.job_timeout.count()) +
-                               " ms: the device stopped raising interrupts (the engine and the "
-                               "device were reset)"));
+        finish(job, error("job ", job->id, " did not complete within ", options.job_timeout.count(),
+                          " ms: the device stopped raising interrupts (the engine and the device "
+                          "were reset)"));
     }
 
     // Takes the executor role (waiting for it), runs `work`, gives the role back.
@@ -571,17 +538,16 @@ EmuBackend::~EmuBackend() {
 
 Result<std::unique_ptr<EmuBackend>> EmuBackend::create(const BackendOptions& options) {
     Result<const HwConfig*> cfg = find_hw_config(options.config);
-    if (!cfg) return Status::failure("emu backend: " + cfg.message());
+    if (!cfg) return error("emu backend: ", cfg.message());
     const HwConfig& config = **cfg;
     if (options.emu_memory_bytes < (1u << 20) ||
         options.emu_memory_bytes > kPrimaryLimit - kPrimaryBase)
-        return Status::failure("emu backend: device memory of " +
-                               std::to_string(options.emu_memory_bytes) +
-                               " bytes is outside 1 MiB .. 2.5 GiB");
+        return error("emu backend: device memory of ", options.emu_memory_bytes,
+                     " bytes is outside 1 MiB .. 2.5 GiB");
     const bool has_sram = nvdla_hw_has(&config, NVDLA_FEATURE_SECONDARY_MEMIF);
     if (has_sram && options.emu_sram_bytes > kSecondaryLimit - kSecondaryBase)
-        return Status::failure("emu backend: SRAM of " + std::to_string(options.emu_sram_bytes) +
-                               " bytes is larger than 256 MiB");
+        return error("emu backend: SRAM of ", options.emu_sram_bytes,
+                     " bytes is larger than 256 MiB");
 
     auto state = std::make_unique<State>();
     state->options = options;
@@ -602,7 +568,7 @@ Result<std::unique_ptr<EmuBackend>> EmuBackend::create(const BackendOptions& opt
     nvdla_dla_error err{};
     state->engine = nvdla_dla_engine_init(
         state->engine_storage.data(), state->engine_storage.size() * 8, &config, &ops, raw, &err);
-    if (!state->engine) return Status::failure(std::string("emu backend: ") + err.message);
+    if (!state->engine) return error("emu backend: ", err.message);
 
     state->info.name = "emu";
     state->info.device = "in-process emulated " + std::string(config.name);
@@ -617,20 +583,19 @@ const BackendInfo& EmuBackend::info() const {
 }
 
 Result<std::unique_ptr<Buffer>> EmuBackend::create_buffer(const BufferRequest& request) {
-    if (request.size == 0) return Status::failure("emu backend: a buffer of 0 bytes was requested");
+    if (request.size == 0) return error("emu backend: a buffer of 0 bytes was requested");
     const uint64_t alignment = std::max<uint64_t>(request.alignment, 1);
     if ((alignment & (alignment - 1)) != 0 || alignment > (1u << 20))
-        return Status::failure("emu backend: alignment " + std::to_string(request.alignment) +
-                               " is not a power of two up to 1 MiB");
+        return error("emu backend: alignment ", request.alignment,
+                     " is not a power of two up to 1 MiB");
     if (request.size > state_->options.emu_memory_bytes)
-        return Status::failure(
-            "emu backend: " + std::to_string(request.size) + " bytes is more than the " +
-            std::to_string(state_->options.emu_memory_bytes) + " bytes of emulated device memory");
+        return error("emu backend: ", request.size, " bytes is more than the ",
+                     state_->options.emu_memory_bytes, " bytes of emulated device memory");
     const emu::MemoryPort port = port_of(request.domain);
     if (request.domain == MemoryDomain::Sram &&
         !nvdla_hw_has(state_->cfg, NVDLA_FEATURE_SECONDARY_MEMIF))
-        return Status::failure("emu backend: " + std::string(state_->cfg->name) +
-                               " has no SRAM (no secondary memory interface)");
+        return error("emu backend: ", state_->cfg->name,
+                     " has no SRAM (no secondary memory interface)");
 
     Backing backing;
     const uint64_t mapped = round_up(request.size, kPageBytes);
@@ -644,53 +609,47 @@ Result<std::unique_ptr<Buffer>> EmuBackend::create_buffer(const BufferRequest& r
     if (!backing.host) {
         if (fd >= 0) close(fd);
         void* host = std::aligned_alloc(kPageBytes, mapped);
-        if (!host)
-            return Status::failure("emu backend: no host memory for a " +
-                                   std::to_string(request.size) + "-byte buffer");
+        if (!host) return error("emu backend: no host memory for a ", request.size, "-byte buffer");
         std::memset(host, 0, mapped);
         backing = {Backing::Kind::Heap, static_cast<std::byte*>(host), mapped, -1};
     }
     Result<uint64_t> address = state_->space->allocate(port, request.size, alignment, backing.host);
     if (!address) {
         backing.release();
-        return Status::failure("emu backend: " + address.message());
+        return error("emu backend: ", address.message());
     }
     return std::unique_ptr<Buffer>(
         new EmuBuffer(state_->space, request.domain, *address, request.size, backing));
 }
 
 Result<std::unique_ptr<Buffer>> EmuBackend::import_dmabuf(int fd) {
-    if (fd < 0)
-        return Status::failure("emu backend: file descriptor " + std::to_string(fd) +
-                               " is not valid");
+    if (fd < 0) return error("emu backend: file descriptor ", fd, " is not valid");
     const off_t end = lseek(fd, 0, SEEK_END);
     if (end <= 0)
-        return Status::failure(
-            "emu backend: file descriptor " + std::to_string(fd) +
-            (end < 0 ? " cannot be sized: " + errno_text(errno) : " refers to 0 bytes"));
+        return error("emu backend: file descriptor ", fd,
+                     (end < 0 ? " cannot be sized: " + errno_text(errno) : " refers to 0 bytes"));
     const auto size = static_cast<uint64_t>(end);
     void* host = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (host == MAP_FAILED)
-        return Status::failure("emu backend: file descriptor " + std::to_string(fd) +
-                               " cannot be mapped: " + errno_text(errno));
+        return error("emu backend: file descriptor ", fd, " cannot be mapped: ", errno_text(errno));
     const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     Backing backing{Backing::Kind::Mapped, static_cast<std::byte*>(host), size, own};
     Result<uint64_t> address =
         state_->space->allocate(emu::MemoryPort::Primary, size, kPageBytes, backing.host);
     if (!address) {
         backing.release();
-        return Status::failure("emu backend: " + address.message());
+        return error("emu backend: ", address.message());
     }
     return std::unique_ptr<Buffer>(
         new EmuBuffer(state_->space, MemoryDomain::System, *address, size, backing));
 }
 
 Result<std::unique_ptr<Buffer>> EmuBackend::import_host_memory(void* data, uint64_t size) {
-    if (!data || size == 0) return Status::failure("emu backend: host memory to import is empty");
+    if (!data || size == 0) return error("emu backend: host memory to import is empty");
     Backing backing{Backing::Kind::Caller, static_cast<std::byte*>(data), 0, -1};
     Result<uint64_t> address =
         state_->space->allocate(emu::MemoryPort::Primary, size, kPageBytes, backing.host);
-    if (!address) return Status::failure("emu backend: " + address.message());
+    if (!address) return error("emu backend: ", address.message());
     return std::unique_ptr<Buffer>(
         new EmuBuffer(state_->space, MemoryDomain::System, *address, size, backing));
 }
@@ -736,8 +695,8 @@ Status EmuBackend::wait_with_profile(JobId id, std::chrono::nanoseconds timeout,
     for (;;) {
         auto it = s.jobs.find(id);
         if (it == s.jobs.end())
-            return Status::failure("emu backend: job " + std::to_string(id) +
-                                   " is unknown (never submitted, or already waited for)");
+            return error("emu backend: job ", id,
+                         " is unknown (never submitted, or already waited for)");
         const std::shared_ptr<EmuJob> job = it->second;
         if (job->phase == EmuJob::Phase::Done) {
             s.jobs.erase(it);
@@ -760,11 +719,9 @@ Status EmuBackend::wait_with_profile(JobId id, std::chrono::nanoseconds timeout,
         if (s.running && s.running->phase == EmuJob::Phase::Stalled)
             wake = std::min(wake, s.running->deadline);
         if (Clock::now() >= deadline)
-            return Status::failure(
-                std::string(kTimedOut) + " after " +
-                std::to_string(
-                    std::chrono::duration_cast<std::chrono::microseconds>(timeout).count()) +
-                " us: job " + std::to_string(id) + " has not completed yet");
+            return error(kTimedOut, " after ",
+                         std::chrono::duration_cast<std::chrono::microseconds>(timeout).count(),
+                         " us: job ", id, " has not completed yet");
         s.changed.wait_until(lock, wake);
     }
 }

@@ -19,8 +19,8 @@ struct Element {
 Result<Element> element_of(const TensorInfo& t) {
     const std::string what = "output tensor '" + t.name + "'";
     if (t.pixel_format != kPixelFormatFeature && t.pixel_format != kPixelFormatFeatureX8)
-        return Status::failure(what + " has pixel format " + std::to_string(t.pixel_format) +
-                               ": only feature data (36, 37) can be written as DIMG");
+        return error(what, " has pixel format ", unsigned(t.pixel_format),
+                     ": only feature data (36, 37) can be written as DIMG");
     switch (t.data_type) {
         case TensorDataType::Float16: return Element{Kind::Fp16, 2, 16};
         case TensorDataType::Int16: return Element{Kind::Int16, 2, 16};
@@ -29,8 +29,8 @@ Result<Element> element_of(const TensorInfo& t) {
             return Element{Kind::Int8x32, 1, 32};
         default: break;
     }
-    return Status::failure(what + " holds " + std::string(to_string(t.data_type)) +
-                           " data, which DIMG files cannot hold (int8, int16 and fp16 can)");
+    return error(what, " holds ", to_string(t.data_type),
+                 " data, which DIMG files cannot hold (int8, int16 and fp16 can)");
 }
 
 uint32_t format_code(Kind kind, Numbering numbering) {
@@ -56,11 +56,9 @@ Status for_each_element(const TensorInfo& t, const Element& e, std::span<const s
                                         uint64_t(w) * e.lanes * e.bytes +
                                         uint64_t(c % e.lanes) * e.bytes;
                 if (offset + e.bytes > data.size())
-                    return Status::failure("output tensor '" + t.name + "': element (c " +
-                                           std::to_string(c) + ", h " + std::to_string(h) + ", w " +
-                                           std::to_string(w) + ") at byte " +
-                                           std::to_string(offset) + " lies outside its " +
-                                           std::to_string(data.size()) + " bytes");
+                    return error("output tensor '", t.name, "': element (c ", c, ", h ", h, ", w ",
+                                 w, ") at byte ", offset, " lies outside its ", data.size(),
+                                 " bytes");
                 visit(data.data() + offset);
             }
     return Status();
@@ -86,7 +84,7 @@ Result<Header> header_for(const TensorInfo& tensor, Numbering numbering) {
     Result<Element> e = element_of(tensor);
     if (!e) return e.status();
     if (tensor.size_bytes > UINT32_MAX)
-        return Status::failure("output tensor '" + tensor.name + "' is larger than 4 GiB");
+        return error("output tensor '", tensor.name, "' is larger than 4 GiB");
     Header h;
     h.pixel_format = format_code(e->kind, numbering);
     h.width = tensor.dims.w;

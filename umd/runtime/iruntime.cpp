@@ -63,12 +63,12 @@ class CompatRuntime final : public IRuntime {
     void stopEMU() override {}
 
     bool load(NvU8* buf, int instance) override {
-        if (!buf) return report(Status::failure("load: the loadable pointer is null"));
+        if (!buf) return report(error("load: the loadable pointer is null"));
         const uint64_t extent = readable_extent(buf);
         if (extent == 0)
             return report(
-                Status::failure("load: the loadable pointer does not point to "
-                                "readable memory"));
+                error("load: the loadable pointer does not point to "
+                      "readable memory"));
         Result<uint64_t> size =
             runtime::measure_loadable(reinterpret_cast<std::byte*>(buf), extent);
         if (!size) return report(size.status());
@@ -77,10 +77,10 @@ class CompatRuntime final : public IRuntime {
 
     bool load(const NvU8* buf, size_t size, int instance) override {
         unload();
-        if (!buf) return report(Status::failure("load: the loadable pointer is null"));
+        if (!buf) return report(error("load: the loadable pointer is null"));
         if (instance > 0)
-            return report(Status::failure("load: DLA instance " + std::to_string(instance) +
-                                          " does not exist (there is 1 device)"));
+            return report(
+                error("load: DLA instance ", instance, " does not exist (there is 1 device)"));
         if (Status s = open(); !s) return report(s);
         Result<std::shared_ptr<Network>> net =
             runtime_->load({reinterpret_cast<const std::byte*>(buf), size});
@@ -117,7 +117,7 @@ class CompatRuntime final : public IRuntime {
     void freeSystemMemory(void* phMem, NvU64 size) override {
         (void)size;
         if (allocations_.erase(phMem) == 0 && phMem)
-            report(Status::failure("freeSystemMemory: the handle was not allocated here"));
+            report(error("freeSystemMemory: the handle was not allocated here"));
     }
 
     bool bindInputTensor(int index, void* hMem) override { return bind(true, index, hMem); }
@@ -148,7 +148,7 @@ class CompatRuntime final : public IRuntime {
     }
 
     bool submit() override {
-        if (!context_) return report(Status::failure("submit: no network is loaded"));
+        if (!context_) return report(error("submit: no network is loaded"));
         return report(context_->run());
     }
 
@@ -177,19 +177,16 @@ class CompatRuntime final : public IRuntime {
         return code;
     }
     NvDlaError fail(NvDlaError code, const std::string& message) {
-        return fail(code, Status::failure(message));
+        return fail(code, error(message));
     }
 
     bool bind(bool input, int index, void* handle) {
         const char* what = input ? "bindInputTensor" : "bindOutputTensor";
-        if (!context_) return report(Status::failure(std::string(what) + ": no network is loaded"));
-        if (index < 0)
-            return report(Status::failure(std::string(what) + ": index " + std::to_string(index) +
-                                          " is negative"));
+        if (!context_) return report(error(what, ": no network is loaded"));
+        if (index < 0) return report(error(what, ": index ", index, " is negative"));
         auto it = allocations_.find(handle);
         if (it == allocations_.end())
-            return report(Status::failure(std::string(what) +
-                                          ": the handle was not returned by allocateSystemMemory"));
+            return report(error(what, ": the handle was not returned by allocateSystemMemory"));
         const auto i = static_cast<uint32_t>(index);
         return report(input ? context_->bind_input(i, it->second)
                             : context_->bind_output(i, it->second));

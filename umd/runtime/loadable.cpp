@@ -23,7 +23,7 @@ std::string to_string(const BlobVersion& v) {
 namespace {
 
 Status fail(const std::string& where, const std::string& what) {
-    return Status::failure("loadable: " + where + ": " + what);
+    return error("loadable: ", where, ": ", what);
 }
 
 std::string entry_name(std::string_view list, size_t index) {
@@ -108,11 +108,11 @@ Placed place(std::span<const std::byte> in, bool shift) {
 Status verify(std::span<const std::byte> bytes, bool check_alignment = kCheckAlignment) {
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
     if (bytes.size() < 8)
-        return Status::failure("loadable: " + std::to_string(bytes.size()) +
-                               " bytes is too short to be a loadable (at least 8 are needed)");
+        return error("loadable: ", bytes.size(),
+                     " bytes is too short to be a loadable (at least 8 are needed)");
     if (bytes.size() > kMaxLoadableBytes)
-        return Status::failure("loadable: " + std::to_string(bytes.size()) +
-                               " bytes is larger than the 2 GiB a FlatBuffer can hold");
+        return error("loadable: ", bytes.size(),
+                     " bytes is larger than the 2 GiB a FlatBuffer can hold");
     {
         flatbuffers::Verifier verifier(data, bytes.size(), kMaxDepth, kMaxTables, check_alignment);
         if (verifier.VerifyBuffer<fbs::Loadable>(nullptr)) return Status();
@@ -121,18 +121,18 @@ Status verify(std::span<const std::byte> bytes, bool check_alignment = kCheckAli
     uint32_t root_offset = 0;
     std::memcpy(&root_offset, data, 4);
     if (root_offset == 0 || root_offset % 4 != 0 || root_offset > bytes.size() - 4)
-        return Status::failure("loadable: the root offset " + std::to_string(root_offset) +
-                               " does not point to a table inside the " +
-                               std::to_string(bytes.size()) + " bytes (not a loadable?)");
+        return error("loadable: the root offset ", root_offset,
+                     " does not point to a table inside the ", bytes.size(),
+                     " bytes (not a loadable?)");
     // The same table seen untyped (its verification helpers) and typed (its accessors).
     const auto* table = flatbuffers::GetRoot<flatbuffers::Table>(data);
     const auto* root = flatbuffers::GetRoot<fbs::Loadable>(data);
     if (!table->VerifyTableStart(verifier))
-        return Status::failure(
+        return error(
             "loadable: the root table's vtable lies outside the buffer (truncated or not a "
             "loadable)");
     if (!table->VerifyFieldRequired<fbs::Version>(verifier, fbs::Loadable::VT_VERSION, 1))
-        return Status::failure("loadable: the required version field is missing or truncated");
+        return error("loadable: the required version field is missing or truncated");
     Status s;
     if (!(s = verify_list(verifier, bytes, table, fbs::Loadable::VT_TASK_LIST, "task_list",
                           [root] { return root->task_list(); })))
@@ -158,7 +158,7 @@ Status verify(std::span<const std::byte> bytes, bool check_alignment = kCheckAli
     if (!(s = verify_list(verifier, bytes, table, fbs::Loadable::VT_SUBMIT_LIST, "submit_list",
                           [root] { return root->submit_list(); })))
         return s;
-    return Status::failure(
+    return error(
         "loadable: the FlatBuffers verifier rejected the buffer (nesting too deep or too many "
         "tables)");
 }
@@ -270,11 +270,12 @@ bool is_power_of_two(uint64_t v) {
     return v != 0 && (v & (v - 1)) == 0;
 }
 
-class Builder {
+// Parses a verified FlatBuffer loadable into a Loadable, checking every index and range.
+class LoadableParser {
   public:
-    explicit Builder(const fbs::Loadable& root) : root_(root) {}
+    explicit LoadableParser(const fbs::Loadable& root) : root_(root) {}
 
-    Result<Loadable> build() {
+    Result<Loadable> parse() {
         Status s;
         if (!(s = version())) return s;
         if (!(s = blobs())) return s;
@@ -293,8 +294,8 @@ class Builder {
     Status version() {
         out_.version = version_of(root_.version());
         if (out_.version.major != 0 || out_.version.minor != 7)
-            return Status::failure("loadable: format version " + to_string(out_.version) +
-                                   " is not supported (this runtime reads 0.7.x)");
+            return error("loadable: format version ", to_string(out_.version),
+                         " is not supported (this runtime reads 0.7.x)");
         return Status();
     }
 
@@ -327,11 +328,11 @@ class Builder {
 
     Status memories() {
         const auto* list = root_.memory_list();
-        if (length(list) == 0) return Status::failure("loadable: the memory list is empty");
+        if (length(list) == 0) return error("loadable: the memory list is empty");
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::MemoryListEntry& m = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("memory_list", i);
-            if (Status bad = check_id(where, m.id(), i); !bad) return bad;
+            if (Status id_status = check_id(where, m.id(), i); !id_status) return id_status;
             MemoryEntry e;
             const uint8_t domain = static_cast<uint8_t>(m.domain());
             if (domain > 1)
@@ -401,7 +402,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::AddressListEntry& a = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("address_list", i);
-            if (Status bad = check_id(where, a.id(), i); !bad) return bad;
+            if (Status id_status = check_id(where, a.id(), i); !id_status) return id_status;
             if (a.mem_id() >= out_.memories.size())
                 return fail(where, "mem_id " + std::to_string(a.mem_id()) + " is not one of the " +
                                        std::to_string(out_.memories.size()) + " memory entries");
@@ -420,7 +421,7 @@ class Builder {
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::EventListEntry& e = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("event_list", i);
-            if (Status bad = check_id(where, e.id(), i); !bad) return bad;
+            if (Status id_status = check_id(where, e.id(), i); !id_status) return id_status;
             const uint8_t op = static_cast<uint8_t>(e.op());
             if (op > 1)
                 return fail(where, "op " + std::to_string(op) + " is neither WAIT nor SIGNAL");
@@ -506,11 +507,11 @@ class Builder {
 
     Status tasks() {
         const auto* list = root_.task_list();
-        if (length(list) == 0) return Status::failure("loadable: the task list is empty");
+        if (length(list) == 0) return error("loadable: the task list is empty");
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::TaskListEntry& t = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("task_list", i);
-            if (Status bad = check_id(where, t.id(), i); !bad) return bad;
+            if (Status id_status = check_id(where, t.id(), i); !id_status) return id_status;
             TaskEntry task;
             const uint32_t interface = static_cast<uint32_t>(t.interface());
             if (interface != 1 && interface != 2)
@@ -554,11 +555,11 @@ class Builder {
 
     Status submits() {
         const auto* list = root_.submit_list();
-        if (length(list) == 0) return Status::failure("loadable: the submit list is empty");
+        if (length(list) == 0) return error("loadable: the submit list is empty");
         for (size_t i = 0; i < length(list); ++i) {
             const fbs::SubmitListEntry& s = *list->Get(static_cast<flatbuffers::uoffset_t>(i));
             const std::string where = entry_name("submit_list", i);
-            if (Status bad = check_id(where, s.id(), i); !bad) return bad;
+            if (Status id_status = check_id(where, s.id(), i); !id_status) return id_status;
             SubmitEntry entry{copy_ids(s.task_id())};
             if (entry.tasks.empty()) return fail(where, "it names no task");
             for (uint16_t task : entry.tasks)
@@ -686,8 +687,8 @@ std::vector<std::byte> serialize_loadable(const Loadable& l) {
 Result<uint64_t> measure_loadable(const std::byte* data, uint64_t readable) {
     readable = std::min<uint64_t>(readable, kMaxLoadableBytes);
     if (readable < 8)
-        return Status::failure("loadable: " + std::to_string(readable) +
-                               " bytes is too short to be a loadable (at least 8 are needed)");
+        return error("loadable: ", readable,
+                     " bytes is too short to be a loadable (at least 8 are needed)");
     // In place and without alignment checks: the buffer's own alignment is unknown here.
     if (Status s = verify({data, readable}, false); !s) return s;
     const uint64_t end = ExtentWalker(reinterpret_cast<const uint8_t*>(data)).walk();
@@ -696,17 +697,17 @@ Result<uint64_t> measure_loadable(const std::byte* data, uint64_t readable) {
 
 Result<Loadable> parse_loadable(std::span<const std::byte> bytes) {
     if (bytes.size() < 8)
-        return Status::failure("loadable: " + std::to_string(bytes.size()) +
-                               " bytes is too short to be a loadable (at least 8 are needed)");
+        return error("loadable: ", bytes.size(),
+                     " bytes is too short to be a loadable (at least 8 are needed)");
     if (bytes.size() > kMaxLoadableBytes)
-        return Status::failure("loadable: " + std::to_string(bytes.size()) +
-                               " bytes is larger than the 2 GiB a FlatBuffer can hold");
+        return error("loadable: ", bytes.size(),
+                     " bytes is larger than the 2 GiB a FlatBuffer can hold");
     uint32_t root_offset = 0;
     std::memcpy(&root_offset, bytes.data(), 4);
     if (root_offset == 0 || root_offset % 4 != 0 || root_offset > bytes.size() - 4)
-        return Status::failure("loadable: the root offset " + std::to_string(root_offset) +
-                               " does not point to a table inside the " +
-                               std::to_string(bytes.size()) + " bytes (not a loadable?)");
+        return error("loadable: the root offset ", root_offset,
+                     " does not point to a table inside the ", bytes.size(),
+                     " bytes (not a loadable?)");
     const bool end_aligned = bytes.size() % 8 == 4;
     Placed placed = place(bytes, end_aligned);
     Status verified = verify(placed.bytes);
@@ -720,7 +721,7 @@ Result<Loadable> parse_loadable(std::span<const std::byte> bytes) {
     }
     if (!verified) return verified;
     const auto* root = flatbuffers::GetRoot<fbs::Loadable>(placed.bytes.data());
-    return Builder(*root).build();
+    return LoadableParser(*root).parse();
 }
 
 }  // namespace nvdla::runtime

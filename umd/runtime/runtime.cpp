@@ -1,5 +1,5 @@
-// The public runtime (include/nvdla/runtime.hpp) over the loadable (loadable.hpp), the EMU
-// operations (emu_ops.hpp) and a backend (backend.hpp).
+// The public runtime (include/nvdla/runtime.hpp) over the loadable (loadable.hpp), the CPU
+// tasks (cpu_tasks.hpp) and a backend (backend.hpp).
 #include "nvdla/runtime.hpp"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "backend.hpp"
-#include "emu_ops.hpp"
+#include "cpu_tasks.hpp"
 #include "image.hpp"
 #include "loadable.hpp"
 #include "nvdla/hw/dla_engine.h"
@@ -32,7 +32,7 @@ std::string task_name(const runtime::TaskEntry& task, uint32_t id) {
 }
 
 Status prefixed(const std::string& prefix, const Status& s) {
-    return s ? s : Status::failure(prefix + ": " + s.message());
+    return s ? s : error(prefix, ": ", s.message());
 }
 
 std::string plural(uint64_t n, const char* what) {
@@ -88,7 +88,7 @@ std::byte* DeviceBuffer::data() const {
 }
 
 Result<int> DeviceBuffer::export_fd() const {
-    if (!impl_) return Status::failure("the buffer is empty");
+    if (!impl_) return error("the buffer is empty");
     return impl_->buffer->export_dmabuf();
 }
 
@@ -160,7 +160,7 @@ struct Network::Impl {
     std::vector<TaskInfo> tasks;
     std::vector<uint32_t> dla_versions;  // NVDLA_DLA_VERSION of each task (DLA tasks)
     uint64_t context_bytes = 0;
-    bool has_emu_tasks = false;
+    bool has_cpu_tasks = false;
 
     uint64_t alignment_of(const runtime::MemoryEntry& m) const {
         return std::max<uint64_t>(m.alignment, kMinimumAlignment);
@@ -190,18 +190,18 @@ TensorInfo tensor_info(const Loadable& l, uint16_t memory_id, uint32_t index) {
     return t;
 }
 
-// More than an EMU task's descriptors can take: 65 535 operations of at most 24 bytes plus
+// More than a CPU task's descriptors can take: 65 535 operations of at most 24 bytes plus
 // their buffer pairs.
-constexpr uint64_t kMaxEmuDescriptorBytes = uint64_t(16) << 20;
+constexpr uint64_t kMaxCpuTaskDescriptorBytes = uint64_t(16) << 20;
 
-// The scale factors an EMU task's descriptors give for the tensors it reads and writes.
-void apply_emu_quantization(Network::Impl& net) {
+// The scale factors a CPU task's descriptors give for the tensors it reads and writes.
+void apply_cpu_task_quantization(Network::Impl& net) {
     const Loadable& l = net.loadable;
     for (const runtime::TaskEntry& task : l.tasks) {
         if (task.interface != runtime::TaskInterface::Emu1) continue;
         // A host image of the task's descriptor memories (their SET contents).
         std::vector<std::vector<std::byte>> images(task.addresses.size());
-        std::vector<runtime::EmuAddress> addresses(task.addresses.size());
+        std::vector<runtime::CpuTaskAddress> addresses(task.addresses.size());
         for (size_t i = 0; i < task.addresses.size(); ++i) {
             const runtime::AddressEntry& a = l.addresses[task.addresses[i]];
             const runtime::MemoryEntry& m = l.memories[a.mem_id];
@@ -211,7 +211,7 @@ void apply_emu_quantization(Network::Impl& net) {
             uint64_t used = a.offset + a.size;
             for (const runtime::MemoryContent& c : m.contents)
                 used = std::max<uint64_t>(used, c.offset + l.blobs[c.blob].data.size());
-            used = std::min({used, m.size, a.offset + kMaxEmuDescriptorBytes});
+            used = std::min({used, m.size, a.offset + kMaxCpuTaskDescriptorBytes});
             if (used <= a.offset) continue;
             images[i].assign(used, std::byte{0});
             for (const runtime::MemoryContent& c : m.contents) {
@@ -222,9 +222,9 @@ void apply_emu_quantization(Network::Impl& net) {
             }
             addresses[i] = {images[i].data() + a.offset, used - a.offset, a.size};
         }
-        Result<runtime::EmuTaskInfo> info = runtime::inspect_emu_task(addresses);
+        Result<runtime::CpuTaskInfo> info = runtime::inspect_cpu_task(addresses);
         if (!info) continue;  // reported when the task runs
-        for (const runtime::EmuOperationInfo& op : info->operations) {
+        for (const runtime::CpuTaskOperationInfo& op : info->operations) {
             if (!op.int8) continue;
             auto mark = [&](int16_t address, float scale, std::vector<TensorInfo>& tensors,
                             const std::vector<uint16_t>& memories) {
@@ -270,17 +270,17 @@ Result<std::shared_ptr<Network>> Runtime::load(std::span<const std::byte> bytes)
         uint32_t version = 0;
         if (info.hardware) {
             if (task.version.empty())
-                return Status::failure("loadable: task_list entry " + std::to_string(i) +
-                                       ": the blob of its network descriptor carries no "
-                                       "interface version");
+                return error("loadable: task_list entry ", i,
+                             ": the blob of its network descriptor carries no "
+                             "interface version");
             version =
                 NVDLA_DLA_VERSION(task.version.major, task.version.minor, task.version.sub_minor);
             if (version < NVDLA_DLA_VERSION_OLDEST || version > NVDLA_DLA_VERSION_NEWEST)
-                return Status::failure("loadable: task_list entry " + std::to_string(i) +
-                                       ": DLA descriptors of interface version " + info.version +
-                                       " are not supported (0.10.x to 0.12.x are)");
+                return error("loadable: task_list entry ", i,
+                             ": DLA descriptors of interface version ", info.version,
+                             " are not supported (0.10.x to 0.12.x are)");
         } else {
-            net->has_emu_tasks = true;
+            net->has_cpu_tasks = true;
         }
         net->tasks.push_back(info);
         net->dla_versions.push_back(version);
@@ -293,22 +293,21 @@ Result<std::shared_ptr<Network>> Runtime::load(std::span<const std::byte> bytes)
         if (m.bindable() || (m.flags & runtime::kMemoryAlloc))
             net->context_bytes +=
                 (m.size + kMinimumAlignment - 1) / kMinimumAlignment * kMinimumAlignment;
-    apply_emu_quantization(*net);
+    apply_cpu_task_quantization(*net);
     return std::make_shared<Network>(std::move(net));
 }
 
 Result<std::shared_ptr<Network>> Runtime::load_file(const std::string& path) {
     std::ifstream file(path, std::ios::binary | std::ios::ate);
-    if (!file)
-        return Status::failure(path + ": cannot open the file (" + std::strerror(errno) + ")");
+    if (!file) return error(path, ": cannot open the file (", std::strerror(errno), ")");
     const std::streamoff size = file.tellg();
-    if (size <= 0) return Status::failure(path + ": the file is empty");
+    if (size <= 0) return error(path, ": the file is empty");
     if (static_cast<uint64_t>(size) > runtime::kMaxLoadableBytes)
-        return Status::failure(path + ": the file is larger than the 2 GiB a loadable can be");
+        return error(path, ": the file is larger than the 2 GiB a loadable can be");
     std::vector<std::byte> bytes(static_cast<size_t>(size));
     file.seekg(0);
     if (!file.read(reinterpret_cast<char*>(bytes.data()), size))
-        return Status::failure(path + ": cannot read the file");
+        return error(path, ": cannot read the file");
     Result<std::shared_ptr<Network>> net = load(bytes);
     if (!net) return prefixed(path, net.status());
     return net;
@@ -375,7 +374,7 @@ struct Job::State {
 };
 
 Status Job::wait(std::chrono::nanoseconds timeout) const {
-    if (!state_) return Status::failure("the job is empty (it was never submitted)");
+    if (!state_) return error("the job is empty (it was never submitted)");
     State& s = *state_;
     const Clock::time_point now = Clock::now();
     const Clock::time_point deadline =
@@ -384,7 +383,7 @@ Status Job::wait(std::chrono::nanoseconds timeout) const {
     if (s.finished) return s.result;
     if (!s.runner.joinable()) return s.wait_backend(deadline);
     if (!s.changed.wait_until(lock, deadline, [&s] { return s.finished; }))
-        return Status::failure(std::string(runtime::kTimedOut) + ": the network has not finished");
+        return error(runtime::kTimedOut, ": the network has not finished");
     return s.result;
 }
 
@@ -418,8 +417,7 @@ struct Context::Impl {
         if (active) {
             std::lock_guard lock(active->mutex);
             if (!active->finished)
-                return Status::failure(
-                    "the context's previous job is still running: wait for it first");
+                return error("the context's previous job is still running: wait for it first");
         }
         return Status();
     }
@@ -438,8 +436,7 @@ struct Context::Impl {
                                  : runtime::MemoryDomain::System;
             Result<std::unique_ptr<runtime::Buffer>> buffer = backend().create_buffer(request);
             if (!buffer)
-                return Status::failure("memory_list entry " + std::to_string(i) + " (" +
-                                       std::to_string(m.size) + " bytes): " + buffer.message());
+                return error("memory_list entry ", i, " (", m.size, " bytes): ", buffer.message());
             memories[i].owned = std::move(buffer).value();
             memories[i].buffer = memories[i].owned.get();
             if (Status s = fill(i); !s) return s;
@@ -453,8 +450,8 @@ struct Context::Impl {
         if (!(m.flags & runtime::kMemorySet) || m.contents.empty()) return Status();
         std::byte* host = memories[i].buffer->data();
         if (!host)
-            return Status::failure("memory_list entry " + std::to_string(i) +
-                                   ": its contents cannot be written (the buffer is not mapped)");
+            return error("memory_list entry ", i,
+                         ": its contents cannot be written (the buffer is not mapped)");
         for (const runtime::MemoryContent& c : m.contents) {
             const auto& data = loadable().blobs[c.blob].data;
             if (!data.empty()) std::memcpy(host + c.offset, data.data(), data.size());
@@ -465,9 +462,8 @@ struct Context::Impl {
     Result<size_t> memory_of(bool input, uint32_t index) const {
         const auto& ids = input ? loadable().input_memories : loadable().output_memories;
         if (index >= ids.size())
-            return Status::failure(std::string(input ? "input " : "output ") +
-                                   std::to_string(index) + " does not exist: the network has " +
-                                   plural(ids.size(), input ? "input" : "output"));
+            return error(input ? "input " : "output ", index, " does not exist: the network has ",
+                         plural(ids.size(), input ? "input" : "output"));
         return static_cast<size_t>(ids[index]);
     }
 
@@ -487,15 +483,14 @@ struct Context::Impl {
         const std::string what = std::string(input ? "input " : "output ") + std::to_string(index);
         Result<size_t> mem = memory_of(input, index);
         if (!mem) return mem.status();
-        if (!buffer) return Status::failure("bind " + what + ": the buffer is empty");
+        if (!buffer) return error("bind ", what, ": the buffer is empty");
         if (buffer->core != net->core)
-            return Status::failure("bind " + what + ": the buffer belongs to another runtime");
+            return error("bind ", what, ": the buffer belongs to another runtime");
         if (Status s = busy(); !s) return prefixed("bind " + what, s);
         const uint64_t needed = loadable().memories[*mem].size;
         if (buffer->buffer->size() < needed)
-            return Status::failure(
-                "bind " + what + ": the buffer holds " + std::to_string(buffer->buffer->size()) +
-                " bytes, less than the " + std::to_string(needed) + " the tensor's memory needs");
+            return error("bind ", what, ": the buffer holds ", buffer->buffer->size(),
+                         " bytes, less than the ", needed, " the tensor's memory needs");
         Slot& slot = memories[*mem];
         slot.owned.reset();
         slot.buffer = buffer->buffer.get();
@@ -525,30 +520,28 @@ struct Context::Impl {
             for (const runtime::RelocEntry& r : l.relocs) {
                 if (r.address_id != a || (r.interface != 1 && r.interface != 2)) continue;
                 if (r.sub_interface == runtime::kSubInterfaceDependencies)
-                    return Status::failure(what +
-                                           ": a relocation patches the dependency graph "
-                                           "(memory " +
-                                           std::to_string(r.write_id) +
-                                           "), which is not supported");
+                    return error(what,
+                                 ": a relocation patches the dependency graph "
+                                 "(memory ",
+                                 r.write_id, "), which is not supported");
                 if (r.sub_interface != runtime::kSubInterfaceOperations &&
                     r.sub_interface != runtime::kSubInterfaceSurfaces)
                     continue;
                 runtime::Buffer* target = memories[r.write_id].buffer;
                 if (!target || !target->data()) continue;
                 if (target->size() < 4 || r.offset > target->size() - 4)
-                    return Status::failure(what + ": a relocation patches byte offset " +
-                                           std::to_string(r.offset) + " of memory " +
-                                           std::to_string(r.write_id) + ", past its " +
-                                           std::to_string(target->size()) + "-byte buffer");
+                    return error(what, ": a relocation patches byte offset ", r.offset,
+                                 " of memory ", r.write_id, ", past its ", target->size(),
+                                 "-byte buffer");
                 const uint32_t value = r.type == runtime::kRelocLineStride ? line : surface;
                 std::memcpy(target->data() + r.offset, &value, 4);
                 ++patched;
             }
         }
         if (patched == 0)
-            return Status::failure(what +
-                                   ": the loadable has no relocation for its strides, so "
-                                   "they cannot change");
+            return error(what,
+                         ": the loadable has no relocation for its strides, so "
+                         "they cannot change");
         t.strides[1] = line;
         t.strides[2] = surface;
         return Status();
@@ -564,26 +557,23 @@ struct Context::Impl {
             const runtime::AddressEntry& a = l.addresses[l.tasks[t].addresses[k]];
             runtime::Buffer* buffer = memories[a.mem_id].buffer;
             if (!buffer)
-                return Status::failure("DLA task " + std::to_string(t) + ": address-list entry " +
-                                       std::to_string(k) + " points to memory " +
-                                       std::to_string(a.mem_id) +
-                                       ", which has no buffer (it is neither ALLOC nor bound)");
+                return error("DLA task ", t, ": address-list entry ", k, " points to memory ",
+                             a.mem_id, ", which has no buffer (it is neither ALLOC nor bound)");
             task.addresses.push_back({buffer, a.offset});
         }
         return task;
     }
 
-    Result<std::vector<runtime::EmuAddress>> emu_addresses(uint32_t t) const {
+    Result<std::vector<runtime::CpuTaskAddress>> cpu_task_addresses(uint32_t t) const {
         const Loadable& l = loadable();
-        std::vector<runtime::EmuAddress> out;
+        std::vector<runtime::CpuTaskAddress> out;
         for (size_t k = 0; k < l.tasks[t].addresses.size(); ++k) {
             const runtime::AddressEntry& a = l.addresses[l.tasks[t].addresses[k]];
             runtime::Buffer* buffer = memories[a.mem_id].buffer;
             if (!buffer)
-                return Status::failure("EMU task " + std::to_string(t) + ": address-list entry " +
-                                       std::to_string(k) + " points to memory " +
-                                       std::to_string(a.mem_id) + ", which has no buffer");
-            runtime::EmuAddress e;
+                return error("EMU task ", t, ": address-list entry ", k, " points to memory ",
+                             a.mem_id, ", which has no buffer");
+            runtime::CpuTaskAddress e;
             if (buffer->domain() == runtime::MemoryDomain::System && buffer->data() &&
                 a.offset <= buffer->size()) {
                 e.data = buffer->data() + a.offset;
@@ -617,14 +607,14 @@ struct Context::Impl {
             state.record(t, task_name(task, t), profile);
             return prefixed(task_name(task, t), s);
         }
-        Result<std::vector<runtime::EmuAddress>> addresses = emu_addresses(t);
+        Result<std::vector<runtime::CpuTaskAddress>> addresses = cpu_task_addresses(t);
         if (!addresses) return addresses.status();
-        std::vector<runtime::EmuOperationTime> times;
+        std::vector<runtime::CpuTaskOperationTime> times;
         const Clock::time_point start = Clock::now();
-        Status s = runtime::run_emu_task(*addresses, &times);
+        Status s = runtime::run_cpu_task(*addresses, &times);
         std::lock_guard lock(state.mutex);
         state.timing.tasks.push_back({task_name(task, t), t, Clock::now() - start});
-        for (const runtime::EmuOperationTime& op : times)
+        for (const runtime::CpuTaskOperationTime& op : times)
             state.timing.operations.push_back({"EMU " + op.name, t, op.duration});
         return prefixed(task_name(task, t), s);
     }
@@ -634,25 +624,25 @@ struct Context::Impl {
         auto state = std::make_shared<Job::State>();
         state->core = net->core;
         const std::vector<uint32_t> order = schedule();
-        if (!net->has_emu_tasks) {
+        if (!net->has_cpu_tasks) {
             // Hardware only: everything is queued now, the backend keeps the order.
             for (uint32_t t : order) {
                 Result<runtime::Task> task = dla_task(t);
-                Status failure;
+                Status submitted;
                 if (task) {
                     Result<runtime::JobId> id = backend().submit(*task);
                     if (id)
                         state->backend_jobs.push_back({t, *id});
                     else
-                        failure = prefixed("DLA task " + std::to_string(t), id.status());
+                        submitted = prefixed("DLA task " + std::to_string(t), id.status());
                 } else {
-                    failure = task.status();
+                    submitted = task.status();
                 }
-                if (!failure) {
+                if (!submitted) {
                     // What is already queued runs anyway: wait for it before reporting.
                     std::lock_guard lock(state->mutex);
                     (void)state->wait_backend(Clock::time_point::max());
-                    return failure;
+                    return submitted;
                 }
             }
             active = state;
@@ -721,7 +711,7 @@ Status Context::load_image(uint32_t index, const std::string& path,
     const TensorInfo& t = impl_->inputs[index];
     const std::string what = "input " + std::to_string(index) + " '" + t.name + "'";
     const HwConfig* cfg = impl_->net->core->info.hw;
-    if (!cfg) return Status::failure(what + ": the device's configuration is unknown");
+    if (!cfg) return error(what, ": the device's configuration is unknown");
     Result<runtime::InputFormat> format = runtime::input_format_from_pixel_format(t.pixel_format);
     if (!format) return prefixed(what, format.status());
     runtime::InputTensorLayout layout;
@@ -731,8 +721,8 @@ Status Context::load_image(uint32_t index, const std::string& path,
     else if (t.data_type == TensorDataType::Float16)
         layout.precision = Precision::Fp16;
     else
-        return Status::failure(what + " holds " + std::string(to_string(t.data_type)) +
-                               " data: images go into int8 or fp16 tensors");
+        return error(what, " holds ", to_string(t.data_type),
+                     " data: images go into int8 or fp16 tensors");
     layout.dims = t.dims;
     layout.line_stride = t.strides[1];
     layout.surface_stride = t.strides[2];

@@ -30,19 +30,19 @@
 #define LAUNCH_CHILD_ENABLED 0x8
 
 struct launch_proc {
-	int16_t next;	  /* next operation of the queue, -1 at its end */
-	int16_t held[2];  /* programmed operations, the older first */
-	uint8_t count;
+	s16 next;	  /* next operation of the queue, -1 at its end */
+	s16 held[2];  /* programmed operations, the older first */
+	u8 count;
 };
 
-static unsigned int launch_step(const uint8_t *scratch, int op)
+static unsigned int launch_step(const u8 *scratch, int op)
 {
 	return scratch[op] & LAUNCH_STEP_MASK;
 }
 
-static void set_step(uint8_t *scratch, int op, unsigned int s)
+static void set_step(u8 *scratch, int op, unsigned int s)
 {
-	scratch[op] = (uint8_t)((scratch[op] & ~LAUNCH_STEP_MASK) | s);
+	scratch[op] = (u8)((scratch[op] & ~LAUNCH_STEP_MASK) | s);
 }
 
 static void launch_raise(struct nvdla_dla_task *t, int op, unsigned int event)
@@ -59,9 +59,9 @@ static void launch_raise(struct nvdla_dla_task *t, int op, unsigned int event)
 	}
 }
 
-static bool may_complete(const struct nvdla_dla_task *t, const uint8_t *scratch, int op)
+static bool may_complete(const struct nvdla_dla_task *t, const u8 *scratch, int op)
 {
-	int16_t parent = t->graph[op].fused_parent.index;
+	s16 parent = t->graph[op].fused_parent.index;
 
 	if (launch_step(scratch, op) != LAUNCH_ENABLED)
 		return false;
@@ -70,16 +70,16 @@ static bool may_complete(const struct nvdla_dla_task *t, const uint8_t *scratch,
 	return !(scratch[op] & LAUNCH_HAS_CHILD) || (scratch[op] & LAUNCH_CHILD_ENABLED);
 }
 
-int dla_check_launchable(struct nvdla_dla_task *t, uint8_t *scratch, struct nvdla_dla_error *err)
+int dla_check_launchable(struct nvdla_dla_task *t, u8 *scratch, struct nvdla_dla_error *err)
 {
 	struct launch_proc proc[NVDLA_DLA_OP_COUNT];
-	uint32_t n = t->num_operations, done = 0, i;
+	u32 n = t->num_operations, done = 0, i;
 	unsigned int type;
 	bool progress = true;
 
 	memset(scratch, 0, n);
 	for (i = 0; i < n; i++) {
-		int16_t parent = t->graph[i].fused_parent.index;
+		s16 parent = t->graph[i].fused_parent.index;
 
 		t->pending[i] = t->graph[i].dependency_count;
 		if (parent >= 0)
@@ -114,7 +114,7 @@ int dla_check_launchable(struct nvdla_dla_task *t, uint8_t *scratch, struct nvdl
 				int op = p->next;
 
 				set_step(scratch, op, LAUNCH_PROGRAMMED);
-				p->held[p->count++] = (int16_t)op;
+				p->held[p->count++] = (s16)op;
 				p->next = t->graph[op].consumers[type].index;
 				launch_raise(t, op, NVDLA_DLA_EVENT_OP_PROGRAMMED);
 				progress = true;
@@ -122,7 +122,7 @@ int dla_check_launchable(struct nvdla_dla_task *t, uint8_t *scratch, struct nvdl
 			/* Enable what no longer waits. */
 			for (g = 0; g < p->count; g++) {
 				int op = p->held[g];
-				int16_t parent = t->graph[op].fused_parent.index;
+				s16 parent = t->graph[op].fused_parent.index;
 
 				if (launch_step(scratch, op) != LAUNCH_PROGRAMMED || t->pending[op])
 					continue;
@@ -145,12 +145,9 @@ int dla_check_launchable(struct nvdla_dla_task *t, uint8_t *scratch, struct nvdl
 		;
 	if (launch_step(scratch, (int)i) == LAUNCH_QUEUED)
 		return dla_fail(err, NVDLA_DLA_E_GRAPH, (int)i, "dependency_count", done, n,
-				"the task cannot complete: %s operation %u is never programmed, its "
-				"queue is blocked by operations waiting for events that never come "
-				"(a dependency cycle); %u of %u operations could run",
+				"the task cannot complete: %s operation %u is never programmed, its queue is blocked by operations waiting for events that never come (a dependency cycle); %u of %u operations could run",
 				dla_op_name(t->graph[i].op_type), i, done, n);
 	return dla_fail(err, NVDLA_DLA_E_GRAPH, (int)i, "dependency_count", t->pending[i], 0,
-			"the task cannot complete: %s operation %u still waits for %u events that "
-			"are never sent (a dependency cycle); %u of %u operations could run",
+			"the task cannot complete: %s operation %u still waits for %u events that are never sent (a dependency cycle); %u of %u operations could run",
 			dla_op_name(t->graph[i].op_type), i, t->pending[i], done, n);
 }

@@ -6,34 +6,34 @@
 #include "dla_internal.h"
 
 const char *const dla_op_names[NVDLA_DLA_OP_COUNT] = {
-    "BDMA", "CONV", "SDP", "PDP", "CDP", "RUBIK",
+	"BDMA", "CONV", "SDP", "PDP", "CDP", "RUBIK",
 };
 
 static const char *const code_names[NVDLA_DLA_CODE_COUNT] = {
-    [NVDLA_DLA_OK] = "OK",
-    [NVDLA_DLA_E_ARGUMENT] = "E_ARGUMENT",
-    [NVDLA_DLA_E_VERSION] = "E_VERSION",
-    [NVDLA_DLA_E_READ] = "E_READ",
-    [NVDLA_DLA_E_COUNT] = "E_COUNT",
-    [NVDLA_DLA_E_ADDRESS] = "E_ADDRESS",
-    [NVDLA_DLA_E_LIST] = "E_LIST",
-    [NVDLA_DLA_E_OP_INDEX] = "E_OP_INDEX",
-    [NVDLA_DLA_E_OP_TYPE] = "E_OP_TYPE",
-    [NVDLA_DLA_E_EVENT] = "E_EVENT",
-    [NVDLA_DLA_E_GRAPH] = "E_GRAPH",
-    [NVDLA_DLA_E_LUT_INDEX] = "E_LUT_INDEX",
-    [NVDLA_DLA_E_ENUM] = "E_ENUM",
-    [NVDLA_DLA_E_FIELD] = "E_FIELD",
-    [NVDLA_DLA_E_ALIGN] = "E_ALIGN",
-    [NVDLA_DLA_E_STRIDE] = "E_STRIDE",
-    [NVDLA_DLA_E_EXTENT] = "E_EXTENT",
-    [NVDLA_DLA_E_MEMORY] = "E_MEMORY",
-    [NVDLA_DLA_E_UNSUPPORTED] = "E_UNSUPPORTED",
-    [NVDLA_DLA_E_STORAGE] = "E_STORAGE",
-    [NVDLA_DLA_E_BUSY] = "E_BUSY",
-    [NVDLA_DLA_E_STATE] = "E_STATE",
-    [NVDLA_DLA_E_TIMEOUT] = "E_TIMEOUT",
-    [NVDLA_DLA_E_HARDWARE] = "E_HARDWARE",
+	[NVDLA_DLA_OK] = "OK",
+	[NVDLA_DLA_E_ARGUMENT] = "E_ARGUMENT",
+	[NVDLA_DLA_E_VERSION] = "E_VERSION",
+	[NVDLA_DLA_E_READ] = "E_READ",
+	[NVDLA_DLA_E_COUNT] = "E_COUNT",
+	[NVDLA_DLA_E_ADDRESS] = "E_ADDRESS",
+	[NVDLA_DLA_E_LIST] = "E_LIST",
+	[NVDLA_DLA_E_OP_INDEX] = "E_OP_INDEX",
+	[NVDLA_DLA_E_OP_TYPE] = "E_OP_TYPE",
+	[NVDLA_DLA_E_EVENT] = "E_EVENT",
+	[NVDLA_DLA_E_GRAPH] = "E_GRAPH",
+	[NVDLA_DLA_E_LUT_INDEX] = "E_LUT_INDEX",
+	[NVDLA_DLA_E_ENUM] = "E_ENUM",
+	[NVDLA_DLA_E_FIELD] = "E_FIELD",
+	[NVDLA_DLA_E_ALIGN] = "E_ALIGN",
+	[NVDLA_DLA_E_STRIDE] = "E_STRIDE",
+	[NVDLA_DLA_E_EXTENT] = "E_EXTENT",
+	[NVDLA_DLA_E_MEMORY] = "E_MEMORY",
+	[NVDLA_DLA_E_UNSUPPORTED] = "E_UNSUPPORTED",
+	[NVDLA_DLA_E_STORAGE] = "E_STORAGE",
+	[NVDLA_DLA_E_BUSY] = "E_BUSY",
+	[NVDLA_DLA_E_STATE] = "E_STATE",
+	[NVDLA_DLA_E_TIMEOUT] = "E_TIMEOUT",
+	[NVDLA_DLA_E_HARDWARE] = "E_HARDWARE",
 };
 
 const char *nvdla_dla_code_name(int code)
@@ -77,8 +77,8 @@ void dla_clear_error(struct nvdla_dla_error *err)
 	err->message[0] = '\0';
 }
 
-int dla_fail(struct nvdla_dla_error *err, int code, int op, const char *field, uint64_t value,
-	     uint64_t limit, const char *fmt, ...)
+int dla_fail(struct nvdla_dla_error *err, int code, int op, const char *field, u64 value, u64 limit,
+	     const char *fmt, ...)
 {
 	va_list args;
 	int used = 0;

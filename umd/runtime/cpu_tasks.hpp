@@ -1,8 +1,8 @@
-// EMU1 tasks: the operations the original compiler leaves to the CPU (softmax and power), and
-// this project's CPU operations (CPU tasks: the builder's cpu_op), run by the runtime between DLA
-// tasks.
+// CPU tasks (loadable interface EMU1): the operations the original compiler leaves to the CPU
+// (softmax and power), and this project's CPU operations (CPU tasks: the builder's cpu_op), run by
+// the runtime between DLA tasks.
 //
-// An EMU task's address list holds, at entry 0, its network descriptor (operation list index,
+// A CPU task's address list holds, at entry 0, its network descriptor (operation list index,
 // buffer-descriptor list index, operation count); the operation list holds one slot per
 // operation and the buffer list one {source, destination} pair of 256-byte descriptors. Two
 // layouts exist, both with blob version 0.0.1:
@@ -31,37 +31,37 @@
 
 namespace nvdla::runtime {
 
-enum class EmuLayout : uint8_t { Original, Current };
+enum class CpuTaskLayout : uint8_t { Original, Current };
 
-// One address-list entry of an EMU task as the CPU sees it.
-struct EmuAddress {
+// One address-list entry of a CPU task as the CPU sees it.
+struct CpuTaskAddress {
     std::byte* data = nullptr;  // nullptr: not reachable by the CPU (SRAM)
     uint64_t size = 0;          // bytes from data to the end of the buffer
     uint64_t declared = 0;      // the loadable's size for the entry (0 if none)
 };
 
-struct EmuOperationTime {
+struct CpuTaskOperationTime {
     std::string name;  // "power", "softmax"
     std::chrono::nanoseconds duration{0};
 };
 
 // What the task's descriptors say before anything runs: the layout, each operation's type and
 // the scale factors of the buffers it reads and writes (for tensor quantization queries).
-struct EmuOperationInfo {
+struct CpuTaskOperationInfo {
     uint8_t type = 0;  // 0 power, 1 softmax, kCpuOpTypeBase + CpuOpKind
     int16_t source_address = -1, destination_address = -1;
     float input_scale = 1.0f, output_scale = 1.0f;
     bool int8 = false;
 };
-struct EmuTaskInfo {
-    EmuLayout layout = EmuLayout::Current;
-    std::vector<EmuOperationInfo> operations;
+struct CpuTaskInfo {
+    CpuTaskLayout layout = CpuTaskLayout::Current;
+    std::vector<CpuTaskOperationInfo> operations;
 };
 
 // ---- CPU tasks (the extended encoding; docs/runtime.md "CPU tasks") ----
 // Operation type of a CPU operation: kCpuOpTypeBase + builder::CpuOpKind.
 inline constexpr uint8_t kCpuOpTypeBase = 16;
-inline constexpr uint8_t kCpuOpKindCount = static_cast<uint8_t>(builder::CpuOpKind::Reshape) + 1;
+inline constexpr uint8_t kCpuOpKindCount = static_cast<uint8_t>(builder::CpuOpKind::Mish) + 1;
 // Operation 0 of a task holding CPU operations is a marker: a power operation with an FF16 source
 // and a destination of format kCpuTaskMarkerFormat carrying kCpuTaskMagic at byte 32. The
 // original runtime stops the task there (source and destination formats differ); this one skips
@@ -80,11 +80,11 @@ Result<Dims4> cpu_op_output_dims(builder::CpuOpKind kind, std::span<const Dims4>
                                  std::span<const int64_t> ints, size_t float_count,
                                  Dims4 reshape_dims);
 
-// Decodes an EMU task's descriptors (no execution).
-Result<EmuTaskInfo> inspect_emu_task(std::span<const EmuAddress> addresses);
+// Decodes a CPU task's descriptors (no execution).
+Result<CpuTaskInfo> inspect_cpu_task(std::span<const CpuTaskAddress> addresses);
 
-// Runs every operation of an EMU task in order; `times` (optional) gets one entry per operation.
-Status run_emu_task(std::span<const EmuAddress> addresses,
-                    std::vector<EmuOperationTime>* times = nullptr);
+// Runs every operation of a CPU task in order; `times` (optional) gets one entry per operation.
+Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
+                    std::vector<CpuTaskOperationTime>* times = nullptr);
 
 }  // namespace nvdla::runtime

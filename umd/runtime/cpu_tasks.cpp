@@ -1,4 +1,4 @@
-#include "emu_ops.hpp"
+#include "cpu_tasks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -76,11 +76,11 @@ struct Cube {
     }
 };
 
-std::string format_name(EmuLayout layout, uint16_t format) {
+std::string format_name(CpuTaskLayout layout, uint16_t format) {
     static const char* const original[] = {"INT8", "INT16", "FF16"};
     static const char* const current[] = {"INT8", "INT8_8", "INT16", "FF16", "UINT8", "UINT16"};
-    if (layout == EmuLayout::Original && format < 3) return original[format];
-    if (layout == EmuLayout::Current && format < 6) return current[format];
+    if (layout == CpuTaskLayout::Original && format < 3) return original[format];
+    if (layout == CpuTaskLayout::Current && format < 6) return current[format];
     return "unknown format " + std::to_string(format);
 }
 
@@ -89,28 +89,25 @@ std::string format_name(EmuLayout layout, uint16_t format) {
 Status check_strides(const Cube& cube, const std::string& where) {
     const uint64_t atoms = uint64_t(cube.width) * cube.lanes * cube.bytes_per_element;
     if (cube.height > 1 && cube.line_stride < atoms)
-        return Status::failure(where + ": line stride " + std::to_string(cube.line_stride) +
-                               " is smaller than a line of " + std::to_string(cube.width) +
-                               " atoms (" + std::to_string(atoms) + " bytes)");
+        return error(where, ": line stride ", cube.line_stride, " is smaller than a line of ",
+                     cube.width, " atoms (", atoms, " bytes)");
     const uint64_t plane = uint64_t(cube.height - 1) * cube.line_stride + atoms;
     if (cube.channels > cube.lanes && cube.surface_stride < plane)
-        return Status::failure(where + ": surface stride " + std::to_string(cube.surface_stride) +
-                               " is smaller than a surface of " + std::to_string(cube.height) +
-                               " lines (" + std::to_string(plane) + " bytes)");
+        return error(where, ": surface stride ", cube.surface_stride,
+                     " is smaller than a surface of ", cube.height, " lines (", plane, " bytes)");
     return Status();
 }
 
-class EmuTask {
+class CpuTask {
   public:
-    explicit EmuTask(std::span<const EmuAddress> addresses) : addresses_(addresses) {}
+    explicit CpuTask(std::span<const CpuTaskAddress> addresses) : addresses_(addresses) {}
 
     Status decode() {
-        if (addresses_.empty()) return Status::failure("EMU task: its address list is empty");
-        const EmuAddress& head = addresses_[0];
+        if (addresses_.empty()) return error("EMU task: its address list is empty");
+        const CpuTaskAddress& head = addresses_[0];
         if (!head.data || head.size < kNetworkDescBytes)
-            return Status::failure("EMU task: address-list entry 0 holds " +
-                                   std::to_string(head.size) +
-                                   " bytes, too few for the network descriptor");
+            return error("EMU task: address-list entry 0 holds ", head.size,
+                         " bytes, too few for the network descriptor");
         op_index_ = load<int16_t>(head.data);
         buffer_index_ = load<int16_t>(head.data + 2);
         num_ops_ = load<uint16_t>(head.data + 4);
@@ -118,36 +115,34 @@ class EmuTask {
         Status s;
         if (!(s = list_entry(op_index_, "operation list"))) return s;
         if (!(s = list_entry(buffer_index_, "buffer-descriptor list"))) return s;
-        const EmuAddress& ops = addresses_[static_cast<size_t>(op_index_)];
+        const CpuTaskAddress& ops = addresses_[static_cast<size_t>(op_index_)];
         const uint64_t declared = ops.declared ? std::min(ops.declared, ops.size) : ops.size;
         if (declared == kOriginalOpSlot * num_ops_) {
-            layout_ = EmuLayout::Original;
+            layout_ = CpuTaskLayout::Original;
         } else if (declared == kCurrentOpSlot * num_ops_) {
-            layout_ = EmuLayout::Current;
+            layout_ = CpuTaskLayout::Current;
         } else {
-            return Status::failure(
+            return error(
                 "EMU task: cannot tell the descriptor layout: the operation "
-                "list is " +
-                std::to_string(declared) + " bytes for " + std::to_string(num_ops_) +
-                " operations (16 or 24 bytes each expected)");
+                "list is ",
+                declared, " bytes for ", num_ops_, " operations (16 or 24 bytes each expected)");
         }
-        const EmuAddress& buffers = addresses_[static_cast<size_t>(buffer_index_)];
+        const CpuTaskAddress& buffers = addresses_[static_cast<size_t>(buffer_index_)];
         if (buffers.size < kBufferPairBytes * num_ops_)
-            return Status::failure("EMU task: the buffer-descriptor list holds " +
-                                   std::to_string(buffers.size) + " bytes, too few for " +
-                                   std::to_string(num_ops_) + " operations (" +
-                                   std::to_string(kBufferPairBytes) + " bytes each)");
+            return error("EMU task: the buffer-descriptor list holds ", buffers.size,
+                         " bytes, too few for ", num_ops_, " operations (", kBufferPairBytes,
+                         " bytes each)");
         return Status();
     }
 
     uint16_t num_operations() const { return num_ops_; }
-    EmuLayout layout() const { return layout_; }
+    CpuTaskLayout layout() const { return layout_; }
 
     OpDesc operation(uint16_t i) const {
         const std::byte* p = addresses_[static_cast<size_t>(op_index_)].data + i * slot_bytes();
         OpDesc d;
         d.type = load<uint8_t>(p);
-        if (layout_ == EmuLayout::Current) {
+        if (layout_ == CpuTaskLayout::Current) {
             d.input_scale = load<float>(p + 4);
             d.output_scale = load<float>(p + 8);
             p += 12;
@@ -158,7 +153,7 @@ class EmuTask {
             d.power = load<float>(p);
             d.scale = load<float>(p + 4);
             d.shift = load<float>(p + 8);
-        } else if (d.type >= kCpuOpTypeBase && layout_ == EmuLayout::Current) {
+        } else if (d.type >= kCpuOpTypeBase && layout_ == CpuTaskLayout::Current) {
             const std::byte* slot = p - 12;
             d.inputs = load<uint8_t>(slot + 1);
             d.second_input_scale = load<float>(slot + 12);
@@ -178,7 +173,7 @@ class EmuTask {
 
     // Whether operation 0 is the CPU-task marker.
     bool has_cpu_marker() const {
-        if (num_ops_ == 0 || layout_ != EmuLayout::Current) return false;
+        if (num_ops_ == 0 || layout_ != CpuTaskLayout::Current) return false;
         const OpDesc d = operation(0);
         const BufferDesc src = buffer(0, false), dst = buffer(0, true);
         return d.type == kOpPower && src.format == kFormatFp16 &&
@@ -196,23 +191,20 @@ class EmuTask {
         const int16_t index = load<int16_t>(ref);
         const uint32_t offset = load<uint32_t>(ref + 2);
         if (index < 0 || static_cast<size_t>(index) >= addresses_.size())
-            return Status::failure(where + ": the parameter address index " +
-                                   std::to_string(index) + " is not one of the task's " +
-                                   std::to_string(addresses_.size()) + " address-list entries");
-        const EmuAddress& a = addresses_[static_cast<size_t>(index)];
+            return error(where, ": the parameter address index ", index,
+                         " is not one of the task's ", addresses_.size(), " address-list entries");
+        const CpuTaskAddress& a = addresses_[static_cast<size_t>(index)];
         if (!a.data)
-            return Status::failure(where +
-                                   ": the parameters lie in SRAM, which the CPU cannot "
-                                   "reach");
+            return error(where,
+                         ": the parameters lie in SRAM, which the CPU cannot "
+                         "reach");
         const uint64_t bytes = 4 * (uint64_t(d.int_count) + d.float_count);
         if (offset > a.size || bytes > a.size - offset)
-            return Status::failure(where + ": " + std::to_string(d.int_count) + " int and " +
-                                   std::to_string(d.float_count) + " float parameters at offset " +
-                                   std::to_string(offset) +
-                                   " reach past the end of address-list "
-                                   "entry " +
-                                   std::to_string(index) + " (" + std::to_string(a.size) +
-                                   " bytes)");
+            return error(where, ": ", d.int_count, " int and ", d.float_count,
+                         " float parameters at offset ", offset,
+                         " reach past the end of address-list "
+                         "entry ",
+                         index, " (", a.size, " bytes)");
         const std::byte* p = a.data + offset;
         out.ints.resize(d.int_count);
         for (uint32_t k = 0; k < d.int_count; ++k) out.ints[k] = load<int32_t>(p + 4 * k);
@@ -230,7 +222,7 @@ class EmuTask {
     BufferDesc buffer_at(const std::byte* p) const {
         BufferDesc b;
         b.address = load<int16_t>(p);
-        if (layout_ == EmuLayout::Current) {
+        if (layout_ == CpuTaskLayout::Current) {
             b.offset = load<uint32_t>(p + 2);
             p += 4;
         }
@@ -249,8 +241,8 @@ class EmuTask {
     Result<Cube> resolve(const BufferDesc& b, const std::string& where) const {
         Cube cube;
         const uint16_t int8 = 0;
-        const uint16_t int8_x8 = layout_ == EmuLayout::Current ? 1 : 0xffff;
-        const uint16_t fp16 = layout_ == EmuLayout::Current ? 3 : 2;
+        const uint16_t int8_x8 = layout_ == CpuTaskLayout::Current ? 1 : 0xffff;
+        const uint16_t fp16 = layout_ == CpuTaskLayout::Current ? 3 : 2;
         if (b.format == int8) {
             cube.element = Element::Int8;
             cube.bytes_per_element = 1;
@@ -264,17 +256,16 @@ class EmuTask {
             cube.bytes_per_element = 2;
             cube.lanes = 16;
         } else {
-            return Status::failure(where + ": " + format_name(layout_, b.format) +
-                                   " data is not supported (int8 and fp16 are)");
+            return error(where, ": ", format_name(layout_, b.format),
+                         " data is not supported (int8 and fp16 are)");
         }
         if (b.address < 0 || static_cast<size_t>(b.address) >= addresses_.size())
-            return Status::failure(where + ": address index " + std::to_string(b.address) +
-                                   " is not one of the task's " +
-                                   std::to_string(addresses_.size()) + " address-list entries");
-        const EmuAddress& a = addresses_[static_cast<size_t>(b.address)];
+            return error(where, ": address index ", b.address, " is not one of the task's ",
+                         addresses_.size(), " address-list entries");
+        const CpuTaskAddress& a = addresses_[static_cast<size_t>(b.address)];
         if (!a.data)
-            return Status::failure(where + ": address-list entry " + std::to_string(b.address) +
-                                   " lies in SRAM, which the CPU cannot reach");
+            return error(where, ": address-list entry ", b.address,
+                         " lies in SRAM, which the CPU cannot reach");
         cube.width = b.width;
         cube.height = b.height;
         cube.channels = b.channels;
@@ -294,12 +285,10 @@ class EmuTask {
                                 uint64_t(b.width - 1) * cube.lanes * cube.bytes_per_element +
                                 cube.bytes_per_element;
         if (b.offset > a.size || extent > a.size - b.offset)
-            return Status::failure(
-                where + ": " + std::to_string(b.width) + "x" + std::to_string(b.height) + "x" +
-                std::to_string(b.channels) + " elements at offset " + std::to_string(b.offset) +
-                " reach " + std::to_string(b.offset + extent) +
-                " bytes, past the end of address-list entry " + std::to_string(b.address) + " (" +
-                std::to_string(a.size) + " bytes)");
+            return error(where, ": ", b.width, "x", b.height, "x", b.channels,
+                         " elements at offset ", b.offset, " reach ", b.offset + extent,
+                         " bytes, past the end of address-list entry ", b.address, " (", a.size,
+                         " bytes)");
         if (Status s = check_strides(cube, where); !s) return s;
         cube.base = a.data + b.offset;
         return cube;
@@ -308,22 +297,20 @@ class EmuTask {
   private:
     Status list_entry(int16_t index, const char* what) const {
         if (index < 0 || static_cast<size_t>(index) >= addresses_.size())
-            return Status::failure("EMU task: the " + std::string(what) + " index " +
-                                   std::to_string(index) + " is not one of the task's " +
-                                   std::to_string(addresses_.size()) + " address-list entries");
+            return error("EMU task: the ", what, " index ", index, " is not one of the task's ",
+                         addresses_.size(), " address-list entries");
         if (!addresses_[static_cast<size_t>(index)].data)
-            return Status::failure("EMU task: the " + std::string(what) +
-                                   " lies in SRAM, which the CPU cannot reach");
+            return error("EMU task: the ", what, " lies in SRAM, which the CPU cannot reach");
         return Status();
     }
     uint64_t slot_bytes() const {
-        return layout_ == EmuLayout::Current ? kCurrentOpSlot : kOriginalOpSlot;
+        return layout_ == CpuTaskLayout::Current ? kCurrentOpSlot : kOriginalOpSlot;
     }
 
-    std::span<const EmuAddress> addresses_;
+    std::span<const CpuTaskAddress> addresses_;
     int16_t op_index_ = -1, buffer_index_ = -1;
     uint16_t num_ops_ = 0;
-    EmuLayout layout_ = EmuLayout::Current;
+    CpuTaskLayout layout_ = CpuTaskLayout::Current;
 };
 
 // The original's float -> int8: clamp, then truncate toward zero (NaN gives 0).
@@ -339,12 +326,10 @@ float read_value(const Cube& cube, const std::byte* p) {
 
 Status check_same_shape(const BufferDesc& src, const BufferDesc& dst, uint16_t op) {
     if (src.format != dst.format)
-        return Status::failure(
-            "EMU operation " + std::to_string(op) + ": source and destination formats differ (" +
-            std::to_string(src.format) + " and " + std::to_string(dst.format) + ")");
+        return error("EMU operation ", op, ": source and destination formats differ (", src.format,
+                     " and ", dst.format, ")");
     if (src.width != dst.width || src.height != dst.height || src.channels != dst.channels)
-        return Status::failure("EMU operation " + std::to_string(op) +
-                               ": source and destination shapes differ");
+        return error("EMU operation ", op, ": source and destination shapes differ");
     return Status();
 }
 
@@ -404,7 +389,7 @@ bool is_binary(CpuOpKind k) {
     return k >= CpuOpKind::Add && k <= CpuOpKind::Pow;
 }
 bool is_unary(CpuOpKind k) {
-    return k >= CpuOpKind::Exp && k <= CpuOpKind::Relu;
+    return (k >= CpuOpKind::Exp && k <= CpuOpKind::Relu) || k == CpuOpKind::Mish;
 }
 bool is_reduce(CpuOpKind k) {
     return k >= CpuOpKind::ReduceSum && k <= CpuOpKind::ReduceMin;
@@ -474,6 +459,8 @@ float unary(CpuOpKind k, float x) {
         case CpuOpKind::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
         case CpuOpKind::Tanh: return std::tanh(x);
         case CpuOpKind::Relu: return std::max(x, 0.0f);
+        case CpuOpKind::Mish:
+            return x * std::tanh(std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0f));
         default: return x;
     }
 }
@@ -610,19 +597,18 @@ std::vector<float> compute_cpu_op(CpuOpKind kind, const std::vector<std::vector<
     return y;
 }
 
-Status run_cpu_op(const EmuTask& task, uint16_t op, const OpDesc& d, bool marked,
+Status run_cpu_op(const CpuTask& task, uint16_t op, const OpDesc& d, bool marked,
                   const std::string& where) {
     const auto kind = static_cast<CpuOpKind>(d.type - kCpuOpTypeBase);
     const std::string name = where + " (CPU " + cpu_op_name(kind) + ")";
-    if (task.layout() != EmuLayout::Current)
-        return Status::failure(name + ": CPU operations need the current descriptor layout");
+    if (task.layout() != CpuTaskLayout::Current)
+        return error(name, ": CPU operations need the current descriptor layout");
     if (!marked)
-        return Status::failure(name +
-                               ": the task does not start with the CPU-task marker "
-                               "operation that keeps the original runtime from running it");
+        return error(name,
+                     ": the task does not start with the CPU-task marker "
+                     "operation that keeps the original runtime from running it");
     if (d.inputs != 1 && d.inputs != 2)
-        return Status::failure(name + ": it names " + std::to_string(d.inputs) +
-                               " inputs (1 or 2 are possible)");
+        return error(name, ": it names ", unsigned(d.inputs), " inputs (1 or 2 are possible)");
     Result<CpuParams> params = task.parameters(op, d, name);
     if (!params) return params.status();
     std::vector<BufferDesc> descs = {task.buffer(op, false)};
@@ -643,8 +629,8 @@ Status run_cpu_op(const EmuTask& task, uint16_t op, const OpDesc& d, bool marked
         cpu_op_output_dims(kind, in_dims, params->ints, params->floats.size(), dst_dims);
     if (!out) return out.status().context(name);
     if (*out != dst_dims)
-        return Status::failure(name + ": the destination is " + dims_text(dst_dims) +
-                               ", the operation gives " + dims_text(*out));
+        return error(name, ": the destination is ", dims_text(dst_dims), ", the operation gives ",
+                     dims_text(*out));
     const float scales[2] = {d.input_scale, d.second_input_scale};
     std::vector<std::vector<float>> values;
     for (size_t k = 0; k < inputs.size(); ++k) values.push_back(read_dense(inputs[k], scales[k]));
@@ -660,7 +646,7 @@ const char* cpu_op_name(builder::CpuOpKind kind) {
         "neg",        "abs",         "erf",        "sigmoid",     "tanh",       "relu",
         "pow scalar", "add",         "sub",        "mul",         "div",        "max",
         "min",        "pow",         "reduce sum", "reduce mean", "reduce max", "reduce min",
-        "matmul",     "layer norm",  "gather",     "transpose",   "reshape"};
+        "matmul",     "layer norm",  "gather",     "transpose",   "reshape",    "mish"};
     const auto k = static_cast<size_t>(kind);
     return k < kCpuOpKindCount ? names[k] : "unknown";
 }
@@ -790,28 +776,29 @@ Result<Dims4> cpu_op_output_dims(builder::CpuOpKind kind, std::span<const Dims4>
     }
 }
 
-Result<EmuTaskInfo> inspect_emu_task(std::span<const EmuAddress> addresses) {
-    EmuTask task(addresses);
+Result<CpuTaskInfo> inspect_cpu_task(std::span<const CpuTaskAddress> addresses) {
+    CpuTask task(addresses);
     if (Status s = task.decode(); !s) return s;
-    EmuTaskInfo info;
+    CpuTaskInfo info;
     info.layout = task.layout();
     for (uint16_t i = 0; i < task.num_operations(); ++i) {
         const OpDesc d = task.operation(i);
         const BufferDesc src = task.buffer(i, false), dst = task.buffer(i, true);
-        EmuOperationInfo op;
+        CpuTaskOperationInfo op;
         op.type = d.type;
         op.source_address = src.address;
         op.destination_address = dst.address;
         op.input_scale = d.input_scale;
         op.output_scale = d.output_scale;
-        op.int8 = src.format == 0 || (task.layout() == EmuLayout::Current && src.format == 1);
+        op.int8 = src.format == 0 || (task.layout() == CpuTaskLayout::Current && src.format == 1);
         info.operations.push_back(op);
     }
     return info;
 }
 
-Status run_emu_task(std::span<const EmuAddress> addresses, std::vector<EmuOperationTime>* times) {
-    EmuTask task(addresses);
+Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
+                    std::vector<CpuTaskOperationTime>* times) {
+    CpuTask task(addresses);
     if (Status s = task.decode(); !s) return s;
     const bool marked = task.has_cpu_marker();
     for (uint16_t i = marked ? 1 : 0; i < task.num_operations(); ++i) {
@@ -827,10 +814,10 @@ Status run_emu_task(std::span<const EmuAddress> addresses, std::vector<EmuOperat
             continue;
         }
         if (d.type != kOpPower && d.type != kOpSoftmax)
-            return Status::failure(where + ": type " + std::to_string(d.type) +
-                                   " is neither power (0), softmax (1) nor a CPU operation (" +
-                                   std::to_string(kCpuOpTypeBase) + " to " +
-                                   std::to_string(kCpuOpTypeBase + kCpuOpKindCount - 1) + ")");
+            return error(where, ": type ", unsigned(d.type),
+                         " is neither power (0), softmax (1) nor a CPU operation (",
+                         unsigned(kCpuOpTypeBase), " to ", kCpuOpTypeBase + kCpuOpKindCount - 1,
+                         ")");
         const BufferDesc src_desc = task.buffer(i, false), dst_desc = task.buffer(i, true);
         if (Status s = check_same_shape(src_desc, dst_desc, i); !s) return s;
         Result<Cube> src = task.resolve(src_desc, where + " source");

@@ -24,14 +24,14 @@
 
 /* The unit whose S_POINTER (or STATUS) tells a processor's hardware group. */
 static const enum nvdla_unit main_unit[NVDLA_DLA_OP_COUNT] = {
-    NVDLA_UNIT_BDMA, NVDLA_UNIT_CACC, NVDLA_UNIT_SDP,
-    NVDLA_UNIT_PDP,  NVDLA_UNIT_CDP,  NVDLA_UNIT_RBK,
+	NVDLA_UNIT_BDMA, NVDLA_UNIT_CACC, NVDLA_UNIT_SDP,
+	NVDLA_UNIT_PDP,	 NVDLA_UNIT_CDP,  NVDLA_UNIT_RBK,
 };
 
 /* The read DMA unit of a processor, or NVDLA_UNIT_COUNT. */
 static const enum nvdla_unit rdma_unit[NVDLA_DLA_OP_COUNT] = {
-    NVDLA_UNIT_COUNT,	 NVDLA_UNIT_COUNT,    NVDLA_UNIT_SDP_RDMA,
-    NVDLA_UNIT_PDP_RDMA, NVDLA_UNIT_CDP_RDMA, NVDLA_UNIT_COUNT,
+	NVDLA_UNIT_COUNT,    NVDLA_UNIT_COUNT,	  NVDLA_UNIT_SDP_RDMA,
+	NVDLA_UNIT_PDP_RDMA, NVDLA_UNIT_CDP_RDMA, NVDLA_UNIT_COUNT,
 };
 
 size_t nvdla_dla_engine_size(void)
@@ -97,10 +97,9 @@ bool nvdla_dla_engine_busy(const struct nvdla_dla_engine *engine)
 	return engine && engine->magic == DLA_ENGINE_MAGIC && engine->task;
 }
 
-int dla_poll(struct nvdla_dla_engine *e, enum nvdla_unit unit, uint32_t reg, uint32_t mask,
-	     uint32_t *value)
+int dla_poll(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg, u32 mask, u32 *value)
 {
-	uint32_t v = 0;
+	u32 v = 0;
 	int i;
 
 	for (i = 0; i < NVDLA_DLA_POLL_LIMIT; i++) {
@@ -121,13 +120,14 @@ int dla_poll(struct nvdla_dla_engine *e, enum nvdla_unit unit, uint32_t reg, uin
 void dla_set_producer(struct dla_op_ctx *c, unsigned int type)
 {
 	static const enum nvdla_unit conv_units[] = {
-	    NVDLA_UNIT_CACC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CSC, NVDLA_UNIT_CDMA,
+		NVDLA_UNIT_CACC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B,
+		NVDLA_UNIT_CSC,	 NVDLA_UNIT_CDMA,
 	};
 	unsigned int i;
 
 	switch (type) {
 	case NVDLA_DLA_OP_CONV:
-		for (i = 0; i < sizeof(conv_units) / sizeof(conv_units[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(conv_units); i++)
 			dla_wr(c->e, conv_units[i], NVDLA_CACC_S_POINTER,
 			       NVDLA_FIELD_SET(CACC, S_POINTER, PRODUCER, c->group));
 		break;
@@ -166,7 +166,7 @@ static bool op_uses_rdma(const struct nvdla_dla_task *t, int op)
 	}
 }
 
-static int16_t op_lut(const struct nvdla_dla_task *t, int op)
+static s16 op_lut(const struct nvdla_dla_task *t, int op)
 {
 	switch (t->graph[op].op_type) {
 	case NVDLA_DLA_OP_SDP:
@@ -187,7 +187,7 @@ static int16_t op_lut(const struct nvdla_dla_task *t, int op)
 static bool can_program(const struct nvdla_dla_engine *e, unsigned int type, int op, int g)
 {
 	const struct dla_group *other = &e->proc[type].groups[!g];
-	int16_t lut;
+	s16 lut;
 
 	if (type == NVDLA_DLA_OP_BDMA)
 		return other->op < 0 || other->enabled;
@@ -200,11 +200,11 @@ static bool can_program(const struct nvdla_dla_engine *e, unsigned int type, int
 }
 
 /* The hardware's consumer group of a processor's unit (the next to run). */
-static uint8_t hw_consumer(struct nvdla_dla_engine *e, enum nvdla_unit unit)
+static u8 hw_consumer(struct nvdla_dla_engine *e, enum nvdla_unit unit)
 {
-	uint32_t v = dla_rd(e, unit, DLA_S_POINTER);
+	u32 v = dla_rd(e, unit, DLA_S_POINTER);
 
-	return (uint8_t)NVDLA_FIELD_GET(SDP, S_POINTER, CONSUMER, v);
+	return (u8)NVDLA_FIELD_GET(SDP, S_POINTER, CONSUMER, v);
 }
 
 static int program_op(struct nvdla_dla_engine *e, unsigned int type, int op, int g,
@@ -212,8 +212,8 @@ static int program_op(struct nvdla_dla_engine *e, unsigned int type, int op, int
 {
 	static int (*const program[NVDLA_DLA_OP_COUNT])(struct dla_op_ctx *,
 							struct nvdla_dla_error *) = {
-	    dla_bdma_program, dla_conv_program, dla_sdp_program,
-	    dla_pdp_program,  dla_cdp_program,	dla_rubik_program,
+		dla_bdma_program, dla_conv_program, dla_sdp_program,
+		dla_pdp_program,  dla_cdp_program,  dla_rubik_program,
 	};
 	struct dla_processor *proc = &e->proc[type];
 	struct dla_group *grp = &proc->groups[g];
@@ -226,7 +226,7 @@ static int program_op(struct nvdla_dla_engine *e, unsigned int type, int op, int
 	c.index = op;
 	c.op = &t->ops[op];
 	c.surf = &t->surfaces[op];
-	c.group = (uint8_t)g;
+	c.group = (u8)g;
 	c.uses_rdma = op_uses_rdma(t, op);
 	c.rdma = 0;
 	if (c.uses_rdma) {
@@ -239,14 +239,13 @@ static int program_op(struct nvdla_dla_engine *e, unsigned int type, int op, int
 					"%s: both read DMA groups are in use", dla_op_name(type));
 	}
 	if (type != NVDLA_DLA_OP_BDMA) {
-		uint32_t status = dla_rd(e, main_unit[type], DLA_S_STATUS);
-		uint32_t state = g ? NVDLA_FIELD_GET(SDP, S_STATUS, STATUS_1, status)
-				   : NVDLA_FIELD_GET(SDP, S_STATUS, STATUS_0, status);
+		u32 status = dla_rd(e, main_unit[type], DLA_S_STATUS);
+		u32 state = g ? NVDLA_FIELD_GET(SDP, S_STATUS, STATUS_1, status)
+			      : NVDLA_FIELD_GET(SDP, S_STATUS, STATUS_0, status);
 
 		if (state != NVDLA_SDP_S_STATUS_STATUS_0_IDLE)
 			return dla_fail(err, NVDLA_DLA_E_HARDWARE, op, "S_STATUS", state, 0,
-					"%s register group %d is not idle (status %u) although no "
-					"operation of this task holds it",
+					"%s register group %d is not idle (status %u) although no operation of this task holds it",
 					dla_op_name(type), g, state);
 	}
 
@@ -254,7 +253,7 @@ static int program_op(struct nvdla_dla_engine *e, unsigned int type, int op, int
 	ret = program[type](&c, err);
 	if (ret)
 		return ret;
-	grp->op = (int16_t)op;
+	grp->op = (s16)op;
 	grp->programmed = true;
 	grp->enabled = false;
 	grp->events = 0;
@@ -262,7 +261,7 @@ static int program_op(struct nvdla_dla_engine *e, unsigned int type, int op, int
 	grp->rdma = c.rdma;
 	grp->lut = op_lut(t, op);
 	if (c.uses_rdma)
-		proc->rdma_busy |= (uint8_t)(1u << c.rdma);
+		proc->rdma_busy |= (u8)(1u << c.rdma);
 	return 0;
 }
 
@@ -271,8 +270,8 @@ static int enable_op(struct nvdla_dla_engine *e, unsigned int type, int g,
 {
 	static int (*const enable[NVDLA_DLA_OP_COUNT])(struct dla_op_ctx *,
 						       struct nvdla_dla_error *) = {
-	    dla_bdma_enable, dla_conv_enable, dla_sdp_enable,
-	    dla_pdp_enable,  dla_cdp_enable,  dla_rubik_enable,
+		dla_bdma_enable, dla_conv_enable, dla_sdp_enable,
+		dla_pdp_enable,	 dla_cdp_enable,  dla_rubik_enable,
 	};
 	struct dla_group *grp = &e->proc[type].groups[g];
 	struct nvdla_dla_task *t = e->task;
@@ -284,7 +283,7 @@ static int enable_op(struct nvdla_dla_engine *e, unsigned int type, int g,
 	c.index = grp->op;
 	c.op = &t->ops[grp->op];
 	c.surf = &t->surfaces[grp->op];
-	c.group = (uint8_t)g;
+	c.group = (u8)g;
 	c.rdma = grp->rdma;
 	c.uses_rdma = grp->uses_rdma;
 	dla_set_producer(&c, type);
@@ -306,7 +305,7 @@ static void raise_event(struct nvdla_dla_task *t, int op, unsigned int event)
 
 	for (slot = 0; slot <= NVDLA_DLA_OP_COUNT; slot++) {
 		const struct nvdla_dla_consumer *cons =
-		    slot < NVDLA_DLA_OP_COUNT ? &d->consumers[slot] : &d->fused_parent;
+			slot < NVDLA_DLA_OP_COUNT ? &d->consumers[slot] : &d->fused_parent;
 
 		if (cons->index >= 0 && cons->event == event && t->pending[cons->index])
 			t->pending[cons->index]--;
@@ -323,7 +322,7 @@ static bool handle_events(struct nvdla_dla_engine *e, unsigned int type)
 
 	for (i = 0; i < NVDLA_DLA_NUM_GROUPS; i++, g = !g) {
 		struct dla_group *grp = &proc->groups[g];
-		uint8_t events = grp->events;
+		u8 events = grp->events;
 
 		grp->events = 0;
 		if (!events || grp->op < 0)
@@ -337,13 +336,13 @@ static bool handle_events(struct nvdla_dla_engine *e, unsigned int type)
 			int op = grp->op;
 
 			if (grp->uses_rdma)
-				proc->rdma_busy &= (uint8_t) ~(1u << grp->rdma);
+				proc->rdma_busy &= (u8)~(1u << grp->rdma);
 			grp->op = -1;
 			grp->lut = -1;
 			grp->programmed = false;
 			grp->enabled = false;
 			grp->uses_rdma = false;
-			proc->last_done = (uint8_t)g;
+			proc->last_done = (u8)g;
 			e->completed++;
 			raise_event(t, op, NVDLA_DLA_EVENT_OP_COMPLETED);
 		}
@@ -368,8 +367,8 @@ static int fill(struct nvdla_dla_engine *e, unsigned int type, bool *progress,
 			if (type == NVDLA_DLA_OP_BDMA)
 				g = NVDLA_FIELD_GET(BDMA, STATUS, GRP0_BUSY,
 						    dla_rd(e, NVDLA_UNIT_BDMA, NVDLA_BDMA_STATUS))
-					? 1
-					: 0;
+					    ? 1
+					    : 0;
 			else
 				g = hw_consumer(e, main_unit[type]);
 		} else {
@@ -418,7 +417,7 @@ static int enable_ready(struct nvdla_dla_engine *e, bool *progress, struct nvdla
 /* Runs the scheduler until nothing changes; bounded by the operations' three steps. */
 static int schedule(struct nvdla_dla_engine *e, struct nvdla_dla_error *err)
 {
-	uint32_t rounds, limit = 3 * e->task->num_operations + 3;
+	u32 rounds, limit = 3 * e->task->num_operations + 3;
 	unsigned int type;
 	bool progress;
 	int ret;
@@ -447,14 +446,13 @@ static int schedule(struct nvdla_dla_engine *e, struct nvdla_dla_error *err)
 int nvdla_dla_engine_start(struct nvdla_dla_engine *e, struct nvdla_dla_task *task,
 			   struct nvdla_dla_error *err)
 {
-	uint32_t i;
+	u32 i;
 	int p, ret;
 
 	dla_clear_error(err);
 	if (!e || e->magic != DLA_ENGINE_MAGIC || !task || task->magic != DLA_TASK_MAGIC)
-		return dla_fail(
-		    err, NVDLA_DLA_E_ARGUMENT, -1, "task", 0, 0,
-		    "the engine or the task is not initialised (validate the task first)");
+		return dla_fail(err, NVDLA_DLA_E_ARGUMENT, -1, "task", 0, 0,
+				"the engine or the task is not initialised (validate the task first)");
 	if (e->task)
 		return dla_fail(err, NVDLA_DLA_E_BUSY, -1, "task", 0, 0,
 				"the engine is running another task");
@@ -478,7 +476,7 @@ int nvdla_dla_engine_start(struct nvdla_dla_engine *e, struct nvdla_dla_task *ta
 
 bool nvdla_dla_engine_isr(struct nvdla_dla_engine *e)
 {
-	uint32_t status;
+	u32 status;
 
 	if (!e || e->magic != DLA_ENGINE_MAGIC)
 		return false;
@@ -491,37 +489,36 @@ bool nvdla_dla_engine_isr(struct nvdla_dla_engine *e)
 }
 
 /* Turns latched status bits into group events. */
-static int latch(struct nvdla_dla_engine *e, uint32_t status, struct nvdla_dla_error *err)
+static int latch(struct nvdla_dla_engine *e, u32 status, struct nvdla_dla_error *err)
 {
 	static const struct {
-		uint8_t bit, type, event;
+		u8 bit, type, event;
 	} map[] = {
-	    {0, NVDLA_DLA_OP_SDP, NVDLA_DLA_EVENT_OP_COMPLETED},
-	    {2, NVDLA_DLA_OP_CDP, NVDLA_DLA_EVENT_OP_COMPLETED},
-	    {4, NVDLA_DLA_OP_PDP, NVDLA_DLA_EVENT_OP_COMPLETED},
-	    {6, NVDLA_DLA_OP_BDMA, NVDLA_DLA_EVENT_OP_COMPLETED},
-	    {8, NVDLA_DLA_OP_RUBIK, NVDLA_DLA_EVENT_OP_COMPLETED},
-	    {16, NVDLA_DLA_OP_CONV, NVDLA_DLA_EVENT_CDMA_DT_DONE},
-	    {18, NVDLA_DLA_OP_CONV, NVDLA_DLA_EVENT_CDMA_WT_DONE},
-	    {20, NVDLA_DLA_OP_CONV, NVDLA_DLA_EVENT_OP_COMPLETED},
+		{0, NVDLA_DLA_OP_SDP, NVDLA_DLA_EVENT_OP_COMPLETED},
+		{2, NVDLA_DLA_OP_CDP, NVDLA_DLA_EVENT_OP_COMPLETED},
+		{4, NVDLA_DLA_OP_PDP, NVDLA_DLA_EVENT_OP_COMPLETED},
+		{6, NVDLA_DLA_OP_BDMA, NVDLA_DLA_EVENT_OP_COMPLETED},
+		{8, NVDLA_DLA_OP_RUBIK, NVDLA_DLA_EVENT_OP_COMPLETED},
+		{16, NVDLA_DLA_OP_CONV, NVDLA_DLA_EVENT_CDMA_DT_DONE},
+		{18, NVDLA_DLA_OP_CONV, NVDLA_DLA_EVENT_CDMA_WT_DONE},
+		{20, NVDLA_DLA_OP_CONV, NVDLA_DLA_EVENT_OP_COMPLETED},
 	};
 	unsigned int i;
 	int g;
 
 	status &= e->intr_bits;
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
 		for (g = 0; g < NVDLA_DLA_NUM_GROUPS; g++) {
 			struct dla_group *grp = &e->proc[map[i].type].groups[g];
 
 			if (!(status & (1u << (map[i].bit + g))))
 				continue;
 			if (grp->op < 0 || !grp->enabled)
-				return dla_fail(
-				    err, NVDLA_DLA_E_HARDWARE, -1, "S_INTR_STATUS", status, 0,
-				    "interrupt bit %u reports %s group %d, which runs no "
-				    "operation",
-				    map[i].bit + g, dla_op_name(map[i].type), g);
-			grp->events |= (uint8_t)(1u << map[i].event);
+				return dla_fail(err, NVDLA_DLA_E_HARDWARE, -1, "S_INTR_STATUS",
+						status, 0,
+						"interrupt bit %u reports %s group %d, which runs no operation",
+						map[i].bit + g, dla_op_name(map[i].type), g);
+			grp->events |= (u8)(1u << map[i].event);
 		}
 	}
 	return 0;
@@ -529,7 +526,7 @@ static int latch(struct nvdla_dla_engine *e, uint32_t status, struct nvdla_dla_e
 
 int nvdla_dla_engine_process(struct nvdla_dla_engine *e, bool *done, struct nvdla_dla_error *err)
 {
-	uint32_t status;
+	u32 status;
 	int ret;
 
 	dla_clear_error(err);

@@ -1,0 +1,216 @@
+// The fp16 convolution's fast form (operands decoded once, positions in blocks over threads,
+// the vector cell) against its plain form kept as the reference (convolve_fp16_reference: one
+// MAC operation at a time through the scalar cell and CACC), bit for bit, on random layers of
+// every shape CSC walks (feature data with padding, strides, dilation and channel counts that
+// leave partial operations; image data with post-extension) and operands of every class
+// (zeros of both signs, denormals, infinities, NaNs, exponents far apart), on every
+// instruction-set level this CPU runs and for several thread counts.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
+#include "isa_levels.hpp"
+
+namespace nvdla::emu::conv {
+namespace {
+
+// An fp16 bit pattern: mostly normal numbers over a span of exponents that makes the cell
+// truncate, now and then a zero, a denormal, an infinity or (when `nans`) a NaN.
+uint16_t random_fp16(std::mt19937_64& rng, bool nans) {
+    const uint64_t r = rng();
+    const uint16_t sign = static_cast<uint16_t>((r & 1) << 15);
+    const uint16_t fraction = static_cast<uint16_t>((r >> 1) & 0x3ff);
+    switch ((r >> 16) % 64) {
+        case 0: return sign;                                      // +-0
+        case 1: return sign | fraction;                           // denormal (or 0)
+        case 2: return sign | 0x7c00;                             // infinity
+        case 3: return nans ? sign | 0x7e00 : sign;               // NaN
+        case 4: return sign | ((r >> 24) % 31) << 10 | fraction;  // any exponent
+        default: return static_cast<uint16_t>(sign | (((r >> 24) % 12 + 8) << 10) | fraction);
+    }
+}
+
+struct Layer {
+    ConvLayer l;
+    ConvData d;
+    ConvWeights w;
+};
+
+Layer random_feature_layer(std::mt19937_64& rng, bool nans) {
+    Layer t;
+    ConvLayer& l = t.l;
+    l.kind = InputKind::Feature;
+    l.precision = l.in_precision = Precision::Fp16;
+    l.atomic_c = std::array<uint32_t, 3>{8, 32, 64}[rng() % 3];
+    l.batches = 1 + rng() % 2;
+    const uint32_t width = 3 + rng() % 8, height = 3 + rng() % 6;
+    // Often few channels: operations of 1, 2, 3 lanes share a vector.
+    const uint32_t channels = 1 + rng() % (rng() % 3 ? 140 : 4);
+    l.kernel_width = 1 + rng() % 3;
+    l.kernel_height = 1 + rng() % 3;
+    l.kernel_channels = channels;
+    l.kernels = l.out_channels = 1 + rng() % 20;
+    l.stride_x = 1 + rng() % 2;
+    l.stride_y = 1 + rng() % 2;
+    l.dilation_x = 1 + rng() % 2;
+    l.dilation_y = 1 + rng() % 2;
+    l.pad_left = rng() % 2;
+    l.pad_top = rng() % 2;
+    l.pad_value = random_fp16(rng, false);
+    const uint32_t span_x = (l.kernel_width - 1) * l.dilation_x + 1;
+    const uint32_t span_y = (l.kernel_height - 1) * l.dilation_y + 1;
+    const uint32_t padded_w = std::max(width + 2 * l.pad_left, span_x);
+    const uint32_t padded_h = std::max(height + 2 * l.pad_top, span_y);
+    l.out_width = (padded_w - span_x) / l.stride_x + 1;
+    l.out_height = (padded_h - span_y) / l.stride_y + 1;
+    ConvData& d = t.d;
+    d.kind = InputKind::Feature;
+    d.precision = Precision::Fp16;
+    d.batches = l.batches;
+    d.height = height;
+    d.width = width;
+    d.channels = channels;
+    d.row_elements = uint64_t(width) * channels;
+    d.values.resize(d.batches * height * d.row_elements);
+    for (int16_t& v : d.values) v = static_cast<int16_t>(random_fp16(rng, nans));
+    ConvWeights& w = t.w;
+    w.precision = Precision::Fp16;
+    w.kernels = l.kernels;
+    w.height = l.kernel_height;
+    w.width = l.kernel_width;
+    w.channels = channels;
+    w.values.resize(size_t(w.kernels) * w.height * w.width * w.channels);
+    for (int16_t& v : w.values) v = static_cast<int16_t>(random_fp16(rng, nans));
+    return t;
+}
+
+// Image data: lines of `components` elements per pixel, kernels pre-extended to one column of
+// S x components channels, post-extension taking 1, 2 or 4 kernel rows per operation.
+Layer random_image_layer(std::mt19937_64& rng, bool nans) {
+    Layer t;
+    ConvLayer& l = t.l;
+    l.kind = InputKind::Image;
+    l.precision = l.in_precision = Precision::Fp16;
+    l.atomic_c = 64;
+    const uint32_t components = std::array<uint32_t, 3>{1, 3, 4}[rng() % 3];
+    const uint32_t width = 6 + rng() % 10, height = 4 + rng() % 6;
+    l.post_extension = std::array<uint32_t, 3>{1, 2, 4}[rng() % 3];
+    const uint32_t taps = 1 + rng() % (l.post_extension == 4 ? 3 : 5);
+    l.kernel_width = 1;
+    l.kernel_height = 1 + rng() % 5;
+    l.kernel_channels = taps * components;
+    l.csc_channels = components;
+    l.kernels = l.out_channels = 1 + rng() % 12;
+    l.stride_x = 1 + rng() % 2;
+    l.stride_y = 1 + rng() % 2;
+    l.pad_top = rng() % 2;
+    l.pad_value = random_fp16(rng, false);
+    l.out_width = (width - taps) / l.stride_x + 1;
+    l.out_height = (height + l.pad_top - l.kernel_height) / l.stride_y + 1;
+    ConvData& d = t.d;
+    d.kind = InputKind::Image;
+    d.precision = Precision::Fp16;
+    d.height = height;
+    d.width = width;
+    d.channels = components;
+    d.row_elements = uint64_t(width) * components;
+    d.values.resize(height * d.row_elements);
+    for (int16_t& v : d.values) v = static_cast<int16_t>(random_fp16(rng, nans));
+    ConvWeights& w = t.w;
+    w.precision = Precision::Fp16;
+    w.kernels = l.kernels;
+    w.height = l.kernel_height;
+    w.width = 1;
+    w.channels = l.kernel_channels;
+    w.values.resize(size_t(w.kernels) * w.height * w.channels);
+    for (int16_t& v : w.values) v = static_cast<int16_t>(random_fp16(rng, nans));
+    return t;
+}
+
+void expect_fast_equals_reference(const Layer& t, const std::string& what) {
+    std::vector<int32_t> reference;
+    convolve_fp16_reference(t.l, t.d, t.w, reference);
+    ASSERT_FALSE(reference.empty());
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        for (unsigned threads : {1u, 2u, 3u}) {
+            ConvLayer l = t.l;
+            l.threads = threads;
+            std::vector<int32_t> fast;
+            convolve_fp16(l, t.d, t.w, fast);
+            ASSERT_EQ(fast, reference)
+                << what << ", " << isa_name(level) << ", " << threads << " threads";
+        }
+    }
+}
+
+TEST(ConvFp16Layers, FeatureLayersEqualTheReference) {
+    std::mt19937_64 rng(1613);
+    for (int i = 0; i < 24; ++i) {
+        const Layer t = random_feature_layer(rng, i % 4 == 3);
+        expect_fast_equals_reference(t, "feature layer " + std::to_string(i));
+    }
+}
+
+TEST(ConvFp16Layers, ImageLayersEqualTheReference) {
+    std::mt19937_64 rng(4242);
+    for (int i = 0; i < 16; ++i) {
+        const Layer t = random_image_layer(rng, i % 4 == 3);
+        expect_fast_equals_reference(t, "image layer " + std::to_string(i));
+    }
+}
+
+TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
+    // Big enough that the position blocks are split among threads.
+    std::mt19937_64 rng(77);
+    Layer t = random_feature_layer(rng, false);
+    while (uint64_t(t.l.out_width) * t.l.out_height * t.l.kernels * t.l.kernel_channels < 20000)
+        t = random_feature_layer(rng, false);
+    expect_fast_equals_reference(t, "large layer");
+}
+
+// CACC's fp48 addition in the vector form the fast path uses against cacc_fp48_add: random
+// accumulators and CMAC results of every exponent and length, zeros, NaNs, and exact ties: an
+// accumulator whose aligned-away bits are exactly one half (the rounding that differs between
+// positive and negative sums).
+TEST(ConvFp16Layers, VectorFp48AdditionEqualsTheScalarForm) {
+    constexpr uint64_t kMask40 = (uint64_t(1) << 40) - 1, kMask38 = (uint64_t(1) << 38) - 1;
+    std::mt19937_64 rng(48);
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        uint64_t differ = 0;
+        for (int i = 0; i < 60000; ++i) {
+            uint64_t acc[8], mac[8], out[8];
+            for (int j = 0; j < 8; ++j) {
+                const uint64_t r = rng();
+                uint64_t a = ((r & 0xff) << 40) | (rng() & kMask40) >> (r >> 8) % 41;
+                uint64_t m = (((r >> 16) & 0x3f) << 38) | (rng() & kMask38) >> (r >> 24) % 39;
+                if ((r >> 32) % 17 == 0) a = 0;
+                if ((r >> 36) % 13 == 0) a &= ~kMask40;
+                if ((r >> 40) % 29 == 0) m &= ~kMask38;
+                if ((r >> 48) % 7 == 0) m |= kMask38 & ~((uint64_t(1) << (r >> 52) % 38) - 1);
+                if ((r >> 44) % 3 == 0) {
+                    // A normalised CMAC result k exponents above the accumulator, whose k low
+                    // bits are 100..0.
+                    const uint64_t mac_exp = 1 + (r >> 56) % 60, k = 1 + (r >> 50) % 39;
+                    const uint64_t lead = (r >> 60) & 1 ? uint64_t(1) << 36 : uint64_t(1) << 37;
+                    m = (mac_exp << 38) | lead | (rng() & ((uint64_t(1) << 36) - 1));
+                    const uint64_t mantissa = ((rng() & kMask40) >> k << k) | uint64_t(1)
+                                                                                  << (k - 1);
+                    a = ((mac_exp + 49 - k) & 0xff) << 40 | mantissa;
+                }
+                acc[j] = a;
+                mac[j] = m;
+            }
+            cacc_fp48_add_lanes(acc, mac, out);
+            for (int j = 0; j < 8; ++j) differ += out[j] != cacc_fp48_add(acc[j], mac[j]);
+        }
+        EXPECT_EQ(differ, 0u) << isa_name(level);
+    }
+}
+
+}  // namespace
+}  // namespace nvdla::emu::conv

@@ -1,0 +1,523 @@
+// SDP's integer datapath in AVX2: the same stages as the AVX-512 forms (sdp_simd.cpp), 8
+// elements at a time, for CPUs without AVX-512 (and NVDLA_EMU_ISA=avx2). Bit for bit what the
+// scalar stages compute (sdp_x.cpp, sdp_c.cpp); tests/emu/sdp_simd_test.cpp compares them.
+//
+// X works in 64-bit lanes (the ALU result has 33 bits, the products 49), 4 at a time; AVX2 has
+// no 64-bit min, max, abs or arithmetic shift, so those are made of compares and blends. The
+// convertor works in 32-bit lanes when every (x - offset) * scale of the 8 elements provably
+// stays within 2^30, else the 8 elements go through the scalar convertor.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "emu/sdp_internal.hpp"
+
+#define NVDLA_SDP_AVX2 __attribute__((target("avx2")))
+
+namespace nvdla::emu::sdp::avx2 {
+namespace {
+
+// The first n (at most 8) of 8 int32 lanes set, for maskload.
+NVDLA_SDP_AVX2 inline __m256i lanes8(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<size_t>(n, 8))),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+NVDLA_SDP_AVX2 inline __m256i low64(__m256i v) {
+    return _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v));
+}
+NVDLA_SDP_AVX2 inline __m256i high64(__m256i v) {
+    return _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1));
+}
+// The low 32 bits of the 64-bit lanes of low and high, in order.
+NVDLA_SDP_AVX2 inline __m256i narrow(__m256i low, __m256i high) {
+    const __m256 pairs =
+        _mm256_shuffle_ps(_mm256_castsi256_ps(low), _mm256_castsi256_ps(high), 0x88);
+    return _mm256_permute4x64_epi64(_mm256_castps_si256(pairs), 0xd8);
+}
+
+NVDLA_SDP_AVX2 inline __m256i max64(__m256i a, __m256i b) {
+    return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b));
+}
+NVDLA_SDP_AVX2 inline __m256i min64(__m256i a, __m256i b) {
+    return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b));
+}
+
+// x / 2^shift rounded half away from zero, 4 int64 lanes whose magnitude is below 2^62.
+NVDLA_SDP_AVX2 inline __m256i round_shift64(__m256i x, uint32_t shift, __m128i count,
+                                            __m256i half) {
+    if (shift == 0) return x;
+    const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
+    const __m256i magnitude = _mm256_sub_epi64(_mm256_xor_si256(x, sign), sign);
+    const __m256i q = _mm256_srl_epi64(_mm256_add_epi64(magnitude, half), count);
+    return _mm256_sub_epi64(_mm256_xor_si256(q, sign), sign);
+}
+
+// The same for 8 int32 lanes whose magnitude plus 2^(shift - 1) fits 32 unsigned bits.
+NVDLA_SDP_AVX2 inline __m256i round_shift32(__m256i x, uint32_t shift, __m128i count,
+                                            __m256i half) {
+    if (shift == 0) return x;
+    const __m256i sign = _mm256_srai_epi32(x, 31);
+    const __m256i q = _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(x), half), count);
+    return _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
+}
+
+NVDLA_SDP_AVX2 inline __m256i clamp32(__m256i x, __m256i lo, __m256i hi) {
+    return _mm256_min_epi32(_mm256_max_epi32(x, lo), hi);
+}
+
+// ---- CACC's values ----
+
+// CACC's delivery of 8 channels-last sums, rounded half away by 2^clip (sdp_simd.cpp).
+struct Delivery {
+    uint32_t clip;
+    __m128i count;
+    __m256i half;
+
+    NVDLA_SDP_AVX2 explicit Delivery(uint32_t c)
+        : clip(c),
+          count(_mm_cvtsi32_si128(static_cast<int>(c))),
+          half(_mm256_set1_epi32(c ? int32_t(1) << (c - 1) : 0)) {}
+    NVDLA_SDP_AVX2 __m256i round(__m256i x) const {
+        if (clip == 0) return x;
+        const __m256i sign = _mm256_srai_epi32(x, 31);
+        return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, half), sign), count);
+    }
+    NVDLA_SDP_AVX2 __m256i load(const int32_t* src) const {
+        return round(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+    }
+    NVDLA_SDP_AVX2 __m256i load(const int32_t* src, __m256i mask) const {
+        return round(_mm256_maskload_epi32(src, mask));
+    }
+};
+
+// ---- X ----
+
+struct XParams {
+    const XStage& x;
+    bool alu, sum, mul, prelu;
+    __m256i alu_constant;  // 8 x int32
+    __m128i alu_count;
+    __m256i mul_constant;  // 4 x int64
+    __m128i count;
+    __m256i half;  // 4 x int64
+    __m256i int32_min, int32_max;
+
+    NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
+        : x(stage),
+          alu(!stage.alu_bypass),
+          sum(alu && stage.alu_algo >= 2),
+          mul(!stage.mul_bypass),
+          prelu(mul && stage.prelu),
+          alu_constant(_mm256_set1_epi32(alu && !stage.alu_from_memory
+                                             ? x_alu_operand(stage.alu_operand, stage.alu_shift)
+                                             : 0)),
+          alu_count(_mm_cvtsi32_si128(static_cast<int>(stage.alu_shift))),
+          mul_constant(_mm256_set1_epi64x(stage.mul_operand)),
+          count(_mm_cvtsi32_si128(static_cast<int>(stage.mul_shift))),
+          half(_mm256_set1_epi64x(stage.mul_shift ? int64_t(1) << (stage.mul_shift - 1) : 0)),
+          int32_min(_mm256_set1_epi64x(INT32_MIN)),
+          int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
+
+    // 4 elements in 64-bit lanes: the truncated product saturated to 32 bits (in 64-bit lanes).
+    NVDLA_SDP_AVX2 __m256i product4(__m256i in, __m256i operand, __m256i a,
+                                    const int16_t* mul_mem) const {
+        __m256i product = a;
+        if (mul) {
+            const __m256i factor = mul_mem ? _mm256_cvtepi16_epi64(_mm_loadl_epi64(
+                                                 reinterpret_cast<const __m128i*>(mul_mem)))
+                                           : mul_constant;
+            // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
+            product = sum ? _mm256_add_epi64(_mm256_mul_epi32(in, factor),
+                                             _mm256_mul_epi32(operand, factor))
+                          : _mm256_mul_epi32(a, factor);
+        }
+        const __m256i r = round_shift64(product, x.mul_shift, count, half);
+        return min64(max64(r, int32_min), int32_max);
+    }
+
+    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
+    NVDLA_SDP_AVX2 __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                 const int16_t* mul_mem) const {
+        __m256i op32 = _mm256_setzero_si256(), a32 = in32;
+        if (alu) {
+            // Memory operands: int16 shifted left by at most 15, so no saturation.
+            op32 = alu_mem ? _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128(
+                                                  reinterpret_cast<const __m128i*>(alu_mem))),
+                                              alu_count)
+                           : alu_constant;
+            if (x.alu_algo == 0)
+                a32 = _mm256_max_epi32(in32, op32);
+            else if (x.alu_algo == 1)
+                a32 = _mm256_min_epi32(in32, op32);
+        }
+        const __m256i in_lo = low64(in32), in_hi = high64(in32);
+        const __m256i op_lo = low64(op32), op_hi = high64(op32);
+        // The ALU result: 33 bits for a SUM, else within 32.
+        const __m256i a_lo = sum ? _mm256_add_epi64(in_lo, op_lo) : low64(a32);
+        const __m256i a_hi = sum ? _mm256_add_epi64(in_hi, op_hi) : high64(a32);
+        __m256i out = narrow(product4(in_lo, op_lo, a_lo, mul_mem),
+                             product4(in_hi, op_hi, a_hi, mul_mem ? mul_mem + 4 : nullptr));
+        if (prelu) {
+            // A non-negative ALU result passes with its low 32 bits, untruncated.
+            const __m256i negative = narrow(_mm256_cmpgt_epi64(_mm256_setzero_si256(), a_lo),
+                                            _mm256_cmpgt_epi64(_mm256_setzero_si256(), a_hi));
+            out = _mm256_blendv_epi8(narrow(a_lo, a_hi), out, negative);
+        }
+        if (!x.relu_bypass) out = _mm256_max_epi32(out, _mm256_setzero_si256());
+        return out;
+    }
+};
+
+// ---- Y ----
+
+// A Y memory operand's convertor on 4 int16 values, in 64-bit lanes: sign-extended when
+// bypassed, else (x - offset) * scale = x * scale - offset * scale (exact: below 2^47),
+// rounded by the shift (6 bits) and saturated to 32 bits.
+struct YConvertor {
+    bool bypass;
+    uint32_t shift;
+    __m128i count;
+    __m256i scale, offset_product, half, int32_min, int32_max;
+
+    NVDLA_SDP_AVX2 explicit YConvertor(const OperandConvertor& c)
+        : bypass(c.bypass),
+          shift(c.params.shift & 63u),
+          count(_mm_cvtsi32_si128(static_cast<int>(shift))),
+          scale(_mm256_set1_epi64x(c.params.scale)),
+          offset_product(_mm256_set1_epi64x(int64_t(c.params.offset) * c.params.scale)),
+          half(_mm256_set1_epi64x(shift ? int64_t(1) << (shift - 1) : 0)),
+          int32_min(_mm256_set1_epi64x(INT32_MIN)),
+          int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
+    NVDLA_SDP_AVX2 __m256i apply(const int16_t* src) const {
+        const __m256i x =
+            _mm256_cvtepi16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src)));
+        if (bypass) return x;
+        const __m256i p = _mm256_sub_epi64(_mm256_mul_epi32(x, scale), offset_product);
+        return min64(max64(round_shift64(p, shift, count, half), int32_min), int32_max);
+    }
+};
+
+// Y's MUL (PReLU) and ALU on the int pipelines, without the LUT (sdp_y.cpp's y_int).
+struct YParams {
+    const YStage& y;
+    bool mul, alu;
+    YConvertor mul_cvt, alu_cvt;
+    __m256i mul_constant, alu_constant;  // 4 x int64
+    __m128i count;
+    __m256i half, int32_min, int32_max, one;
+
+    NVDLA_SDP_AVX2 explicit YParams(const YStage& stage)
+        : y(stage),
+          mul(!stage.mul_bypass),
+          alu(!stage.alu_bypass),
+          mul_cvt(stage.mul_cvt),
+          alu_cvt(stage.alu_cvt),
+          mul_constant(_mm256_set1_epi64x(static_cast<int32_t>(stage.mul_operand))),
+          alu_constant(_mm256_set1_epi64x(static_cast<int32_t>(stage.alu_operand))),
+          count(_mm_cvtsi32_si128(static_cast<int>(stage.truncate))),
+          half(_mm256_set1_epi64x(stage.truncate ? int64_t(1) << (stage.truncate - 1) : 0)),
+          int32_min(_mm256_set1_epi64x(INT32_MIN)),
+          int32_max(_mm256_set1_epi64x(INT32_MAX)),
+          one(_mm256_set1_epi64x(1)) {}
+
+    // 4 elements in 64-bit lanes (int32 values); the memory operands at the same place.
+    NVDLA_SDP_AVX2 __m256i apply4(__m256i in, const int16_t* alu_mem,
+                                  const int16_t* mul_mem) const {
+        __m256i x = in;
+        if (mul) {
+            const __m256i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
+            // 32 x 32 -> 64 bits, then EW_TRUNCATE with rounding into 32 bits.
+            const __m256i product = _mm256_mul_epi32(in, operand);
+            x = min64(max64(round_shift64(product, y.truncate, count, half), int32_min), int32_max);
+            // PReLU: a non-negative input passes unchanged.
+            if (y.prelu)
+                x = _mm256_blendv_epi8(in, x, _mm256_cmpgt_epi64(_mm256_setzero_si256(), in));
+        }
+        if (alu) {
+            const __m256i operand = alu_mem ? alu_cvt.apply(alu_mem) : alu_constant;
+            switch (y.alu_algo) {
+                case 0: x = max64(x, operand); break;
+                case 1: x = min64(x, operand); break;
+                case 2: x = _mm256_add_epi64(x, operand); break;  // 33 bits
+                default: x = _mm256_andnot_si256(_mm256_cmpeq_epi64(x, operand), one); break;
+            }
+            x = min64(max64(x, int32_min), int32_max);
+        }
+        return x;
+    }
+
+    NVDLA_SDP_AVX2 __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                 const int16_t* mul_mem) const {
+        return narrow(
+            apply4(low64(in32), alu_mem, mul_mem),
+            apply4(high64(in32), alu_mem ? alu_mem + 4 : nullptr, mul_mem ? mul_mem + 4 : nullptr));
+    }
+};
+
+// ---- C ----
+
+struct CParams {
+    const Settings& s;
+    uint32_t shift;
+    bool count_saturation;
+    bool narrow_ok;        // 32-bit lanes possible at all (shift <= 30)
+    bool identity;         // offset 0, scale 1
+    int32_t lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
+    __m256i lower_v, upper_v, offset, scale, half, lo17, hi17, lo, hi, three;
+    __m128i count;
+
+    NVDLA_SDP_AVX2 explicit CParams(const Settings& settings)
+        : s(settings),
+          shift(settings.cvt.shift & 63u),
+          count_saturation(settings.count_saturation),
+          narrow_ok(shift <= 30),
+          identity(settings.cvt.offset == 0 && settings.cvt.scale == 1) {
+        const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
+        const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
+        lower = static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(s.cvt.offset) - reach));
+        upper = static_cast<int32_t>(std::min<int64_t>(INT32_MAX, int64_t(s.cvt.offset) + reach));
+        lower_v = _mm256_set1_epi32(lower);
+        upper_v = _mm256_set1_epi32(upper);
+        offset = _mm256_set1_epi32(s.cvt.offset);
+        scale = _mm256_set1_epi32(s.cvt.scale);
+        half = _mm256_set1_epi32(narrow_ok && shift ? int32_t(1) << (shift - 1) : 0);
+        lo17 = _mm256_set1_epi32(-65536);
+        hi17 = _mm256_set1_epi32(65535);
+        const bool int8 = s.output == Precision::Int8;
+        lo = _mm256_set1_epi32(int8 ? -128 : -32768);
+        hi = _mm256_set1_epi32(int8 ? 127 : 32767);
+        three = _mm256_set1_epi32(3);
+        count = _mm_cvtsi32_si128(static_cast<int>(shift));
+    }
+
+    // 8 elements (the first `valid` counted): the output values as int32, saturated to the
+    // output precision.
+    NVDLA_SDP_AVX2 __m256i apply(__m256i x, size_t valid, uint32_t& saturations) const {
+        const __m256i outside =
+            _mm256_or_si256(_mm256_cmpgt_epi32(lower_v, x), _mm256_cmpgt_epi32(x, upper_v));
+        const unsigned valid_bits = (1u << valid) - 1;
+        const unsigned outside_bits =
+            static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(outside))) & valid_bits;
+        if (!narrow_ok || outside_bits) return scalar(x, valid, saturations);
+        const __m256i p = identity ? x : _mm256_mullo_epi32(_mm256_sub_epi32(x, offset), scale);
+        const __m256i r = round_shift32(p, shift, count, half);
+        if (count_saturation) {
+            // The C model's flag: floor - result + 1 > 2 unsigned (sdp_simd.cpp).
+            const __m256i floor_value = _mm256_sra_epi32(p, count);
+            const __m256i d = _mm256_add_epi32(
+                _mm256_sub_epi32(floor_value, clamp32(r, lo17, hi17)), _mm256_set1_epi32(1));
+            const __m256i above = _mm256_cmpeq_epi32(_mm256_max_epu32(d, three), d);
+            saturations += static_cast<uint32_t>(__builtin_popcount(
+                static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(above))) &
+                valid_bits));
+        }
+        return clamp32(r, lo, hi);
+    }
+
+    // The scalar convertor on the 8 elements (values whose products need more than 32 bits).
+    NVDLA_SDP_AVX2 __m256i scalar(__m256i x, size_t valid, uint32_t& saturations) const {
+        alignas(32) int32_t in[8];
+        uint16_t out[8] = {};
+        _mm256_store_si256(reinterpret_cast<__m256i*>(in), x);
+        Counters counters;
+        sdp::run_c(s, std::span<const int32_t>(in, valid), std::span<uint16_t>(out, valid),
+                   counters);
+        saturations += counters.saturations;
+        // int8 outputs come sign-extended to 16 bits.
+        return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(out)));
+    }
+};
+
+// ---- The stages over a line ----
+
+NVDLA_SDP_AVX2 void flying_channels_last(const Settings& s, const AccumulatorCube& cube, uint32_t b,
+                                         uint32_t g, uint32_t h, std::span<int32_t> line) {
+    const uint32_t first = g * s.group;
+    const uint32_t valid = std::min(s.group, s.channels - first);
+    const int32_t* base = cube.sums.get() + cube.sum_index(b, first, h, 0);
+    const Delivery cacc(cube.clip);
+    for (uint32_t w = 0; w < s.width; ++w) {
+        const int32_t* src = base + size_t(w) * cube.channel_stride;
+        int32_t* dst = line.data() + size_t(w) * s.group;
+        for (uint32_t j = 0; j < s.group; j += 8) {
+            const __m256i v = cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
+            if (s.group - j >= 8)
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), v);
+            else
+                _mm256_maskstore_epi32(dst + j, lanes8(s.group - j), v);
+        }
+    }
+}
+
+NVDLA_SDP_AVX2 void x_line(const XStage& stage, std::span<int32_t> line, OperandLine ops) {
+    const XParams x(stage);
+    const size_t n = line.size();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line.data() + i));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(line.data() + i),
+            x.apply(in, ops.alu ? ops.alu + i : nullptr, ops.mul ? ops.mul + i : nullptr));
+    }
+    if (i == n) return;
+    // The last few elements through buffers of 8.
+    const size_t rest = n - i;
+    int16_t alu[8] = {}, mul[8] = {};
+    if (ops.alu) std::copy_n(ops.alu + i, rest, alu);
+    if (ops.mul) std::copy_n(ops.mul + i, rest, mul);
+    const __m256i mask = lanes8(rest);
+    const __m256i out = x.apply(_mm256_maskload_epi32(line.data() + i, mask),
+                                ops.alu ? alu : nullptr, ops.mul ? mul : nullptr);
+    _mm256_maskstore_epi32(line.data() + i, mask, out);
+}
+
+NVDLA_SDP_AVX2 void y_line(const YStage& stage, std::span<int32_t> line, OperandLine ops) {
+    const YParams y(stage);
+    const size_t n = line.size();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line.data() + i));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(line.data() + i),
+            y.apply(in, ops.alu ? ops.alu + i : nullptr, ops.mul ? ops.mul + i : nullptr));
+    }
+    if (i == n) return;
+    const size_t rest = n - i;
+    int16_t alu[8] = {}, mul[8] = {};
+    if (ops.alu) std::copy_n(ops.alu + i, rest, alu);
+    if (ops.mul) std::copy_n(ops.mul + i, rest, mul);
+    const __m256i mask = lanes8(rest);
+    const __m256i out = y.apply(_mm256_maskload_epi32(line.data() + i, mask),
+                                ops.alu ? alu : nullptr, ops.mul ? mul : nullptr);
+    _mm256_maskstore_epi32(line.data() + i, mask, out);
+}
+
+NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
+                           std::span<uint16_t> out, Counters& counters) {
+    const CParams c(s);
+    const size_t n = line.size();
+    uint32_t saturations = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        const size_t valid = std::min<size_t>(8, n - i);
+        const __m256i v =
+            c.apply(_mm256_maskload_epi32(line.data() + i, lanes8(valid)), valid, saturations);
+        alignas(16) uint16_t words[8];
+        _mm_store_si128(reinterpret_cast<__m128i*>(words),
+                        _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+        std::copy_n(words, valid, out.data() + i);
+    }
+    counters.saturations += saturations;
+}
+
+// The constants of the fused pass (sdp_simd.cpp's Fused, 8 channels at a time).
+struct Fused {
+    const Settings& s;
+    Delivery cacc;
+    XParams x1, x2;
+    CParams c;
+
+    NVDLA_SDP_AVX2 Fused(const Settings& settings, const AccumulatorCube& cube)
+        : s(settings), cacc(cube.clip), x1(settings.bs), x2(settings.bn), c(settings) {}
+
+    // One line of a channel group into the write DMA's line buffers. `Saturate`: the
+    // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
+    template <bool Int8Out, bool Saturate>
+    NVDLA_SDP_AVX2 void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
+                             OperandLine bs_ops, OperandLine bn_ops, std::byte* lines,
+                             uint32_t& saturations) const {
+        const uint32_t first = g * s.group;
+        const uint32_t valid = std::min(s.group, s.channels - first);
+        const int32_t* src = cube.sums.get() + cube.sum_index(b, first, h, 0);
+        const size_t step = cube.channel_stride, atom = s.atom, group = s.group;
+        const size_t line_bytes = size_t(s.width) * atom;
+        constexpr size_t kElementBytes = Int8Out ? 1 : 2;
+        uint32_t flagged = 0;
+        for (uint32_t w = 0; w < s.width; ++w, src += step) {
+            for (uint32_t j = 0; j < group; j += 8) {
+                const size_t at = w * group + j;
+                __m256i v = j + 8 <= valid ? cacc.load(src + j)
+                                           : cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
+                if (s.bs.enabled)
+                    v = x1.apply(v, bs_ops.alu ? bs_ops.alu + at : nullptr,
+                                 bs_ops.mul ? bs_ops.mul + at : nullptr);
+                if (s.bn.enabled)
+                    v = x2.apply(v, bn_ops.alu ? bn_ops.alu + at : nullptr,
+                                 bn_ops.mul ? bn_ops.mul + at : nullptr);
+                if constexpr (!Saturate) v = c.apply(v, 8, flagged);
+                // Element j goes to output surface j / out_lanes, element j % out_lanes; the
+                // saturating packs leave in-range values as they are.
+                std::byte* dst = lines + (j / s.out_lanes) * line_bytes + w * atom +
+                                 (j % s.out_lanes) * kElementBytes;
+                const __m128i words =
+                    _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+                if constexpr (Int8Out)
+                    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst),
+                                     _mm_packs_epi16(words, words));
+                else
+                    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), words);
+            }
+        }
+        saturations += flagged;
+    }
+
+    template <bool Int8Out, bool Saturate>
+    NVDLA_SDP_AVX2 void run(const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+                            OutputWriter& writer, Counters& counters) const {
+        std::vector<std::byte> lines(writer.group_bytes());
+        uint32_t saturations = 0;
+        // The order of Sdp::execute: channel group, line, batch.
+        for (uint32_t g = 0; g < s.groups; ++g)
+            for (uint32_t h = 0; h < s.height; ++h) {
+                const OperandLine bs_ops = bs ? bs->load(g, h) : OperandLine{};
+                const OperandLine bn_ops = bn ? bn->load(g, h) : OperandLine{};
+                for (uint32_t b = 0; b < s.batches; ++b) {
+                    line<Int8Out, Saturate>(cube, b, g, h, bs_ops, bn_ops, lines.data(),
+                                            saturations);
+                    writer.write_lines(b, g, h, lines.data());
+                }
+            }
+        counters.saturations += saturations;
+    }
+};
+
+}  // namespace
+
+void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
+                 std::span<int32_t> line) {
+    flying_channels_last(s, cube, b, g, h, line);
+}
+
+void run_x(const XStage& x, std::span<int32_t> line, OperandLine ops) {
+    x_line(x, line, ops);
+}
+
+void run_y(const YStage& y, std::span<int32_t> line, OperandLine ops) {
+    y_line(y, line, ops);
+}
+
+void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
+           Counters& counters) {
+    c_line(s, line, out, counters);
+}
+
+void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+               OutputWriter& writer, Counters& counters) {
+    const Fused f(s, cube);
+    const bool saturate =
+        s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
+    if (s.output == Precision::Int8) {
+        if (saturate)
+            f.run<true, true>(cube, bs, bn, writer, counters);
+        else
+            f.run<true, false>(cube, bs, bn, writer, counters);
+    } else {
+        if (saturate)
+            f.run<false, true>(cube, bs, bn, writer, counters);
+        else
+            f.run<false, false>(cube, bs, bn, writer, counters);
+    }
+}
+
+}  // namespace nvdla::emu::sdp::avx2
