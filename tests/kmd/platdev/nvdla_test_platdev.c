@@ -66,8 +66,8 @@ static int nvdla_test_reset_register(void)
 	struct reset_control_lookup *lookup;
 	int ret;
 
-	nvdla_test_reset_pdev = platform_device_register_simple("nvdla-test-reset",
-								 PLATFORM_DEVID_NONE, NULL, 0);
+	nvdla_test_reset_pdev =
+		platform_device_register_simple("nvdla-test-reset", PLATFORM_DEVID_NONE, NULL, 0);
 	if (IS_ERR(nvdla_test_reset_pdev))
 		return PTR_ERR(nvdla_test_reset_pdev);
 	nvdla_test_rcdev.dev = &nvdla_test_reset_pdev->dev;
