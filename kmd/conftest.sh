@@ -192,6 +192,17 @@ EOF
 DEFINE_DRM_ACCEL_FOPS(f);
 struct drm_driver d = { .driver_features = DRIVER_COMPUTE_ACCEL, .fops = &f };
 EOF
+
+	# Up to 6.x: reset lines named by board code through lookups (the test
+	# platform device's reset line, tests/kmd/platdev; 7.x takes fwnode references).
+	probe HAVE_RESET_CONTROL_LOOKUP <<'EOF'
+#include <linux/reset-controller.h>
+static struct reset_control_lookup l;
+void f(void)
+{
+	reset_controller_add_lookup(&l, 1);
+}
+EOF
 } >"$tmp/out.h"
 
 mv "$tmp/out.h" "$out"

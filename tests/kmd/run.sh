@@ -76,6 +76,7 @@ lib_build_module "$WORK/module-selftest" y
 # Board code for a platform-bus instance (the guest has no device tree).
 rm -rf "$WORK/platdev"
 cp -r "$here/platdev" "$WORK/platdev"
+cp "$root/kmd/conftest.sh" "$WORK/platdev/"
 if ! lib_kmake -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
 	grep -E 'warning:|error:' "$WORK/platdev.log"; then
 	cat "$WORK/platdev.log"

@@ -11,7 +11,8 @@
  *   IRQ   5, an ISA interrupt nothing raises on QEMU's pc machine
  *   reset a reset line of a reset controller registered here (a device
  *         "nvdla-test-reset" found through a reset lookup, as board code
- *         without a device tree names it), whose assert and deassert count
+ *         without a device tree names it; kernels without lookups, 7.x,
+ *         take a software node's "resets" reference), whose assert and deassert count
  *         in /sys/module/nvdla_test_platdev/parameters/resets; with reset=0
  *         the device has none, as a device tree without `resets`, and the
  *         instance is "nvdla-nv-large" instead of "nvdla-nv-large.0"
@@ -20,8 +21,11 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/platform_device.h>
+#include <linux/property.h>
 #include <linux/reset-controller.h>
 #include <linux/slab.h>
+
+#include "nvdla_conftest.h"
 
 static bool reset = true;
 module_param(reset, bool, 0444);
@@ -56,26 +60,16 @@ static struct reset_controller_dev nvdla_test_rcdev = {
 	.nr_resets = 1,
 };
 
+#ifdef HAVE_RESET_CONTROL_LOOKUP
 /*
  * The reset framework cannot remove a lookup: it is allocated (with its
  * strings) and left registered, so that none points into this module after
  * it is unloaded. Reloading adds an equal one; the first match is used.
  */
-static int nvdla_test_reset_register(void)
+static int nvdla_test_reset_name(void)
 {
 	struct reset_control_lookup *lookup;
-	int ret;
 
-	nvdla_test_reset_pdev =
-		platform_device_register_simple("nvdla-test-reset", PLATFORM_DEVID_NONE, NULL, 0);
-	if (IS_ERR(nvdla_test_reset_pdev))
-		return PTR_ERR(nvdla_test_reset_pdev);
-	nvdla_test_rcdev.dev = &nvdla_test_reset_pdev->dev;
-	ret = reset_controller_register(&nvdla_test_rcdev);
-	if (ret) {
-		platform_device_unregister(nvdla_test_reset_pdev);
-		return ret;
-	}
 	lookup = kzalloc(sizeof(*lookup), GFP_KERNEL);
 	if (lookup) {
 		lookup->provider = kstrdup("nvdla-test-reset", GFP_KERNEL);
@@ -87,11 +81,68 @@ static int nvdla_test_reset_register(void)
 			kfree(lookup->dev_id);
 		}
 		kfree(lookup);
-		reset_controller_unregister(&nvdla_test_rcdev);
-		platform_device_unregister(nvdla_test_reset_pdev);
 		return -ENOMEM;
 	}
 	reset_controller_add_lookup(lookup, 1);
+	return 0;
+}
+
+#else
+/* The reset core finds the line through the instance's "resets" reference. */
+static const struct property_entry nvdla_test_reset_props[] = {
+	PROPERTY_ENTRY_U32("#reset-cells", 1),
+	{ }
+};
+
+static const struct software_node nvdla_test_reset_node = {
+	.name = "nvdla-test-reset",
+	.properties = nvdla_test_reset_props,
+};
+
+static const struct software_node_ref_args nvdla_test_reset_refs[] = {
+	SOFTWARE_NODE_REFERENCE(&nvdla_test_reset_node, 0),
+};
+
+static const struct property_entry nvdla_test_dev_props[] = {
+	PROPERTY_ENTRY_REF_ARRAY("resets", nvdla_test_reset_refs),
+	{ }
+};
+
+static const struct software_node nvdla_test_dev_node = {
+	.name = "nvdla-nv-large",
+	.properties = nvdla_test_dev_props,
+};
+
+static int nvdla_test_reset_name(void)
+{
+	int ret = software_node_register(&nvdla_test_reset_node);
+
+	if (ret)
+		return ret;
+	nvdla_test_rcdev.fwnode = software_node_fwnode(&nvdla_test_reset_node);
+	return 0;
+}
+#endif
+
+static int nvdla_test_reset_register(void)
+{
+	int ret;
+
+	nvdla_test_reset_pdev =
+		platform_device_register_simple("nvdla-test-reset", PLATFORM_DEVID_NONE, NULL, 0);
+	if (IS_ERR(nvdla_test_reset_pdev))
+		return PTR_ERR(nvdla_test_reset_pdev);
+	nvdla_test_rcdev.dev = &nvdla_test_reset_pdev->dev;
+	ret = nvdla_test_reset_name();
+	if (!ret)
+		ret = reset_controller_register(&nvdla_test_rcdev);
+	if (ret) {
+		platform_device_unregister(nvdla_test_reset_pdev);
+#ifndef HAVE_RESET_CONTROL_LOOKUP
+		software_node_unregister(&nvdla_test_reset_node);
+#endif
+		return ret;
+	}
 	return 0;
 }
 
@@ -99,6 +150,9 @@ static void nvdla_test_reset_unregister(void)
 {
 	reset_controller_unregister(&nvdla_test_rcdev);
 	platform_device_unregister(nvdla_test_reset_pdev);
+#ifndef HAVE_RESET_CONTROL_LOOKUP
+	software_node_unregister(&nvdla_test_reset_node);
+#endif
 }
 
 static int __init nvdla_test_platdev_init(void)
@@ -130,6 +184,9 @@ static int __init nvdla_test_platdev_init(void)
 		ret = nvdla_test_reset_register();
 		if (ret)
 			return ret;
+#ifndef HAVE_RESET_CONTROL_LOOKUP
+		info.swnode = &nvdla_test_dev_node;
+#endif
 	}
 	nvdla_test_pdev = platform_device_register_full(&info);
 	if (IS_ERR(nvdla_test_pdev)) {
