@@ -88,7 +88,11 @@ static int nvdla_test_reset_name(void)
 }
 
 #else
-/* The reset core finds the line through the instance's "resets" reference. */
+/*
+ * The reset core finds the line through the instance's "resets" reference;
+ * fw_devlink then waits for the supplier's device to be bound, so the
+ * controller is registered by a driver, as a real one is.
+ */
 static const struct property_entry nvdla_test_reset_props[] = {
 	PROPERTY_ENTRY_U32("#reset-cells", 1),
 	{ }
@@ -115,44 +119,50 @@ static const struct software_node nvdla_test_dev_node = {
 
 static int nvdla_test_reset_name(void)
 {
-	int ret = software_node_register(&nvdla_test_reset_node);
-
-	if (ret)
-		return ret;
-	nvdla_test_rcdev.fwnode = software_node_fwnode(&nvdla_test_reset_node);
 	return 0;
 }
 #endif
 
+static int nvdla_test_reset_probe(struct platform_device *pdev)
+{
+	nvdla_test_rcdev.dev = &pdev->dev;
+	return devm_reset_controller_register(&pdev->dev, &nvdla_test_rcdev);
+}
+
+static struct platform_driver nvdla_test_reset_driver = {
+	.probe = nvdla_test_reset_probe,
+	.driver = { .name = "nvdla-test-reset" },
+};
+
 static int nvdla_test_reset_register(void)
 {
+	struct platform_device_info info = {
+		.name = "nvdla-test-reset",
+		.id = PLATFORM_DEVID_NONE,
+#ifndef HAVE_RESET_CONTROL_LOOKUP
+		.swnode = &nvdla_test_reset_node,
+#endif
+	};
 	int ret;
 
-	nvdla_test_reset_pdev =
-		platform_device_register_simple("nvdla-test-reset", PLATFORM_DEVID_NONE, NULL, 0);
-	if (IS_ERR(nvdla_test_reset_pdev))
-		return PTR_ERR(nvdla_test_reset_pdev);
-	nvdla_test_rcdev.dev = &nvdla_test_reset_pdev->dev;
 	ret = nvdla_test_reset_name();
-	if (!ret)
-		ret = reset_controller_register(&nvdla_test_rcdev);
-	if (ret) {
-		platform_device_unregister(nvdla_test_reset_pdev);
-#ifndef HAVE_RESET_CONTROL_LOOKUP
-		software_node_unregister(&nvdla_test_reset_node);
-#endif
+	if (ret)
 		return ret;
+	ret = platform_driver_register(&nvdla_test_reset_driver);
+	if (ret)
+		return ret;
+	nvdla_test_reset_pdev = platform_device_register_full(&info);
+	if (IS_ERR(nvdla_test_reset_pdev)) {
+		platform_driver_unregister(&nvdla_test_reset_driver);
+		return PTR_ERR(nvdla_test_reset_pdev);
 	}
 	return 0;
 }
 
 static void nvdla_test_reset_unregister(void)
 {
-	reset_controller_unregister(&nvdla_test_rcdev);
 	platform_device_unregister(nvdla_test_reset_pdev);
-#ifndef HAVE_RESET_CONTROL_LOOKUP
-	software_node_unregister(&nvdla_test_reset_node);
-#endif
+	platform_driver_unregister(&nvdla_test_reset_driver);
 }
 
 static int __init nvdla_test_platdev_init(void)
