@@ -161,6 +161,48 @@ EOF
 #include <linux/mm.h>
 void f(struct vm_area_struct *v) { vm_flags_set(v, VM_IO); }
 EOF
+
+	# 6.8+: drm_exec locks the reservations of several GEM objects (6.5 .. 6.7 had no count).
+	probe HAVE_DRM_EXEC <<'EOF'
+#include <drm/drm_exec.h>
+int f(struct drm_exec *e, struct drm_gem_object **o)
+{
+	int ret = 0;
+
+	drm_exec_init(e, DRM_EXEC_INTERRUPTIBLE_WAIT, 1);
+	drm_exec_until_all_locked(e) {
+		ret = drm_exec_prepare_array(e, o, 1, 1);
+		drm_exec_retry_on_contention(e);
+	}
+	drm_exec_fini(e);
+	return ret;
+}
+EOF
+
+	# 6.2+, with CONFIG_DRM_ACCEL: compute-accelerator nodes (/dev/accel/accel*).
+	probe HAVE_DRM_ACCEL <<'EOF'
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_accel.h>
+#if !IS_ENABLED(CONFIG_DRM_ACCEL)
+#error no accel core
+#endif
+DEFINE_DRM_ACCEL_FOPS(f);
+struct drm_driver d = { .driver_features = DRIVER_COMPUTE_ACCEL, .fops = &f };
+EOF
+
+	# Up to 6.x: reset lines named by board code through lookups (the test
+	# platform device's reset line, tests/kmd/platdev; 7.x takes fwnode references).
+	probe HAVE_RESET_CONTROL_LOOKUP <<'EOF'
+#include <linux/reset-controller.h>
+static struct reset_control_lookup l;
+void f(void)
+{
+	reset_controller_add_lookup(&l, 1);
+}
+EOF
 } >"$tmp/out.h"
 
 mv "$tmp/out.h" "$out"

@@ -32,10 +32,29 @@ void nvdla_reg_flush(struct nvdla_device *ndev)
 		ndev->bus->flush(ndev);
 }
 
-/* Hard reset of the accelerator through the bus (reset line, model), if it has one. */
+/*
+ * Hard reset of the accelerator through the bus (reset line, model). A bus
+ * that cannot reset it (no reset line) or a reset that fails wedges the
+ * device: whatever a unit still holds programmed may yet run, so the
+ * caller's job keeps its buffers (nvdla_job.c) and no job runs any more.
+ */
 int nvdla_device_reset(struct nvdla_device *ndev)
 {
-	return ndev->bus->reset ? ndev->bus->reset(ndev) : 0;
+	int ret = ndev->bus->reset ? ndev->bus->reset(ndev) : -EOPNOTSUPP;
+
+	if (ret && !test_and_set_bit(0, &ndev->wedged))
+		drm_err(&ndev->drm, "the accelerator cannot be reset (%d%s): the device is wedged: the failed job's buffers stay allocated and new jobs fail with EIO until the accelerator is powered off (reboot)\n",
+			ret, ret == -EOPNOTSUPP ? ", no reset line" : "");
+	return ret;
+}
+
+/* 0, or -EIO when the device is wedged: a job must not start. */
+int nvdla_device_check_wedged(struct nvdla_device *ndev)
+{
+	if (likely(!test_bit(0, &ndev->wedged)))
+		return 0;
+	drm_err_ratelimited(&ndev->drm, "job refused: the device is wedged (a job failed and the accelerator could not be reset)\n");
+	return -EIO;
 }
 
 static const struct {
@@ -60,7 +79,7 @@ struct nvdla_device *nvdla_device_alloc(struct device *dev, const struct nvdla_h
 	struct nvdla_device *ndev;
 	unsigned int i;
 
-	ndev = devm_drm_dev_alloc(dev, &nvdla_drm_driver, struct nvdla_device, drm);
+	ndev = devm_drm_dev_alloc(dev, nvdla_drm_driver(dev), struct nvdla_device, drm);
 	if (IS_ERR(ndev))
 		return ndev;
 
@@ -73,6 +92,8 @@ struct nvdla_device *nvdla_device_alloc(struct device *dev, const struct nvdla_h
 	ndev->engine = nvdla_default_engine();
 	ndev->job_timeout_ms = nvdla_job_timeout_ms();
 	spin_lock_init(&ndev->job_lock);
+	spin_lock_init(&ndev->kept_lock);
+	INIT_LIST_HEAD(&ndev->kept_bos);
 	atomic_set(&ndev->jobs_alive, 0);
 	atomic_set(&ndev->bo_count, 0);
 	init_waitqueue_head(&ndev->jobs_idle);

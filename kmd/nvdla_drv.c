@@ -17,9 +17,21 @@
 #include "nvdla_drv.h"
 #include "nvdla_glue.h"
 
+#if defined(HAVE_DRM_ACCEL)
+#include <drm/drm_accel.h>
+#endif
+
 static unsigned int job_timeout_ms = 5000;
 module_param(job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms, "A job running longer fails with ETIMEDOUT and resets the engine (default 5000)");
+
+static bool accel;
+module_param(accel, bool, 0444);
+MODULE_PARM_DESC(accel, "Register compute-accelerator nodes (/dev/accel/accel*) instead of render nodes, where the kernel has them (default 0: render nodes, which the original runtime needs)");
+
+static unsigned int file_queue_mib = 64;
+module_param(file_queue_mib, uint, 0444);
+MODULE_PARM_DESC(file_queue_mib, "Kernel memory the unfinished jobs of one open file may hold, in MiB; more is refused with EBUSY (default 64)");
 
 #ifdef NVDLA_SELFTEST_ENGINE
 static bool selftest_engine;
@@ -30,6 +42,11 @@ MODULE_PARM_DESC(selftest_engine, "Test builds only: pass jobs through the sched
 unsigned int nvdla_job_timeout_ms(void)
 {
 	return clamp(job_timeout_ms, 10u, 600000u);
+}
+
+u64 nvdla_file_queue_limit(void)
+{
+	return (u64)clamp(file_queue_mib, 1u, 65536u) << 20;
 }
 
 const struct nvdla_engine_ops *nvdla_default_engine(void)
@@ -144,6 +161,7 @@ static int nvdla_open(struct drm_device *drm, struct drm_file *file)
 	if (!nfile)
 		return -ENOMEM;
 
+	kref_init(&nfile->ref);
 	nfile->ndev = to_nvdla_device(drm);
 	ret = nvdla_job_open(nfile);
 	if (ret) {
@@ -159,7 +177,7 @@ static void nvdla_postclose(struct drm_device *drm, struct drm_file *file)
 	struct nvdla_file *nfile = file->driver_priv;
 
 	nvdla_job_close(nfile);
-	kfree(nfile);
+	nvdla_file_put(nfile);
 }
 
 static const struct drm_ioctl_desc nvdla_ioctls[] = {
@@ -176,30 +194,67 @@ static const struct drm_ioctl_desc nvdla_ioctls[] = {
 
 DEFINE_DRM_GEM_FOPS(nvdla_drm_fops);
 
-const struct drm_driver nvdla_drm_driver = {
-	.driver_features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ,
-	.open = nvdla_open,
-	.postclose = nvdla_postclose,
-	.ioctls = nvdla_ioctls,
-	.num_ioctls = ARRAY_SIZE(nvdla_ioctls),
-	.fops = &nvdla_drm_fops,
+/* What the render-node and the accel-node drivers share. */
 #if defined(HAVE_DRM_DRIVER_PRIME_HANDLE_TO_FD)
-	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,
+#define NVDLA_DRIVER_PRIME_FDS \
+	.prime_handle_to_fd = drm_gem_prime_handle_to_fd, \
 	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
+#else
+#define NVDLA_DRIVER_PRIME_FDS
 #endif
 #if defined(HAVE_DRM_DRIVER_GEM_PRIME_MMAP)
-	.gem_prime_mmap = drm_gem_prime_mmap,
+#define NVDLA_DRIVER_PRIME_MMAP .gem_prime_mmap = drm_gem_prime_mmap,
+#else
+#define NVDLA_DRIVER_PRIME_MMAP
 #endif
-	.gem_prime_import_sg_table = nvdla_gem_prime_import_sg_table,
-	.name = "nvdla",
-	.desc = "NVIDIA Deep Learning Accelerator",
 #if defined(HAVE_DRM_DRIVER_DATE)
-	.date = "20251121",
+#define NVDLA_DRIVER_DATE .date = "20251121",
+#else
+#define NVDLA_DRIVER_DATE
 #endif
-	.major = NVDLA_DRIVER_MAJOR,
-	.minor = NVDLA_DRIVER_MINOR,
-	.patchlevel = NVDLA_DRIVER_PATCH,
+#define NVDLA_DRIVER_COMMON \
+	.open = nvdla_open, \
+	.postclose = nvdla_postclose, \
+	.ioctls = nvdla_ioctls, \
+	.num_ioctls = ARRAY_SIZE(nvdla_ioctls), \
+	NVDLA_DRIVER_PRIME_FDS \
+	NVDLA_DRIVER_PRIME_MMAP \
+	.gem_prime_import_sg_table = nvdla_gem_prime_import_sg_table, \
+	.name = "nvdla", \
+	.desc = "NVIDIA Deep Learning Accelerator", \
+	NVDLA_DRIVER_DATE \
+	.major = NVDLA_DRIVER_MAJOR, \
+	.minor = NVDLA_DRIVER_MINOR, \
+	.patchlevel = NVDLA_DRIVER_PATCH
+
+static const struct drm_driver nvdla_render_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ,
+	.fops = &nvdla_drm_fops,
+	NVDLA_DRIVER_COMMON,
 };
+
+#if defined(HAVE_DRM_ACCEL)
+DEFINE_DRM_ACCEL_FOPS(nvdla_accel_fops);
+
+static const struct drm_driver nvdla_accel_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.fops = &nvdla_accel_fops,
+	NVDLA_DRIVER_COMMON,
+};
+#endif
+
+/* A render node (the default), or with accel=1 an accel node where the kernel has them. */
+const struct drm_driver *nvdla_drm_driver(struct device *dev)
+{
+#if defined(HAVE_DRM_ACCEL)
+	if (accel)
+		return &nvdla_accel_driver;
+#else
+	if (accel)
+		dev_warn(dev, "accel=1: this kernel has no compute-accelerator nodes (CONFIG_DRM_ACCEL): a render node instead\n");
+#endif
+	return &nvdla_render_driver;
+}
 
 static int __init nvdla_init(void)
 {

@@ -19,7 +19,10 @@
 #include <drm/drm_device.h>
 #include <drm/drm_mm.h>
 #include <drm/gpu_scheduler.h>
+#include <linux/atomic.h>
 #include <linux/bits.h>
+#include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -52,17 +55,24 @@ struct sg_table;
  * read rarely. reset() (optional) resets the accelerator. flush()
  * (optional, any context) hands writes the bus may still hold to the
  * hardware: the driver calls it before it waits for an interrupt; a read
- * flushes the writes before it by itself.
+ * flushes the writes before it by itself. reset() returns -EOPNOTSUPP when
+ * it cannot truly stop the accelerator (no reset line): the device is then
+ * wedged after a failed job (see nvdla_device_reset()).
  */
 struct nvdla_bus_ops {
 	const char *name;
+	bool sleeps; /* the hooks may sleep: process context only (see nvdla_irq()) */
 	u32 (*read)(struct nvdla_device *ndev, u32 reg);
 	void (*write)(struct nvdla_device *ndev, u32 reg, u32 val);
 	int (*reset)(struct nvdla_device *ndev);
 	void (*flush)(struct nvdla_device *ndev);
 };
 
-/* A physically contiguous range reserved for NVDLA, managed with drm_mm. */
+/*
+ * A physically contiguous range reserved for NVDLA, managed with drm_mm.
+ * It lives as long as the DRM device (buffers outlive an unbind), and while
+ * it does no other binding may use the range (nvdla_gem.c).
+ */
 struct nvdla_carveout {
 	phys_addr_t phys;   /* CPU physical address */
 	dma_addr_t dma;	    /* the same byte as the device addresses it */
@@ -70,6 +80,7 @@ struct nvdla_carveout {
 	void *vaddr;	    /* write-combined kernel mapping of the range */
 	struct mutex lock;  /* protects mm */
 	struct drm_mm mm;
+	struct list_head link; /* in the list of live carve-outs */
 };
 
 struct nvdla_device {
@@ -102,10 +113,22 @@ struct nvdla_device {
 	u64 fence_seqno;
 	atomic_t jobs_alive;
 	wait_queue_head_t jobs_idle;
+
+	/*
+	 * Set when a job failed and the device could not be reset: units may
+	 * still hold programmed transfers, so no job runs any more and the
+	 * buffers of the failed jobs stay allocated (kept_bos) until the DRM
+	 * device is released.
+	 */
+	unsigned long wedged; /* bit 0 */
+	spinlock_t kept_lock;	   /* kept_bos */
+	struct list_head kept_bos; /* struct nvdla_kept_bos */
 };
 
 struct nvdla_file {
+	struct kref ref;	  /* the DRM file's and one per queued job */
 	struct nvdla_device *ndev;
+	atomic64_t queued_bytes;  /* kernel memory of its unfinished jobs */
 	struct drm_sched_entity entity;
 	struct mutex submit_lock; /* job ids, queueing order */
 	struct xarray jobs;	  /* job id -> finished fence */
@@ -120,8 +143,9 @@ static inline struct nvdla_device *to_nvdla_device(struct drm_device *drm)
 }
 
 /* nvdla_drv.c */
-extern const struct drm_driver nvdla_drm_driver;
+const struct drm_driver *nvdla_drm_driver(struct device *dev);
 unsigned int nvdla_job_timeout_ms(void);
+u64 nvdla_file_queue_limit(void);
 const struct nvdla_engine_ops *nvdla_default_engine(void);
 
 /* nvdla_device.c */
@@ -129,11 +153,12 @@ struct nvdla_device *nvdla_device_alloc(struct device *dev, const struct nvdla_h
 int nvdla_device_register(struct nvdla_device *ndev);
 void nvdla_device_unregister(struct nvdla_device *ndev);
 int nvdla_device_reset(struct nvdla_device *ndev);
+int nvdla_device_check_wedged(struct nvdla_device *ndev);
 void nvdla_reg_flush(struct nvdla_device *ndev);
 
 /* nvdla_gem.c */
-int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_addr_t dma, u64 size,
-			    void *vaddr);
+int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_addr_t dma,
+			    u64 size);
 int nvdla_mem_init(struct nvdla_device *ndev);
 struct drm_gem_object *nvdla_gem_prime_import_sg_table(struct drm_device *drm,
 						       struct dma_buf_attachment *attach,
@@ -150,6 +175,7 @@ int nvdla_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *fil
 int nvdla_sched_init(struct nvdla_device *ndev);
 int nvdla_job_open(struct nvdla_file *nfile);
 void nvdla_job_close(struct nvdla_file *nfile);
+void nvdla_file_put(struct nvdla_file *nfile);
 void nvdla_job_unplug(struct nvdla_device *ndev);
 irqreturn_t nvdla_irq(int irq, void *arg);
 irqreturn_t nvdla_irq_thread(int irq, void *arg);

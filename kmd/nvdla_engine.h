@@ -19,7 +19,9 @@
  *                   copied into task->engine_priv and run() must use that
  *                   copy only, never re-read descriptors from the buffers.
  *                   Returns -EINVAL (or another errno) to reject the job;
- *                   the errno reaches userspace.
+ *                   the errno reaches userspace. Sets task->engine_bytes
+ *                   to the memory engine_priv holds (the file's cap counts
+ *                   it) and allocates it with GFP_KERNEL_ACCOUNT.
  *   run(task)       From the scheduler when the job's turn has come, with
  *                   the device powered (runtime PM held until completion).
  *                   Programs and starts the hardware and returns 0; the job
@@ -61,6 +63,7 @@ struct nvdla_task {
 	u32 num_addresses;		/* >= 1 */
 	struct nvdla_address *addresses; /* [0]: the network descriptor */
 	void *engine_priv;		/* the engine's, freed by task_free() */
+	size_t engine_bytes;		/* what validate() allocated for it */
 };
 
 struct nvdla_engine_ops {

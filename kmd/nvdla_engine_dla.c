@@ -15,7 +15,8 @@
  *             resets the device).
  *
  * The engine neither sleeps nor allocates: every call into it is made under
- * one spinlock per device, taken with irqsave. A task that fails at run time
+ * one lock per device, a spinlock taken with irqsave (MMIO), or a mutex where
+ * the bus sleeps (the virtual platform's mailbox). A task that fails at run time
  * (an impossible hardware state, a bounded wait that expired) resets the
  * engine and the device and fails its job with -EIO; the kernel log says why.
  *
@@ -31,6 +32,7 @@
 #include <drm/drm_print.h>
 #include <linux/delay.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -47,7 +49,9 @@
 
 /* Per device (ndev->engine_priv). */
 struct nvdla_dla {
-	spinlock_t lock; /* serialises every call into the engine */
+	spinlock_t lock; /* serialises every call into the engine (MMIO) */
+	struct mutex mutex; /* the same on a bus that sleeps (the virtual platform) */
+	bool sleeps;
 	struct nvdla_dla_engine *engine;
 	u64 storage[]; /* the engine context (8-byte aligned) */
 };
@@ -63,6 +67,30 @@ struct nvdla_dla_reader {
 	struct nvdla_device *ndev;
 	const struct nvdla_task *task;
 };
+
+/*
+ * Every call into the engine is serialised: with a spinlock (interrupts off)
+ * where registers are MMIO and the hard IRQ handler calls in, with a mutex
+ * where the bus sleeps (its interrupt is handled in the IRQ thread).
+ */
+static unsigned long nvdla_dla_lock(struct nvdla_dla *dla)
+{
+	unsigned long flags = 0;
+
+	if (dla->sleeps)
+		mutex_lock(&dla->mutex);
+	else
+		flags = nvdla_dla_lock(dla);
+	return flags;
+}
+
+static void nvdla_dla_unlock(struct nvdla_dla *dla, unsigned long flags)
+{
+	if (dla->sleeps)
+		mutex_unlock(&dla->mutex);
+	else
+		nvdla_dla_unlock(dla, flags);
+}
 
 /* ---- register access for the engine -------------------------------------- */
 
@@ -115,6 +143,8 @@ static int nvdla_dla_read(void *priv, u32 index, u64 offset, void *dst, u32 size
 		return -EINVAL;
 	}
 	memcpy(dst, vaddr + entry->offset + offset, size);
+	/* Called for every descriptor: a task of thousands of operations takes a while. */
+	cond_resched();
 	return 0;
 }
 
@@ -137,7 +167,7 @@ static int nvdla_dla_validate(struct nvdla_device *ndev, struct nvdla_task *task
 	u32 i;
 	int ret;
 
-	list = kvcalloc(task->num_addresses, sizeof(*list), GFP_KERNEL);
+	list = kvcalloc(task->num_addresses, sizeof(*list), GFP_KERNEL_ACCOUNT);
 	if (!list)
 		return -ENOMEM;
 	for (i = 0; i < task->num_addresses; i++) {
@@ -195,6 +225,7 @@ out:
 		return ret;
 	}
 	task->engine_priv = job;
+	task->engine_bytes = struct_size(job, storage, DIV_ROUND_UP(bytes, sizeof(u64)));
 	return 0;
 }
 
@@ -229,14 +260,14 @@ static int nvdla_dla_run(struct nvdla_device *ndev, struct nvdla_task *task)
 	bool done = false;
 	int ret;
 
-	spin_lock_irqsave(&dla->lock, flags);
+	flags = nvdla_dla_lock(dla);
 	ret = nvdla_dla_engine_start(dla->engine, job->task, &err);
 	/* A task can complete while it starts (BDMA operations without transfers). */
 	if (!ret)
 		ret = nvdla_dla_engine_process(dla->engine, &done, &err);
 	if (ret)
 		nvdla_dla_engine_reset(dla->engine);
-	spin_unlock_irqrestore(&dla->lock, flags);
+	nvdla_dla_unlock(dla, flags);
 
 	if (ret)
 		return nvdla_dla_fail(ndev, "to start", &err, ret);
@@ -252,9 +283,9 @@ static irqreturn_t nvdla_dla_irq(struct nvdla_device *ndev)
 	unsigned long flags;
 	bool pending;
 
-	spin_lock_irqsave(&dla->lock, flags);
+	flags = nvdla_dla_lock(dla);
 	pending = nvdla_dla_engine_isr(dla->engine);
-	spin_unlock_irqrestore(&dla->lock, flags);
+	nvdla_dla_unlock(dla, flags);
 	return pending ? IRQ_WAKE_THREAD : IRQ_NONE;
 }
 
@@ -266,11 +297,11 @@ static irqreturn_t nvdla_dla_irq_thread(struct nvdla_device *ndev)
 	bool done = false;
 	int ret;
 
-	spin_lock_irqsave(&dla->lock, flags);
+	flags = nvdla_dla_lock(dla);
 	ret = nvdla_dla_engine_process(dla->engine, &done, &err);
 	if (ret)
 		nvdla_dla_engine_reset(dla->engine);
-	spin_unlock_irqrestore(&dla->lock, flags);
+	nvdla_dla_unlock(dla, flags);
 
 	if (ret)
 		nvdla_job_done(ndev, nvdla_dla_fail(ndev, "on the hardware", &err, ret));
@@ -285,9 +316,9 @@ static void nvdla_dla_reset(struct nvdla_device *ndev)
 	struct nvdla_dla *dla = ndev->engine_priv;
 	unsigned long flags;
 
-	spin_lock_irqsave(&dla->lock, flags);
+	flags = nvdla_dla_lock(dla);
 	nvdla_dla_engine_reset(dla->engine);
-	spin_unlock_irqrestore(&dla->lock, flags);
+	nvdla_dla_unlock(dla, flags);
 }
 
 /* ---- per device ----------------------------------------------------------- */
@@ -302,6 +333,8 @@ static int nvdla_dla_init(struct nvdla_device *ndev)
 	if (!dla)
 		return -ENOMEM;
 	spin_lock_init(&dla->lock);
+	mutex_init(&dla->mutex);
+	dla->sleeps = ndev->bus->sleeps;
 	/* Touches no register: the device may be powered down. */
 	dla->engine = nvdla_dla_engine_init(dla->storage, bytes, ndev->config,
 					    &nvdla_dla_engine_ops, ndev, &err);

@@ -49,14 +49,35 @@ void nvdla_bo_put(struct nvdla_bo *bo)
 /* ---- memory of an instance ---------------------------------------------- */
 
 /*
- * Declares the instance's carve-out: @size bytes at CPU physical address
- * @phys, seen by the accelerator at @dma, mapped write-combined at @vaddr.
+ * Carve-outs of live DRM devices. Buffers (and their CPU mappings through
+ * exported dma-bufs) outlive an unbind, so a new binding must not hand out
+ * the same memory until the old device is released.
  */
-int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_addr_t dma, u64 size,
-			    void *vaddr)
+static DEFINE_MUTEX(nvdla_carveouts_lock);
+static LIST_HEAD(nvdla_carveouts);
+
+static void nvdla_carveout_release(struct drm_device *drm, void *arg)
+{
+	struct nvdla_carveout *co = arg;
+
+	mutex_lock(&nvdla_carveouts_lock);
+	list_del(&co->link);
+	mutex_unlock(&nvdla_carveouts_lock);
+	memunmap(co->vaddr);
+}
+
+/*
+ * Declares the instance's carve-out: @size bytes at CPU physical address
+ * @phys, seen by the accelerator at @dma. It is mapped write-combined for
+ * the lifetime of the DRM device, not the binding's.
+ */
+int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_addr_t dma,
+			    u64 size)
 {
 	struct nvdla_carveout *co = &ndev->carveout;
 	u64 mask = dma_get_mask(ndev->dev);
+	struct nvdla_carveout *other;
+	void *vaddr;
 
 	if (!size || !PAGE_ALIGNED(phys) || !PAGE_ALIGNED(size) || !PAGE_ALIGNED(dma)) {
 		drm_err(&ndev->drm, "carve-out %pa + %llu bytes: not page aligned\n", &phys, size);
@@ -69,11 +90,28 @@ int nvdla_mem_init_carveout(struct nvdla_device *ndev, phys_addr_t phys, dma_add
 		return -EINVAL;
 	}
 
+	mutex_lock(&nvdla_carveouts_lock);
+	list_for_each_entry(other, &nvdla_carveouts, link) {
+		if (phys < other->phys + other->size && other->phys < phys + size) {
+			mutex_unlock(&nvdla_carveouts_lock);
+			drm_err(&ndev->drm, "carve-out %pa + %llu bytes: buffers of an earlier binding still use it (open files, mappings): close them, then bind again\n",
+				&phys, size);
+			return -EBUSY;
+		}
+	}
+	vaddr = memremap(phys, size, MEMREMAP_WC);
+	if (!vaddr) {
+		mutex_unlock(&nvdla_carveouts_lock);
+		drm_err(&ndev->drm, "cannot map the carve-out %pa + %llu bytes\n", &phys, size);
+		return -ENOMEM;
+	}
 	co->phys = phys;
 	co->dma = dma;
 	co->size = size;
 	co->vaddr = vaddr;
-	return 0;
+	list_add(&co->link, &nvdla_carveouts);
+	mutex_unlock(&nvdla_carveouts_lock);
+	return drmm_add_action_or_reset(&ndev->drm, nvdla_carveout_release, co);
 }
 
 static void nvdla_mem_release(struct drm_device *drm, void *arg)

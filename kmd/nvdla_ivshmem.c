@@ -7,9 +7,12 @@
  *
  * Registers: writes are appended to the mailbox's ring and handed to the
  * host in batches (flush(), which the driver calls before it waits for an
- * interrupt, or when the ring is full); a read appends itself, publishes the
- * ring, rings the doorbell and spins until the host has executed it. Every
- * call may come with interrupts off (the engine's lock), so nothing sleeps:
+ * interrupt and before a job is seen to end, and which waits until the host
+ * has executed them; or when the ring is full); a read appends itself, publishes the
+ * ring, rings the doorbell and waits until the host has executed it: a short
+ * spin, then sleeps. The bus sleeps (nvdla_bus_ops.sleeps): the driver calls
+ * it from process context only, with interrupts on (the engine takes a mutex
+ * and its interrupt is read in the IRQ thread, not the hard IRQ handler);
  * a host that does not answer within NVDLA_VP_TIMEOUT_MS is declared gone,
  * registers then read as all ones until a reset finds it again. The model's
  * interrupt arrives as MSI-X; its DMA reaches the carve-out, which lives in
@@ -27,6 +30,7 @@
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
 
@@ -41,8 +45,12 @@
 #define NVDLA_IVSHMEM_IVPOSITION 8	/* BAR0: the device's own peer id */
 #define NVDLA_IVSHMEM_DOORBELL 12	/* BAR0: peer << 16 | vector */
 
-/* How long a register access may wait for the host model (it may be computing a layer). */
+/*
+ * How long a register access may wait for the host model (it may be computing
+ * a layer), sleeping after the first NVDLA_VP_SPIN_US.
+ */
 #define NVDLA_VP_TIMEOUT_MS 10000
+#define NVDLA_VP_SPIN_US 50
 
 static_assert(sizeof(struct nvdla_ivshmem_header) == 112);
 static_assert(sizeof(struct nvdla_vp_mailbox) == NVDLA_VP_CONTROL_SIZE);
@@ -76,7 +84,7 @@ struct nvdla_ivshmem {
 	u32 reg_space;
 	u32 doorbell;		/* the value that rings the host */
 	u32 host_flags;
-	spinlock_t lock;	/* the ring and everything below */
+	struct mutex lock;	/* the ring and everything below */
 	u32 producer;		/* the next entry the guest fills */
 	u32 published;		/* the producer index the host has been given */
 	bool dead;		/* the host stopped answering */
@@ -112,17 +120,29 @@ static void nvdla_vp_gone(struct nvdla_ivshmem *ivs)
 			    NVDLA_VP_TIMEOUT_MS, nvdla_vp_consumer(ivs), ivs->published);
 }
 
-/* Spins until the host has executed every entry before @index. */
+/*
+ * Waits until the host has executed every entry before @index: a short spin
+ * (a round trip takes tens of microseconds), then sleeps, since the host may
+ * be computing a layer for seconds. Process context, interrupts on.
+ */
 static bool nvdla_vp_wait(struct nvdla_ivshmem *ivs, u32 index)
 {
-	ktime_t deadline = ktime_add_ms(ktime_get(), NVDLA_VP_TIMEOUT_MS);
+	ktime_t start = ktime_get();
+	ktime_t spin_until = ktime_add_us(start, NVDLA_VP_SPIN_US);
+	ktime_t deadline = ktime_add_ms(start, NVDLA_VP_TIMEOUT_MS);
 
+	might_sleep();
 	while ((s32)(nvdla_vp_consumer(ivs) - index) < 0) {
-		if (ktime_after(ktime_get(), deadline)) {
+		ktime_t now = ktime_get();
+
+		if (ktime_after(now, deadline)) {
 			nvdla_vp_gone(ivs);
 			return false;
 		}
-		cpu_relax();
+		if (ktime_before(now, spin_until))
+			cpu_relax();
+		else
+			usleep_range(20, 100);
 	}
 	rmb(); /* the results after the index */
 	return true;
@@ -200,7 +220,6 @@ static bool nvdla_vp_reg_ok(struct nvdla_device *ndev, u32 reg)
 static u32 nvdla_ivshmem_read(struct nvdla_device *ndev, u32 reg)
 {
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
-	unsigned long flags;
 	u64 value = 0;
 	ktime_t start;
 	int status;
@@ -212,14 +231,14 @@ static u32 nvdla_ivshmem_read(struct nvdla_device *ndev, u32 reg)
 	}
 	if (!nvdla_vp_reg_ok(ndev, reg))
 		return ~0u;
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	start = ktime_get();
 	status = nvdla_vp_call(ivs, NVDLA_VP_OP_READ, reg, &value);
 	ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	ivs->count.reads++;
 	ivs->count.read_ns += ns;
 	ivs->count.read_ns_max = max(ivs->count.read_ns_max, ns);
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 
 	if (status) {
 		if (status > 0)
@@ -234,7 +253,6 @@ static u32 nvdla_ivshmem_read(struct nvdla_device *ndev, u32 reg)
 static void nvdla_ivshmem_write(struct nvdla_device *ndev, u32 reg, u32 val)
 {
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
-	unsigned long flags;
 
 	if (!ivs->mb) {
 		drm_warn_once(&ndev->drm, "no hardware model attached: register writes are dropped\n");
@@ -242,48 +260,52 @@ static void nvdla_ivshmem_write(struct nvdla_device *ndev, u32 reg, u32 val)
 	}
 	if (!nvdla_vp_reg_ok(ndev, reg))
 		return;
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	if (nvdla_vp_reserve(ivs)) {
 		nvdla_vp_append(ivs, NVDLA_VP_OP_WRITE, reg, val);
 		ivs->count.writes++;
 	}
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 }
 
 static void nvdla_ivshmem_flush(struct nvdla_device *ndev)
 {
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
-	unsigned long flags;
 
 	if (!ivs->mb)
 		return;
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	if (!ivs->dead) {
 		nvdla_vp_publish(ivs);
+		/*
+		 * Executed, not only published (the bus sleeps): a job is seen to
+		 * end only after its last register write took effect.
+		 */
+		nvdla_vp_wait(ivs, ivs->producer);
 		ivs->count.flushes++;
 	}
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 }
 
 /* The accelerator's reset: the model returns to its power-on state (and stops stalling). */
 static int nvdla_ivshmem_reset(struct nvdla_device *ndev)
 {
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
-	unsigned long flags;
 	u64 value = 0;
 	int status;
 
 	if (!ivs->mb)
 		return 0;
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	nvdla_vp_revive(ivs);
 	status = nvdla_vp_call(ivs, NVDLA_VP_OP_RESET, 0, &value);
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 	return status ? -EIO : 0;
 }
 
 static const struct nvdla_bus_ops nvdla_ivshmem_bus_ops = {
 	.name = "ivshmem",
+	.sleeps = true,
 	.read = nvdla_ivshmem_read,
 	.write = nvdla_ivshmem_write,
 	.reset = nvdla_ivshmem_reset,
@@ -310,14 +332,13 @@ static ssize_t vp_stats_show(struct device *dev, struct device_attribute *attr, 
 	struct nvdla_device *ndev = dev_get_drvdata(dev);
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
 	struct nvdla_vp_counters c;
-	unsigned long flags;
 	int len, i;
 
 	if (!ivs->mb)
 		return -ENODEV;
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	c = ivs->count;
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 
 	len = sysfs_emit(buf,
 			 "writes %llu\nreads %llu\nflushes %llu\ndoorbells %llu\nring_full %llu\ntimeouts %llu\nread_ns_avg %llu\nread_ns_max %llu\n",
@@ -340,19 +361,18 @@ static ssize_t vp_ping_show(struct device *dev, struct device_attribute *attr, c
 	struct nvdla_device *ndev = dev_get_drvdata(dev);
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
 	u64 total = 0, lo = U64_MAX, hi = 0, ns, value;
-	unsigned long flags;
 	ktime_t start;
 	int i, status;
 
 	if (!ivs->mb)
 		return -ENODEV;
 	for (i = 0; i < 64; i++) {
-		spin_lock_irqsave(&ivs->lock, flags);
+		mutex_lock(&ivs->lock);
 		start = ktime_get();
 		value = 0;
 		status = nvdla_vp_call(ivs, NVDLA_VP_OP_NOP, 0, &value);
 		ns = ktime_to_ns(ktime_sub(ktime_get(), start));
-		spin_unlock_irqrestore(&ivs->lock, flags);
+		mutex_unlock(&ivs->lock);
 		if (status)
 			return -EIO;
 		total += ns;
@@ -374,7 +394,6 @@ static ssize_t vp_stall_store(struct device *dev, struct device_attribute *attr,
 {
 	struct nvdla_device *ndev = dev_get_drvdata(dev);
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
-	unsigned long flags;
 	u64 value = 0;
 	bool stall;
 	int status;
@@ -385,9 +404,9 @@ static ssize_t vp_stall_store(struct device *dev, struct device_attribute *attr,
 		return -EINVAL;
 	if (!stall)
 		return count;
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	status = nvdla_vp_call(ivs, NVDLA_VP_OP_STALL, 0, &value);
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 	if (status == NVDLA_VP_REFUSED)
 		return -EPERM;
 	if (status)
@@ -518,7 +537,7 @@ static int nvdla_ivshmem_mailbox(struct pci_dev *pdev, struct nvdla_ivshmem *ivs
 	ivs->reg_space = le32_to_cpu(mb->reg_space);
 	ivs->doorbell = peer << 16 | vector;
 	ivs->host_flags = le32_to_cpu(mb->host_flags);
-	spin_lock_init(&ivs->lock);
+	mutex_init(&ivs->lock);
 
 	/* A previous driver may have left entries the host has not finished: wait for them. */
 	start = le32_to_cpu(READ_ONCE(mb->producer));
@@ -540,17 +559,16 @@ static int nvdla_ivshmem_mailbox(struct pci_dev *pdev, struct nvdla_ivshmem *ivs
 /* Tells the model where the carve-out is (its device addresses) and resets it. */
 static int nvdla_ivshmem_attach(struct device *dev, struct nvdla_ivshmem *ivs, dma_addr_t base)
 {
-	unsigned long flags;
 	u64 value = base;
 	int status;
 
-	spin_lock_irqsave(&ivs->lock, flags);
+	mutex_lock(&ivs->lock);
 	status = nvdla_vp_call(ivs, NVDLA_VP_OP_ATTACH, 0, &value);
 	if (!status) {
 		value = 0;
 		status = nvdla_vp_call(ivs, NVDLA_VP_OP_RESET, 0, &value);
 	}
-	spin_unlock_irqrestore(&ivs->lock, flags);
+	mutex_unlock(&ivs->lock);
 	if (status) {
 		dev_err(dev, "the hardware model refused the carve-out at device address %pad (%d)\n",
 			&base, status);
@@ -620,8 +638,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 
 	if (mem_size) {
 		mem_dma = pci_bus_address(pdev, NVDLA_IVSHMEM_BAR_SHM) + mem_offset;
-		ret = nvdla_mem_init_carveout(ndev, shm_start + mem_offset, mem_dma, mem_size,
-					      ivs->shm + mem_offset);
+		ret = nvdla_mem_init_carveout(ndev, shm_start + mem_offset, mem_dma, mem_size);
 		if (ret)
 			return ret;
 	}

@@ -29,6 +29,10 @@
 #include "nvdla_gem.h"
 #include "nvdla_job.h"
 
+#if defined(HAVE_DRM_EXEC)
+#include <drm/drm_exec.h>
+#endif
+
 static const char *nvdla_fence_driver_name(struct dma_fence *fence)
 {
 	return "nvdla";
@@ -44,20 +48,148 @@ static const struct dma_fence_ops nvdla_fence_ops = {
 	.get_timeline_name = nvdla_fence_timeline_name,
 };
 
+/*
+ * ---- dependencies with a deadline ------------------------------------------
+ *
+ * A job may wait for fences of other drivers (in-syncobjs, the reservations
+ * of imported buffers). One that never signals would keep the job, and the
+ * memory it holds, forever: the job waits for a deadline fence instead,
+ * which signals with the other fence or, after job_timeout_ms, with
+ * ETIMEDOUT; run_job then fails the job with ETIMEDOUT. Fences of a DRM
+ * scheduler (this driver's and others') end within their own timeouts and
+ * are waited for as they are.
+ */
+struct nvdla_deadline {
+	struct dma_fence base;
+	spinlock_t lock; /* the fence's */
+	struct dma_fence *fence; /* the one waited for */
+	struct dma_fence_cb cb;
+	struct timer_list timer;
+};
+
+static const char *nvdla_deadline_timeline_name(struct dma_fence *fence)
+{
+	return "nvdla-dependency-deadline";
+}
+
+static void nvdla_deadline_release(struct dma_fence *fence)
+{
+	struct nvdla_deadline *dl = container_of(fence, struct nvdla_deadline, base);
+
+	dma_fence_put(dl->fence);
+	dma_fence_free(fence);
+}
+
+static const struct dma_fence_ops nvdla_deadline_ops = {
+	.get_driver_name = nvdla_fence_driver_name,
+	.get_timeline_name = nvdla_deadline_timeline_name,
+	.release = nvdla_deadline_release,
+};
+
+static void nvdla_deadline_signal(struct nvdla_deadline *dl, int error)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dl->lock, flags);
+	if (!dma_fence_is_signaled_locked(&dl->base)) {
+		if (error)
+			dma_fence_set_error(&dl->base, error);
+		dma_fence_signal_locked(&dl->base);
+	}
+	spin_unlock_irqrestore(&dl->lock, flags);
+}
+
+/* The fence signalled in time (the callback holds a reference, as the timer does). */
+static void nvdla_deadline_met(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct nvdla_deadline *dl = container_of(cb, struct nvdla_deadline, cb);
+
+	nvdla_deadline_signal(dl, 0);
+	if (timer_delete(&dl->timer))
+		dma_fence_put(&dl->base);
+	dma_fence_put(&dl->base);
+}
+
+static void nvdla_deadline_missed(struct timer_list *timer)
+{
+	struct nvdla_deadline *dl = container_of(timer, struct nvdla_deadline, timer);
+
+	nvdla_deadline_signal(dl, -ETIMEDOUT);
+	if (dma_fence_remove_callback(dl->fence, &dl->cb))
+		dma_fence_put(&dl->base);
+	dma_fence_put(&dl->base);
+}
+
+/*
+ * What the job waits for instead of @fence (whose reference is taken over):
+ * @fence itself, or a deadline fence remembered in the job. Either way a
+ * reference for drm_sched_job_add_dependency().
+ */
+static struct dma_fence *nvdla_job_deadline(struct nvdla_job *job, struct dma_fence *fence)
+{
+	struct nvdla_device *ndev = job->ndev;
+	struct nvdla_deadline *dl;
+	struct dma_fence **slots;
+
+	if (to_drm_sched_fence(fence) || dma_fence_is_signaled(fence))
+		return fence;
+
+	slots = krealloc_array(job->deadlines, job->deadline_count + 1, sizeof(*slots),
+			       GFP_KERNEL_ACCOUNT);
+	if (!slots)
+		goto plain;
+	job->deadlines = slots;
+	dl = kzalloc(sizeof(*dl), GFP_KERNEL_ACCOUNT);
+	if (!dl)
+		goto plain;
+	spin_lock_init(&dl->lock);
+	dma_fence_init(&dl->base, &nvdla_deadline_ops, &dl->lock, dma_fence_context_alloc(1), 1);
+	dl->fence = fence;
+	timer_setup(&dl->timer, nvdla_deadline_missed, 0);
+
+	/* References: the dependency's, the job's, the callback's and the timer's. */
+	dma_fence_get(&dl->base);
+	job->deadlines[job->deadline_count++] = dma_fence_get(&dl->base);
+	dma_fence_get(&dl->base);
+	/* The timer (at least 10 ms) cannot fire before the callback is added. */
+	INIT_LIST_HEAD(&dl->cb.node);
+	mod_timer(&dl->timer, jiffies + msecs_to_jiffies(ndev->job_timeout_ms));
+	if (dma_fence_add_callback(fence, &dl->cb, nvdla_deadline_met))
+		nvdla_deadline_met(fence, &dl->cb); /* signalled meanwhile */
+	return &dl->base;
+
+plain:
+	/* Without memory for a deadline the job waits as it would have. */
+	return fence;
+}
+
+/* -ETIMEDOUT if a foreign dependency missed its deadline. */
+static int nvdla_job_deadlines_status(const struct nvdla_job *job)
+{
+	unsigned int i;
+
+	for (i = 0; i < job->deadline_count; i++)
+		if (job->deadlines[i]->error)
+			return job->deadlines[i]->error;
+	return 0;
+}
+
 /* ---- job objects --------------------------------------------------------- */
 
 struct nvdla_job *nvdla_job_alloc(struct nvdla_device *ndev, u32 num_addresses)
 {
 	struct nvdla_job *job;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	/* A job's memory is charged to the submitter's memory cgroup. */
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 	if (!job)
 		return NULL;
 	job->ndev = ndev;
 	atomic_inc(&ndev->jobs_alive);
 
-	job->task.addresses = kvcalloc(num_addresses, sizeof(*job->task.addresses), GFP_KERNEL);
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	job->task.addresses = kvcalloc(num_addresses, sizeof(*job->task.addresses),
+				       GFP_KERNEL_ACCOUNT);
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL_ACCOUNT);
 	if (!job->task.addresses || !job->hw_fence) {
 		kvfree(job->task.addresses);
 		kfree(job->hw_fence);
@@ -68,9 +200,58 @@ struct nvdla_job *nvdla_job_alloc(struct nvdla_device *ndev, u32 num_addresses)
 	return job;
 }
 
+/* Buffers of jobs that ended on a wedged device, released with the DRM device. */
+struct nvdla_kept_bos {
+	struct list_head link;
+	unsigned int count;
+	struct drm_gem_object *bos[] __counted_by(count);
+};
+
+/*
+ * The job ended on a wedged device: its units may still be armed, so its
+ * buffers must not be freed (and reused) while the accelerator can run.
+ * False if they could not be kept: then their references are never dropped.
+ */
+static bool nvdla_job_keep_bos(struct nvdla_job *job)
+{
+	struct nvdla_device *ndev = job->ndev;
+	struct nvdla_kept_bos *kept;
+	unsigned int i;
+
+	kept = kvmalloc(struct_size(kept, bos, job->bo_count), GFP_KERNEL);
+	if (!kept)
+		return false;
+	kept->count = job->bo_count;
+	for (i = 0; i < job->bo_count; i++) {
+		kept->bos[i] = job->bos[i];
+		drm_gem_object_get(kept->bos[i]);
+	}
+	spin_lock(&ndev->kept_lock);
+	list_add_tail(&kept->link, &ndev->kept_bos);
+	spin_unlock(&ndev->kept_lock);
+	drm_warn(&ndev->drm, "job %u ended on the wedged device: its %u buffers stay allocated\n",
+		 job->id, job->bo_count);
+	return true;
+}
+
+static void nvdla_kept_bos_release(struct drm_device *drm, void *arg)
+{
+	struct nvdla_device *ndev = arg;
+	struct nvdla_kept_bos *kept, *next;
+	unsigned int i;
+
+	list_for_each_entry_safe(kept, next, &ndev->kept_bos, link) {
+		for (i = 0; i < kept->count; i++)
+			drm_gem_object_put(kept->bos[i]);
+		list_del(&kept->link);
+		kvfree(kept);
+	}
+}
+
 void nvdla_job_free(struct nvdla_job *job)
 {
 	struct nvdla_device *ndev = job->ndev;
+	bool put_bos = true;
 	unsigned int i;
 
 	if (job->sched_inited)
@@ -78,7 +259,12 @@ void nvdla_job_free(struct nvdla_job *job)
 	if (job->validated && ndev->engine->task_free)
 		ndev->engine->task_free(ndev, &job->task);
 
-	for (i = 0; i < job->task.num_addresses; i++)
+	if (job->keep_bos && !nvdla_job_keep_bos(job)) {
+		drm_err(&ndev->drm, "job %u: the buffers of the wedged device are never freed\n",
+			job->id);
+		put_bos = false;
+	}
+	for (i = 0; put_bos && i < job->task.num_addresses; i++)
 		nvdla_bo_put(job->task.addresses[i].bo);
 	kvfree(job->task.addresses);
 	kvfree(job->bos);
@@ -86,6 +272,9 @@ void nvdla_job_free(struct nvdla_job *job)
 	for (i = 0; i < job->in_syncobj_count; i++)
 		drm_syncobj_put(job->in_syncobjs[i]);
 	kfree(job->in_syncobjs);
+	for (i = 0; i < job->deadline_count; i++)
+		dma_fence_put(job->deadlines[i]);
+	kfree(job->deadlines);
 	if (job->out_syncobj)
 		drm_syncobj_put(job->out_syncobj);
 
@@ -96,6 +285,10 @@ void nvdla_job_free(struct nvdla_job *job)
 	if (job->powered) {
 		pm_runtime_mark_last_busy(ndev->dev);
 		pm_runtime_put_autosuspend(ndev->dev);
+	}
+	if (job->nfile) {
+		atomic64_sub(job->queued_bytes, &job->nfile->queued_bytes);
+		nvdla_file_put(job->nfile);
 	}
 	kfree(job);
 
@@ -140,7 +333,7 @@ static int nvdla_job_collect_bos(struct nvdla_job *job)
 {
 	u32 i, n = job->task.num_addresses, count = 0;
 
-	job->bos = kvmalloc_array(n, sizeof(*job->bos), GFP_KERNEL);
+	job->bos = kvmalloc_array(n, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
 	if (!job->bos)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
@@ -199,6 +392,111 @@ static int nvdla_file_reserve_id(struct nvdla_file *nfile, u32 *id)
 
 /* ---- queueing ------------------------------------------------------------ */
 
+/* Kernel memory a queued job holds until it is freed (its descriptor copy above all). */
+static size_t nvdla_job_bytes(const struct nvdla_job *job)
+{
+	return sizeof(*job) + sizeof(*job->hw_fence) +
+	       job->task.num_addresses * sizeof(*job->task.addresses) +
+	       job->bo_count * sizeof(*job->bos) +
+	       job->in_syncobj_count * sizeof(*job->in_syncobjs) + job->task.engine_bytes;
+}
+
+/*
+ * Counts the job against its file's cap (nvdla_file_queue_limit()): a file
+ * cannot pin more kernel memory with queued jobs. Under submit_lock.
+ */
+static int nvdla_file_charge(struct nvdla_file *nfile, struct nvdla_job *job)
+{
+	u64 limit = nvdla_file_queue_limit();
+	size_t bytes = nvdla_job_bytes(job);
+	u64 queued = atomic64_read(&nfile->queued_bytes);
+
+	if (queued + bytes > limit) {
+		drm_dbg(&nfile->ndev->drm,
+			"job refused: the file's unfinished jobs hold %llu bytes, this one needs %zu, the limit is %llu (module parameter file_queue_mib): wait for some\n",
+			queued, bytes, limit);
+		return -EBUSY;
+	}
+	atomic64_add(bytes, &nfile->queued_bytes);
+	job->queued_bytes = bytes;
+	kref_get(&nfile->ref);
+	job->nfile = nfile;
+	return 0;
+}
+
+/*
+ * The reservations of the job's buffers, locked with room for one more
+ * fence each: drm_exec where the kernel has it, else drm_gem_lock_reservations().
+ */
+struct nvdla_bo_locks {
+#if defined(HAVE_DRM_EXEC)
+	struct drm_exec exec;
+#else
+	struct ww_acquire_ctx ctx;
+#endif
+};
+
+static int nvdla_job_lock_bos(struct nvdla_job *job, struct nvdla_bo_locks *locks)
+{
+#if defined(HAVE_DRM_EXEC)
+	int ret = 0;
+
+	drm_exec_init(&locks->exec, DRM_EXEC_INTERRUPTIBLE_WAIT, job->bo_count);
+	drm_exec_until_all_locked(&locks->exec) {
+		ret = drm_exec_prepare_array(&locks->exec, job->bos, job->bo_count, 1);
+		drm_exec_retry_on_contention(&locks->exec);
+		if (ret)
+			break;
+	}
+	if (ret)
+		drm_exec_fini(&locks->exec);
+	return ret;
+#else
+	unsigned int i;
+	int ret;
+
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &locks->ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < job->bo_count; i++) {
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (ret) {
+			drm_gem_unlock_reservations(job->bos, job->bo_count, &locks->ctx);
+			return ret;
+		}
+	}
+	return 0;
+#endif
+}
+
+static void nvdla_job_unlock_bos(struct nvdla_job *job, struct nvdla_bo_locks *locks)
+{
+#if defined(HAVE_DRM_EXEC)
+	drm_exec_fini(&locks->exec);
+#else
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &locks->ctx);
+#endif
+}
+
+/*
+ * Every fence of @obj's reservation (until the validator reports what is
+ * read only, every buffer is written), with deadlines for foreign ones.
+ */
+static int nvdla_job_add_implicit_dependencies(struct nvdla_job *job, struct drm_gem_object *obj)
+{
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	int ret;
+
+	dma_resv_for_each_fence(&cursor, obj->resv, dma_resv_usage_rw(true), fence) {
+		dma_fence_get(fence);
+		ret = drm_sched_job_add_dependency(&job->base, nvdla_job_deadline(job, fence));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * Queues a validated job. On success the scheduler owns the job (which may
  * be freed at any moment), its id is stored in @id and its finished fence
@@ -206,7 +504,7 @@ static int nvdla_file_reserve_id(struct nvdla_file *nfile, u32 *id)
  */
 struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *job, u32 *id)
 {
-	struct ww_acquire_ctx ctx;
+	struct nvdla_bo_locks locks;
 	struct dma_fence *finished;
 	unsigned int i;
 	int ret;
@@ -224,21 +522,20 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 			drm_dbg(&nfile->ndev->drm, "in-syncobj %u has no fence\n", i);
 			return ERR_PTR(-EINVAL);
 		}
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+		ret = drm_sched_job_add_dependency(&job->base, nvdla_job_deadline(job, fence));
 		if (ret)
 			return ERR_PTR(ret);
 	}
 
-	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ctx);
+	ret = nvdla_job_lock_bos(job, &locks);
+	/* Not restartable: earlier jobs of the same submit may be queued already. */
+	if (ret == -ERESTARTSYS)
+		ret = -EINTR;
 	if (ret)
 		return ERR_PTR(ret);
 
 	for (i = 0; i < job->bo_count; i++) {
-		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
-		if (ret)
-			goto unlock;
-		/* Until the validator reports what is read only, every buffer is written. */
-		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
+		ret = nvdla_job_add_implicit_dependencies(job, job->bos[i]);
 		if (ret)
 			goto unlock;
 	}
@@ -257,6 +554,8 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 
 	mutex_lock(&nfile->submit_lock);
 	ret = nvdla_file_reserve_id(nfile, &job->id);
+	if (!ret)
+		ret = nvdla_file_charge(nfile, job);
 	if (ret) {
 		mutex_unlock(&nfile->submit_lock);
 		goto unlock;
@@ -266,7 +565,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_WRITE);
-	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
+	nvdla_job_unlock_bos(job, &locks);
 
 	*id = job->id;
 	xa_store(&nfile->jobs, job->id, dma_fence_get(finished), GFP_KERNEL);
@@ -279,7 +578,7 @@ struct dma_fence *nvdla_job_queue(struct nvdla_file *nfile, struct nvdla_job *jo
 	return finished;
 
 unlock:
-	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
+	nvdla_job_unlock_bos(job, &locks);
 	return ERR_PTR(ret);
 }
 
@@ -303,6 +602,8 @@ static bool nvdla_job_finish(struct nvdla_device *ndev, struct nvdla_job *expect
 		return false;
 	}
 	WRITE_ONCE(ndev->active_job, NULL);
+	if (test_bit(0, &ndev->wedged))
+		job->keep_bos = true;
 	if (status) {
 		dma_fence_set_error(job->hw_fence, status);
 		nvdla_compat_sched_forward_error(&job->base, status);
@@ -339,6 +640,15 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 		       ++ndev->fence_seqno);
 	job->hw_fence_live = true;
 
+	ret = nvdla_job_deadlines_status(job);
+	if (ret) {
+		drm_dbg(&ndev->drm, "job %u: a fence of another driver did not signal within %u ms\n",
+			job->id, ndev->job_timeout_ms);
+		goto fail;
+	}
+	ret = nvdla_device_check_wedged(ndev);
+	if (ret)
+		goto fail;
 	/* Powered since it was queued (nvdla_job_queue): nothing here may sleep on the device. */
 	if (!drm_dev_enter(&ndev->drm, &idx)) {
 		ret = -ENODEV;
@@ -454,6 +764,9 @@ irqreturn_t nvdla_irq(int irq, void *arg)
 
 	if (!ndev->engine->irq || !READ_ONCE(ndev->active_job))
 		return IRQ_NONE;
+	/* A bus that sleeps (the virtual platform's mailbox) is read in the thread. */
+	if (ndev->bus->sleeps)
+		return IRQ_WAKE_THREAD;
 	ret = ndev->engine->irq(ndev);
 	nvdla_reg_flush(ndev);
 	return ret;
@@ -464,6 +777,12 @@ irqreturn_t nvdla_irq_thread(int irq, void *arg)
 	struct nvdla_device *ndev = arg;
 	irqreturn_t ret;
 
+	if (ndev->bus->sleeps && ndev->engine->irq) {
+		ret = ndev->engine->irq(ndev);
+		nvdla_reg_flush(ndev);
+		if (ret != IRQ_WAKE_THREAD)
+			return ret;
+	}
 	if (!ndev->engine->irq_thread)
 		return IRQ_NONE;
 	ret = ndev->engine->irq_thread(ndev);
@@ -495,6 +814,12 @@ int nvdla_sched_init(struct nvdla_device *ndev)
 		return ret;
 	}
 	ndev->sched_list[0] = &ndev->sched;
+	/* Released in reverse order: the jobs first, then the buffers they kept. */
+	ret = drmm_add_action_or_reset(&ndev->drm, nvdla_kept_bos_release, ndev);
+	if (ret) {
+		drm_sched_fini(&ndev->sched);
+		return ret;
+	}
 	return drmm_add_action_or_reset(&ndev->drm, nvdla_sched_release, ndev);
 }
 
@@ -528,6 +853,16 @@ int nvdla_job_open(struct nvdla_file *nfile)
 	nfile->oldest_job_id = 1;
 	return drm_sched_entity_init(&nfile->entity, DRM_SCHED_PRIORITY_NORMAL, ndev->sched_list,
 				     1, NULL);
+}
+
+static void nvdla_file_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct nvdla_file, ref));
+}
+
+void nvdla_file_put(struct nvdla_file *nfile)
+{
+	kref_put(&nfile->ref, nvdla_file_release);
 }
 
 void nvdla_job_close(struct nvdla_file *nfile)

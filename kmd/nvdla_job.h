@@ -26,12 +26,17 @@ struct nvdla_job {
 	struct drm_syncobj **in_syncobjs;
 	unsigned int in_syncobj_count;
 	struct drm_syncobj *out_syncobj;
+	struct dma_fence **deadlines;	/* foreign dependencies' deadline fences */
+	unsigned int deadline_count;
 	struct dma_fence *hw_fence;	/* allocated at submit, initialised by run_job */
 	bool hw_fence_live;
 	bool powered;			/* holds a runtime-PM reference (from arming) */
 	bool sched_inited;		/* drm_sched_job_init() done, not yet pushed */
 	bool validated;			/* task->engine_priv is the engine's */
+	bool keep_bos;			/* ended on a wedged device: buffers stay */
 	u32 id;
+	struct nvdla_file *nfile;	/* once queued: its file, with a reference */
+	size_t queued_bytes;		/* counted in nfile->queued_bytes */
 };
 
 static inline struct nvdla_job *to_nvdla_job(struct drm_sched_job *sched_job)

@@ -5,6 +5,7 @@
  * clocks, resets and power domain, runtime PM with autosuspend, and buffer
  * memory from a reserved-memory carve-out or the DMA API.
  */
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 #include <linux/clk.h>
 #include <linux/delay.h>
@@ -82,8 +83,9 @@ static int nvdla_platform_reset(struct nvdla_device *ndev)
 	struct nvdla_platform *plat = ndev->bus_priv;
 	int ret;
 
+	/* Without a reset line the units cannot be stopped: the device is wedged. */
 	if (!plat->rst)
-		return 0;
+		return -EOPNOTSUPP;
 	ret = reset_control_assert(plat->rst);
 	if (ret)
 		return ret;
@@ -132,7 +134,8 @@ static void nvdla_platform_power_off(void *data)
 		nvdla_platform_runtime_suspend(dev);
 }
 
-static void nvdla_platform_release_rmem(void *dev)
+/* With the DRM device: buffers allocated from the pool may outlive the binding. */
+static void nvdla_platform_release_rmem(struct drm_device *drm, void *dev)
 {
 	of_reserved_mem_device_release(dev);
 }
@@ -149,7 +152,6 @@ static int nvdla_platform_memory(struct nvdla_device *ndev)
 	struct reserved_mem *rmem;
 	struct device_node *np;
 	bool no_map;
-	void *vaddr;
 	int ret;
 
 	np = of_parse_phandle(dev->of_node, "memory-region", 0);
@@ -165,15 +167,11 @@ static int nvdla_platform_memory(struct nvdla_device *ndev)
 		ret = of_reserved_mem_device_init(dev);
 		if (ret)
 			return dev_err_probe(dev, ret, "cannot use memory-region %s\n", rmem->name);
-		return devm_add_action_or_reset(dev, nvdla_platform_release_rmem, dev);
+		return drmm_add_action_or_reset(&ndev->drm, nvdla_platform_release_rmem, dev);
 	}
 
-	vaddr = devm_memremap(dev, rmem->base, rmem->size, MEMREMAP_WC);
-	if (IS_ERR(vaddr))
-		return dev_err_probe(dev, PTR_ERR(vaddr), "cannot map memory-region %s\n",
-				     rmem->name);
-	return nvdla_mem_init_carveout(ndev, rmem->base, phys_to_dma(dev, rmem->base), rmem->size,
-				       vaddr);
+	return nvdla_mem_init_carveout(ndev, rmem->base, phys_to_dma(dev, rmem->base),
+				       rmem->size);
 }
 
 static int nvdla_platform_probe(struct platform_device *pdev)
@@ -217,9 +215,15 @@ static int nvdla_platform_probe(struct platform_device *pdev)
 	plat->num_clks = devm_clk_bulk_get_all(dev, &plat->clks);
 	if (plat->num_clks < 0)
 		return dev_err_probe(dev, plat->num_clks, "cannot get clocks\n");
-	plat->rst = devm_reset_control_array_get_optional_exclusive(dev);
+	/* Board code without a device tree names its reset line in a reset lookup. */
+	if (dev_of_node(dev))
+		plat->rst = devm_reset_control_array_get_optional_exclusive(dev);
+	else
+		plat->rst = devm_reset_control_get_optional_exclusive(dev, NULL);
 	if (IS_ERR(plat->rst))
 		return dev_err_probe(dev, PTR_ERR(plat->rst), "cannot get resets\n");
+	if (!plat->rst)
+		dev_warn(dev, "no reset line (resets): a job that fails or times out wedges the device, since nothing can stop the units it programmed\n");
 
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(min(config->address_bits, 64u)));
 	if (ret)

@@ -84,6 +84,9 @@ int nvdla_ioctl_submit_legacy(struct drm_device *drm, void *data, struct drm_fil
 	u32 n = args->num_tasks, queued, i, id;
 	int ret, status = 0;
 
+	ret = nvdla_device_check_wedged(ndev);
+	if (ret)
+		return ret;
 	/* args->version is not read: the original driver ignored it. */
 	if (!n || n > NVDLA_MAX_LEGACY_TASKS || (args->flags & ~NVDLA_SUBMIT_FLAGS_ATOMIC))
 		return -EINVAL;
@@ -234,6 +237,9 @@ int nvdla_ioctl_job_submit(struct drm_device *drm, void *data, struct drm_file *
 		return -EINVAL;
 	if (args->job_count > NVDLA_MAX_JOBS)
 		return -E2BIG;
+	ret = nvdla_device_check_wedged(ndev);
+	if (ret)
+		return ret;
 
 	jobs = kcalloc(args->job_count, sizeof(*jobs), GFP_KERNEL);
 	if (!jobs)

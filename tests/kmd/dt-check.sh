@@ -83,13 +83,14 @@ check_refused() {
 	fi
 	refused=$((refused + 1))
 }
-good='compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>; interrupts = <0 93 4>;'
+good='compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>; interrupts = <0 93 4>; resets = <&rst>;'
 write_node "$good"
 compile "$work/bad.dts" "$work/bad.dtb" || { echo "dt-check: the minimal node does not compile"; exit 1; }
 out=$(dt-validate -s "$work/processed.json" "$work/bad.dtb" 2>&1)
 [ -z "$out" ] || { echo "$out"; echo "dt-check: the minimal node was refused"; exit 1; }
-check_refused "no interrupts" 'compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>;'
-check_refused "two register windows" 'compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>, <0xb0000000 0x1000>; interrupts = <0 93 4>;'
+check_refused "no interrupts" 'compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>; resets = <&rst>;'
+check_refused "no resets" 'compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>; interrupts = <0 93 4>;'
+check_refused "two register windows" 'compatible = "nvidia,nvdla-nv-full"; reg = <0xa0000000 0x20000>, <0xb0000000 0x1000>; interrupts = <0 93 4>; resets = <&rst>;'
 check_refused "a clock named bus" "$good clocks = <&clk>; clock-names = \"bus\";"
 check_refused "three clock names" "$good clock-names = \"core\", \"csb\", \"extra\";"
 check_refused "an unknown property" "$good nvidia,atom-size = <32>;"

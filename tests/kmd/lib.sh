@@ -280,7 +280,9 @@ lib_kernel() { # cache-root
 	KDIR=/usr/src/linux-headers-$KVER
 	cache=$cache_root/$KVER
 	kroot=$cache/root
-	if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ]; then
+	# .drm-helpers: the cache has every drm_*.ko (drm_exec among them), not only three.
+	if [ ! -f "$cache/vmlinux" ] || [ ! -f "$kroot/lib/modules/$KVER/modules.dep" ] ||
+		[ ! -f "$cache/.drm-helpers" ]; then
 		say "fetching linux-image-$KVER (extracting vmlinuz and the DRM modules only)"
 		rm -rf "$cache"
 		mkdir -p "$cache" "$kroot"
@@ -302,8 +304,7 @@ lib_kernel() { # cache-root
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kroot" --wildcards \
 			"./boot/vmlinuz-$KVER" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm.ko*" \
-			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_shmem_helper.ko*" \
-			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_kms_helper.ko*" \
+			"./lib/modules/$KVER/kernel/drivers/gpu/drm/drm_*.ko*" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/scheduler/*" \
 			"./lib/modules/$KVER/kernel/drivers/gpu/drm/vgem/*" \
 			"./lib/modules/$KVER/modules.order" \
@@ -312,6 +313,7 @@ lib_kernel() { # cache-root
 		rm -f "$deb"
 		depmod -b "$kroot" "$KVER"
 		lib_extract_vmlinux "$kroot/boot/vmlinuz-$KVER" "$cache/vmlinux"
+		touch "$cache/.drm-helpers"
 	fi
 	lib_headers "$cache/headers"
 	LIB_HOST_KDIR=$KDIR

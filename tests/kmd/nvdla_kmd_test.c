@@ -9,7 +9,7 @@
  *
  *   instance C  nv_large on the platform bus (a 4 KiB MMIO window)
  *
- * Usage: nvdla_kmd_test dla|selftest
+ * Usage: nvdla_kmd_test dla|selftest|wedge
  *   dla       the production engine (nvdla_engine_dla): every argument check,
  *             then the validator on descriptors built here (dla_interface.h):
  *             broken ones are rejected with EINVAL; valid ones are queued and
@@ -18,6 +18,8 @@
  *             (BDMA) start, hang, time out with ETIMEDOUT and reset the engine
  *   selftest  the test engine: jobs go through the scheduler and fail with
  *             ENODEV (FAIL) or hang until the job timeout (HANG)
+ *   wedge     the test engine, the platform instance without a reset line:
+ *             a hung job wedges it
  *
  * Prints one line per check and "nvdla-kmd-test: N passed, N failed, N skipped".
  */
@@ -132,11 +134,15 @@ static bool find_devices(struct dev *a, struct dev *b, struct dev *c)
 	char path[64], name[32];
 	int i, k, found = 0;
 
-	for (i = 128; i < 140; i++) {
+	/* Render nodes, or accel nodes when the module was loaded with accel=1. */
+	for (i = 0; i < 24; i++) {
 		struct dev d = { 0 };
 		int fd;
 
-		snprintf(path, sizeof(path), "/dev/dri/renderD%d", i);
+		if (i < 12)
+			snprintf(path, sizeof(path), "/dev/dri/renderD%d", 128 + i);
+		else
+			snprintf(path, sizeof(path), "/dev/accel/accel%d", i - 12);
 		fd = open_node(path, name, sizeof(name));
 		if (fd < 0)
 			continue;
@@ -1565,6 +1571,12 @@ static void test_jobs(struct dev *a, struct dev *b)
 
 	/* A hung job: timeout, engine reset, the job fails, the next one runs. */
 	group = "timeout";
+	/*
+	 * The scheduler's timeout timer runs from the first of the jobs on the
+	 * hardware: let the jobs above be freed (it stops) so that it starts
+	 * with the hung job, not with one that ran just before it.
+	 */
+	usleep(100000);
 	set_command(&f.desc, SELFTEST_HANG);
 	t0 = now_ns();
 	r = submit_job(a->fd, handles, NULL, 2, 0, sync, &id);
@@ -1638,6 +1650,157 @@ static void test_jobs(struct dev *a, struct dev *b)
 		result(!r && status == -ENODEV, "the newest finishes: %s", errname(status));
 	}
 	fixture_fini(a, &f);
+}
+
+/* vgem's fences (include/uapi/drm/vgem_drm.h): signalled only when asked, or after 10 s. */
+struct vgem_fence_attach {
+	uint32_t handle, flags, out_fence, pad;
+};
+
+struct vgem_fence_signal {
+	uint32_t fence, flags;
+};
+
+#define VGEM_FENCE_WRITE 0x1
+#define VGEM_IOCTL_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
+#define VGEM_IOCTL_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
+
+/*
+ * A job on a buffer imported from vgem, whose write fence nobody signals
+ * (vgem would after 10 s): the job fails with ETIMEDOUT after the job
+ * timeout instead of being held until the other driver gives up.
+ */
+static void test_foreign_fence(struct dev *a)
+{
+	struct vgem_fence_attach fa = { .flags = VGEM_FENCE_WRITE };
+	struct vgem_fence_signal fs = { 0 };
+	struct fixture f;
+	struct vbo v;
+	uint32_t handles[2], id = 0, h = 0;
+	int32_t status = 1;
+	int vfd, dmabuf = -1, r;
+	int64_t t0, ms;
+
+	group = "foreign fence";
+	vfd = vgem_open();
+	if (vfd < 0 || !fixture_init(a, &f) || vgem_create(vfd, 1, &v) ||
+	    (dmabuf = prime_export(vfd, v.handle)) < 0 || prime_import(a->fd, dmabuf, &h)) {
+		result(false, "setup (vgem)");
+		return;
+	}
+	fa.handle = v.handle;
+	r = xioctl(vfd, VGEM_IOCTL_FENCE_ATTACH, &fa);
+	result(!r, "a vgem write fence on the buffer: %s", errname(r));
+	set_command(&f.desc, SELFTEST_FAIL);
+	handles[0] = f.desc.handle;
+	handles[1] = h;
+	t0 = now_ns();
+	r = submit_job(a->fd, handles, NULL, 2, 0, 0, &id);
+	if (!r)
+		r = wait_job(a->fd, id, 5000000000ll, &status);
+	ms = (now_ns() - t0) / 1000000;
+	result(!r && status == -ETIMEDOUT && ms < (int64_t)a->timeout_ms * 5,
+	       "a job waiting for it fails with ETIMEDOUT after %" PRId64 " ms (%s, timeout %" PRIu64
+	       " ms)", ms, r ? errname(r) : errname(status), a->timeout_ms);
+	fs.fence = fa.out_fence;
+	xioctl(vfd, VGEM_IOCTL_FENCE_SIGNAL, &fs);
+	r = submit_job(a->fd, handles, NULL, 2, 0, 0, &id);
+	if (!r)
+		r = wait_job(a->fd, id, 5000000000ll, &status);
+	result(!r && status == -ENODEV, "once it is signalled, the next job runs: %s",
+	       errname(status));
+	gem_close(a->fd, h);
+	close(dmabuf);
+	vgem_free(vfd, &v);
+	close(vfd);
+	fixture_fini(a, &f);
+}
+
+/*
+ * The memory a file's unfinished jobs hold is capped (file_queue_mib=1 in
+ * this phase): jobs of 6144 addresses (about 100 KiB each) queued behind a
+ * hung one are refused with EBUSY at the cap, another file is not, and once
+ * the jobs are done the file can queue again.
+ */
+static void test_file_cap(struct dev *a)
+{
+	static struct drm_nvdla_address addr[6144];
+	struct drm_nvdla_job job = { 0 };
+	struct drm_nvdla_submit s = { 0 };
+	uint32_t handles[2], id = 0, last = 0;
+	int32_t status = 1;
+	struct fixture f;
+	char name[32];
+	int fd, r = 0, n, i;
+
+	group = "file cap";
+	fd = open_node(a->path, name, sizeof(name));
+	if (fd < 0) {
+		result(false, "setup");
+		return;
+	}
+	{
+		struct dev mine = *a;
+
+		mine.fd = fd;
+		if (!fixture_init(&mine, &f)) {
+			result(false, "setup");
+			close(fd);
+			return;
+		}
+	}
+	handles[0] = f.desc.handle;
+	handles[1] = f.data.handle;
+	set_command(&f.desc, SELFTEST_HANG);
+	r = submit_job(fd, handles, NULL, 2, 0, 0, &id);
+	set_command(&f.desc, SELFTEST_FAIL);
+	result(!r, "a hung job holds the file's queue");
+	for (i = 0; i < 6144; i++)
+		addr[i].handle = i ? f.data.handle : f.desc.handle;
+	job.addresses = (uintptr_t)addr;
+	job.address_count = 6144;
+	job.address_struct_size = sizeof(addr[0]);
+	s.jobs = (uintptr_t)&job;
+	s.job_count = 1;
+	s.job_struct_size = sizeof(job);
+	for (n = 0; n < 100; n++) {
+		job.job_id = 0;
+		r = xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &s);
+		if (r)
+			break;
+		last = job.job_id;
+	}
+	result(r == -EBUSY && n >= 6 && n <= 15,
+	       "jobs of 6144 addresses behind it: %d queued, then %s (want EBUSY at 1 MiB)", n,
+	       errname(r));
+	{
+		struct fixture g;
+		uint32_t gh[2];
+
+		if (fixture_init(a, &g)) {
+			gh[0] = g.desc.handle;
+			gh[1] = g.data.handle;
+			set_command(&g.desc, SELFTEST_FAIL);
+			EXPECT_ERR(submit_job(a->fd, gh, NULL, 2, 0, 0, NULL), 0,
+				   "another file still queues");
+			fixture_fini(a, &g);
+		} else {
+			result(false, "setup");
+		}
+	}
+	r = last ? wait_job(fd, last, 20000000000ll, &status) : -1;
+	result(!r && status == -ENODEV, "the queued jobs run once the hung one timed out: %s",
+	       errname(status));
+	EXPECT_ERR(xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &s), 0, "then the file queues again");
+	if (!xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &s))
+		wait_job(fd, job.job_id, 10000000000ll, NULL);
+	{
+		struct dev mine = *a;
+
+		mine.fd = fd;
+		fixture_fini(&mine, &f);
+	}
+	close(fd);
 }
 
 /* ---- concurrency ------------------------------------------------------------ */
@@ -1900,15 +2063,157 @@ static void test_unbind(struct dev *b)
 	}
 }
 
+/*
+ * Mode wedge: the platform instance has no reset line (nvdla_test_platdev
+ * reset=0). A job that times out cannot be stopped on the hardware, so the
+ * device is wedged: the job fails, the job queued behind it never runs, new
+ * jobs are refused with EIO, and the other instances are not affected. The
+ * failed job's buffers stay allocated (the kernel log says so; run.sh checks).
+ */
+static void test_wedged(struct dev *a, struct dev *c)
+{
+	struct fixture f, fa;
+	uint32_t handles[2], id = 0, id2 = 0;
+	int32_t status = 1, status2 = 1;
+	int fds[2], r;
+
+	group = "wedged";
+	if (!fixture_init(c, &f) || !fixture_init(a, &fa)) {
+		result(false, "setup");
+		return;
+	}
+	handles[0] = f.desc.handle;
+	handles[1] = f.data.handle;
+	set_command(&f.desc, SELFTEST_HANG);
+	r = submit_job(c->fd, handles, NULL, 2, 0, 0, &id);
+	set_command(&f.desc, SELFTEST_FAIL);
+	r |= submit_job(c->fd, handles, NULL, 2, 0, 0, &id2);
+	result(!r, "a HANG job and a FAIL job queued behind it (no reset line)");
+	r = wait_job(c->fd, id, 20000000000ll, &status);
+	result(!r && status == -ETIMEDOUT, "the hung job fails: %s", errname(status));
+	r = wait_job(c->fd, id2, 10000000000ll, &status2);
+	result(!r && status2 == -EIO, "the job behind it never reaches the wedged device: %s",
+	       errname(status2));
+	EXPECT_ERR(submit_job(c->fd, handles, NULL, 2, 0, 0, NULL), -EIO,
+		   "JOB_SUBMIT on the wedged device");
+	fds[0] = f.desc_fd;
+	fds[1] = f.data_fd;
+	EXPECT_ERR(legacy_submit(c->fd, fds, NULL, 2, 2, 1), -EIO,
+		   "original SUBMIT on the wedged device");
+	handles[0] = fa.desc.handle;
+	handles[1] = fa.data.handle;
+	set_command(&fa.desc, SELFTEST_FAIL);
+	r = submit_job(a->fd, handles, NULL, 2, 0, 0, &id);
+	if (!r)
+		r = wait_job(a->fd, id, 5000000000ll, &status);
+	result(!r && status == -ENODEV, "another instance still runs jobs: %s", errname(status));
+	fixture_fini(a, &fa);
+	fixture_fini(c, &f);
+}
+
+/* Writes @addr ("0000:00:04.0") to /sys/bus/pci/drivers/nvdla-ivshmem/@what (bind, unbind). */
+static bool ivshmem_driver(const char *what, const char *addr)
+{
+	char path[96];
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/nvdla-ivshmem/%s", what);
+	fd = open(path, O_WRONLY);
+	ok = fd >= 0 && write(fd, addr, strlen(addr)) == (ssize_t)strlen(addr);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * Unbind of the carve-out instance while a job runs and a buffer is mapped
+ * through an exported dma-buf: the mapping is revoked (SIGBUS, not memory
+ * another buffer may get), a new binding is refused while the old one's
+ * buffers live (their memory stays theirs), and once everything is closed
+ * the device binds again. All three instances are found again afterwards
+ * (*a, *b, *c are reopened).
+ */
+static void test_unbind_carveout(struct dev *a, struct dev *b, struct dev *c)
+{
+	char link[256], target[256], name[32];
+	const char *addr;
+	uint32_t handles[2], id;
+	struct fixture f;
+	struct dev mine = *a;
+	uint8_t *p = NULL;
+	ssize_t n;
+	int fd, i, ok;
+
+	group = "unbind carve-out";
+	fd = open_node(a->path, name, sizeof(name));
+	snprintf(link, sizeof(link), "/sys/class/drm/%s/device", strrchr(a->path, '/') + 1);
+	n = readlink(link, target, sizeof(target) - 1);
+	mine.fd = fd;
+	if (fd < 0 || n <= 0 || !fixture_init(&mine, &f)) {
+		result(false, "setup");
+		return;
+	}
+	target[n] = '\0';
+	addr = strrchr(target, '/') + 1;
+	p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, f.data_fd, 0);
+	result(p != MAP_FAILED, "a carve-out buffer mapped through its dma-buf");
+	if (p == MAP_FAILED)
+		p = NULL;
+	if (p)
+		memset(p, 0x5a, 2 * PAGE);
+	handles[0] = f.desc.handle;
+	handles[1] = f.data.handle;
+	set_command(&f.desc, SELFTEST_HANG);
+	result(!submit_job(fd, handles, NULL, 2, 0, 0, &id), "a job hangs on the device");
+	usleep(100000);
+	result(ivshmem_driver("unbind", addr), "unbind %s with the job running", addr);
+	{
+		pid_t pid = fork();
+		int st = 0;
+
+		if (pid == 0) {
+			ok = p && p[0] == 0x5a;
+			_exit(ok ? 0 : 1);
+		}
+		result(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+			       WTERMSIG(st) == SIGBUS,
+		       "the dma-buf mapping is revoked (SIGBUS)");
+	}
+	result(!ivshmem_driver("bind", addr),
+	       "bind again is refused while buffers of the old binding live");
+	if (p)
+		munmap(p, 2 * PAGE);
+	fixture_fini(&mine, &f);
+	close(fd);
+	close(a->fd);
+	if (b->fd >= 0)
+		close(b->fd);
+	close(c->fd);
+	result(ivshmem_driver("bind", addr), "once everything is closed it binds");
+	for (i = 0; i < 50 && !find_devices(a, b, c); i++)
+		usleep(20000);
+	result(i < 50, "the three instances are there again (%s)", a->path);
+	if (i == 50) {
+		a->fd = open("/dev/null", O_RDONLY);
+		b->fd = -1;
+		c->fd = open("/dev/null", O_RDONLY);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct dev a, b, c;
 
-	if (argc != 2 || (strcmp(argv[1], "dla") && strcmp(argv[1], "selftest"))) {
-		fprintf(stderr, "usage: %s dla|selftest\n", argv[0]);
+	bool wedge;
+
+	if (argc != 2 ||
+	    (strcmp(argv[1], "dla") && strcmp(argv[1], "selftest") && strcmp(argv[1], "wedge"))) {
+		fprintf(stderr, "usage: %s dla|selftest|wedge\n", argv[0]);
 		return 2;
 	}
-	selftest = !strcmp(argv[1], "selftest");
+	wedge = !strcmp(argv[1], "wedge");
+	selftest = wedge || !strcmp(argv[1], "selftest");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	group = "devices";
@@ -1917,6 +2222,34 @@ int main(int argc, char **argv)
 		printf("nvdla-kmd-test %s: %d passed, %d failed, %d skipped\n", argv[1], passed,
 		       failed, skipped);
 		return 1;
+	}
+	if (wedge) {
+		/* This phase loads the module with accel=1. */
+		group = "accel";
+		if (access("/sys/class/accel", F_OK) == 0) {
+			result(!strncmp(a.path, "/dev/accel/accel", 16) &&
+				       !strncmp(c.path, "/dev/accel/accel", 16),
+			       "accel=1: the instances are compute-accelerator nodes (%s, %s)", a.path,
+			       c.path);
+			char path[64], name[32];
+			int i, fd, render = 0;
+
+			for (i = 128; i < 140; i++) {
+				snprintf(path, sizeof(path), "/dev/dri/renderD%d", i);
+				fd = open_node(path, name, sizeof(name));
+				render += fd >= 0 && !strcmp(name, "nvdla");
+				if (fd >= 0)
+					close(fd);
+			}
+			result(!render, "... and no nvdla render node (%d)", render);
+		} else {
+			printf("SKIP accel: this kernel has no compute-accelerator nodes "
+			       "(CONFIG_DRM_ACCEL): accel=1 keeps the render nodes (%s)\n", a.path);
+			skipped++;
+		}
+		test_file_cap(&a);
+		test_wedged(&a, &c);
+		goto out;
 	}
 	test_params(&a, &b, &c);
 	if (!selftest) {
@@ -1940,14 +2273,17 @@ int main(int argc, char **argv)
 		test_validator_cycle(&a); /* after: a job just before shortens the next one's timeout */
 	} else {
 		test_jobs(&a, &b);
+		test_foreign_fence(&a);
 		test_runtime_pm(&c);
 	}
 	test_processes(&a, &b, &c);
 	if (selftest) {
 		test_unbind(&b);
+		test_unbind_carveout(&a, &b, &c);
 		test_exit_with_jobs(&a); /* last: rmmod follows at once */
 	}
 
+out:
 	close(a.fd);
 	if (b.fd >= 0)
 		close(b.fd);

@@ -76,6 +76,7 @@ lib_build_module "$WORK/module-selftest" y
 # Board code for a platform-bus instance (the guest has no device tree).
 rm -rf "$WORK/platdev"
 cp -r "$here/platdev" "$WORK/platdev"
+cp "$root/kmd/conftest.sh" "$WORK/platdev/"
 if ! lib_kmake -C "$KDIR" M="$WORK/platdev" modules >"$WORK/platdev.log" 2>&1 ||
 	grep -E 'warning:|error:' "$WORK/platdev.log"; then
 	cat "$WORK/platdev.log"
@@ -148,6 +149,18 @@ step "unbind failed the job still running" sh -c 'dmesg | grep -q "device remove
 step "rmmod nvdla_test_platdev" rmmod nvdla_test_platdev
 step "no leaked buffers or jobs" sh -c '! dmesg | grep -E "leaked|still alive"'
 step "no kernel warning" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|general protection"'
+# kmd-fix hooks (nvdla_kmd_test wedge): the platform instance without a reset line.
+dmesg -c >/dev/null
+step "insmod nvdla_test_platdev reset=0 (no reset line)" insmod /mod/nvdla_test_platdev.ko reset=0
+step "insmod nvdla (test build) again" insmod /mod/nvdla-selftest.ko job_timeout_ms=5000 file_queue_mib=1 accel=1 selftest_engine=1
+/bin/nvdla_kmd_test wedge || fail=$((fail + 1))
+step "dmesg: the missing reset line is reported at probe" logged "no reset line (resets)"
+step "dmesg: the device is wedged" logged "the device is wedged"
+step "dmesg: the hung job's buffers stay allocated" logged "its 2 buffers stay allocated"
+step "rmmod nvdla (wedged)" rmmod nvdla
+step "rmmod nvdla_test_platdev (wedged)" rmmod nvdla_test_platdev
+step "no leaked buffers or jobs (wedged)" clean_log "leaked|still alive"
+step "no kernel warning (wedged)" clean_log "WARNING:|BUG:|Oops|general protection"
 if [ "$fail" = 0 ]; then echo "TEST-KMD-RESULT: PASS"; else echo "TEST-KMD-RESULT: FAIL ($fail)"; fi
 poweroff -f
 EOF

@@ -75,6 +75,36 @@ TEST_F(FakeDevTree, NodesWhoseDriverIsUnknownAreSkipped) {
               (dir_ / "renderD129").string());
 }
 
+TEST_F(FakeDevTree, AccelNodesWhenThereIsNoRenderNode) {
+    fs::create_directories(dir_ / "dri");
+    fs::create_directories(dir_ / "accel");
+    touch("dri/renderD128");
+    touch("accel/accel1");
+    touch("accel/accel0");
+    touch("accel/accelx");
+    std::vector<std::string> asked;
+    auto lookup = [&](const std::string& path) -> Result<std::string> {
+        asked.push_back(fs::path(path).filename().string());
+        return std::string(path.ends_with("renderD128") ? "i915" : "nvdla");
+    };
+    EXPECT_EQ(drm::find_nvdla_node_in((dir_ / "dri").string(), (dir_ / "accel").string(), lookup),
+              (dir_ / "accel" / "accel0").string());
+    EXPECT_EQ(asked, (std::vector<std::string>{"renderD128", "accel0"}));
+}
+
+TEST_F(FakeDevTree, RenderNodesComeBeforeAccelNodes) {
+    fs::create_directories(dir_ / "dri");
+    fs::create_directories(dir_ / "accel");
+    touch("dri/renderD129");
+    touch("accel/accel0");
+    auto lookup = [](const std::string&) -> Result<std::string> { return std::string("nvdla"); };
+    EXPECT_EQ(drm::find_nvdla_node_in((dir_ / "dri").string(), (dir_ / "accel").string(), lookup),
+              (dir_ / "dri" / "renderD129").string());
+    EXPECT_EQ(
+        drm::find_nvdla_node_in((dir_ / "absent").string(), (dir_ / "accel").string(), lookup),
+        (dir_ / "accel" / "accel0").string());
+}
+
 TEST_F(FakeDevTree, RegularFilesAreNotDrmDevices) {
     const std::string node = touch("renderD128");
     EXPECT_EQ(drm::find_nvdla_render_node_in(dir_.string(), drm::drm_driver_name), "");

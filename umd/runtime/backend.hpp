@@ -131,7 +131,8 @@ Result<std::unique_ptr<Backend>> open_backend(const BackendOptions& options);
 
 Result<std::unique_ptr<Backend>> open_emu_backend(const BackendOptions& options);
 Result<std::unique_ptr<Backend>> open_drm_backend(const BackendOptions& options);
-// Whether a render node whose driver is "nvdla" exists (its path when it does).
+// Whether a render node (/dev/dri) or an accel node (/dev/accel) whose driver is "nvdla"
+// exists (its path when it does; render nodes first).
 std::string find_nvdla_render_node();
 
 }  // namespace nvdla::runtime

@@ -523,13 +523,15 @@ struct RenderNodeSearch {
     std::vector<std::string> skipped;  // "renderD128: driver i915", ...
 };
 
-RenderNodeSearch search_render_nodes(const std::string& dir, const DriverLookup& driver_of) {
+// Nodes named <prefix><N> in `dir` (renderD128 in /dev/dri, accel0 in /dev/accel), lowest N
+// first, until one is nvdla's.
+RenderNodeSearch search_nodes(const std::string& dir, std::string_view prefix,
+                              const DriverLookup& driver_of) {
     RenderNodeSearch result;
     std::vector<RenderNode> nodes;
     std::error_code ec;
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        constexpr std::string_view prefix = "renderD";
         if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
         unsigned number = 0;
         const char* first = name.data() + prefix.size();
@@ -550,6 +552,16 @@ RenderNodeSearch search_render_nodes(const std::string& dir, const DriverLookup&
                                              : driver.message());
     }
     return result;
+}
+
+// Render nodes first (the default), then compute-accelerator nodes (nvdla.ko accel=1).
+RenderNodeSearch search_nvdla_nodes(const std::string& dri_dir, const std::string& accel_dir,
+                                    const DriverLookup& driver_of) {
+    RenderNodeSearch result = search_nodes(dri_dir, "renderD", driver_of);
+    if (!result.path.empty()) return result;
+    RenderNodeSearch accel = search_nodes(accel_dir, "accel", driver_of);
+    accel.skipped.insert(accel.skipped.begin(), result.skipped.begin(), result.skipped.end());
+    return accel;
 }
 
 }  // namespace
@@ -624,7 +636,12 @@ Result<std::string> drm_driver_name(const std::string& path) {
 }
 
 std::string find_nvdla_render_node_in(const std::string& dir, const DriverLookup& driver_of) {
-    return search_render_nodes(dir, driver_of).path;
+    return search_nodes(dir, "renderD", driver_of).path;
+}
+
+std::string find_nvdla_node_in(const std::string& dri_dir, const std::string& accel_dir,
+                               const DriverLookup& driver_of) {
+    return search_nvdla_nodes(dri_dir, accel_dir, driver_of).path;
 }
 
 Result<std::unique_ptr<Backend>> open_drm_backend_on(std::shared_ptr<DrmFile> file) {
@@ -692,21 +709,22 @@ Result<std::unique_ptr<Backend>> open_drm_backend_on(std::shared_ptr<DrmFile> fi
 }  // namespace drm
 
 std::string find_nvdla_render_node() {
-    return drm::find_nvdla_render_node_in("/dev/dri", drm::drm_driver_name);
+    return drm::find_nvdla_node_in("/dev/dri", "/dev/accel", drm::drm_driver_name);
 }
 
 Result<std::unique_ptr<Backend>> open_drm_backend(const BackendOptions& options) {
     std::string path = options.drm_device;
     if (path.empty()) {
-        drm::RenderNodeSearch search = drm::search_render_nodes("/dev/dri", drm::drm_driver_name);
+        drm::RenderNodeSearch search =
+            drm::search_nvdla_nodes("/dev/dri", "/dev/accel", drm::drm_driver_name);
         if (search.path.empty()) {
             std::string seen;
             for (const std::string& s : search.skipped) seen += (seen.empty() ? "" : "; ") + s;
-            return error(
-                "drm: no nvdla render node in /dev/dri",
-                seen.empty() ? std::string(" (no render nodes at all)") : " (" + seen + ")",
-                ": is nvdla.ko loaded (docs/kernel-driver.md)? NVDLA_BACKEND=emu runs "
-                "on the emulated accelerator");
+            return error("drm: no nvdla render node in /dev/dri nor accel node in /dev/accel",
+                         seen.empty() ? std::string(" (no render or accel nodes at all)")
+                                      : " (" + seen + ")",
+                         ": is nvdla.ko loaded (docs/kernel-driver.md)? NVDLA_BACKEND=emu runs "
+                         "on the emulated accelerator");
         }
         path = search.path;
     } else {

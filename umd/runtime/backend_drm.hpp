@@ -37,6 +37,10 @@ Result<std::string> drm_driver_name(const std::string& path);
 // tells, is "nvdla"; "" when there is none. Entries whose driver cannot be learnt are skipped.
 using DriverLookup = std::function<Result<std::string>(const std::string& path)>;
 std::string find_nvdla_render_node_in(const std::string& dir, const DriverLookup& driver_of);
+// The same in `dri_dir`, then, when it has none, the first compute-accelerator node (accel<N>)
+// in `accel_dir` (nvdla.ko loaded with accel=1 registers those instead of render nodes).
+std::string find_nvdla_node_in(const std::string& dri_dir, const std::string& accel_dir,
+                               const DriverLookup& driver_of);
 
 // The backend on an already open file (GET_PARAM decides the configuration).
 Result<std::unique_ptr<Backend>> open_drm_backend_on(std::shared_ptr<DrmFile> file);
