@@ -353,47 +353,35 @@ NVDLA_SDP_AVX2 void flying_channels_last(const Settings& s, const AccumulatorCub
     }
 }
 
-NVDLA_SDP_AVX2 void x_line(const XStage& stage, std::span<int32_t> line, OperandLine ops) {
-    const XParams x(stage);
+// One X or Y stage over a line, 8 elements at a time; the last few through buffers of 8.
+template <class Params, class Stage>
+NVDLA_SDP_AVX2 void stage_line(const Stage& stage, std::span<int32_t> line, OperandLine ops) {
+    const Params p(stage);
     const size_t n = line.size();
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line.data() + i));
         _mm256_storeu_si256(
             reinterpret_cast<__m256i*>(line.data() + i),
-            x.apply(in, ops.alu ? ops.alu + i : nullptr, ops.mul ? ops.mul + i : nullptr));
+            p.apply(in, ops.alu ? ops.alu + i : nullptr, ops.mul ? ops.mul + i : nullptr));
     }
     if (i == n) return;
-    // The last few elements through buffers of 8.
     const size_t rest = n - i;
     int16_t alu[8] = {}, mul[8] = {};
     if (ops.alu) std::copy_n(ops.alu + i, rest, alu);
     if (ops.mul) std::copy_n(ops.mul + i, rest, mul);
     const __m256i mask = lanes8(rest);
-    const __m256i out = x.apply(_mm256_maskload_epi32(line.data() + i, mask),
+    const __m256i out = p.apply(_mm256_maskload_epi32(line.data() + i, mask),
                                 ops.alu ? alu : nullptr, ops.mul ? mul : nullptr);
     _mm256_maskstore_epi32(line.data() + i, mask, out);
 }
 
+NVDLA_SDP_AVX2 void x_line(const XStage& stage, std::span<int32_t> line, OperandLine ops) {
+    stage_line<XParams>(stage, line, ops);
+}
+
 NVDLA_SDP_AVX2 void y_line(const YStage& stage, std::span<int32_t> line, OperandLine ops) {
-    const YParams y(stage);
-    const size_t n = line.size();
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line.data() + i));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(line.data() + i),
-            y.apply(in, ops.alu ? ops.alu + i : nullptr, ops.mul ? ops.mul + i : nullptr));
-    }
-    if (i == n) return;
-    const size_t rest = n - i;
-    int16_t alu[8] = {}, mul[8] = {};
-    if (ops.alu) std::copy_n(ops.alu + i, rest, alu);
-    if (ops.mul) std::copy_n(ops.mul + i, rest, mul);
-    const __m256i mask = lanes8(rest);
-    const __m256i out = y.apply(_mm256_maskload_epi32(line.data() + i, mask),
-                                ops.alu ? alu : nullptr, ops.mul ? mul : nullptr);
-    _mm256_maskstore_epi32(line.data() + i, mask, out);
+    stage_line<YParams>(stage, line, ops);
 }
 
 NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
