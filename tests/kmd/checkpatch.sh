@@ -3,8 +3,11 @@
 #
 # The kernel's checkpatch.pl --strict over the kernel C: the driver (kmd/*.c, kmd/*.h), the
 # engine it shares with userspace (engine/*.c, engine/*.h) and the test platform device module
-# (tests/kmd/platdev/); part of make format-check (and so of CI). checkpatch.pl comes from Debian's linux-source package (make deps installs it): only
-# scripts/checkpatch.pl and its two data files are unpacked from its tarball, into CACHE.
+# (tests/kmd/platdev/); then over the userspace C guest test programs (tests/kmd/nvdla_kmd_test.c,
+# tests/kmd/guest_common.h, tests/vp/nvdla_vp_guest.c) with the checks that only fit kernel C
+# left out. Part of make format-check (and so of CI). checkpatch.pl comes from Debian's
+# linux-source package (make deps installs it): only scripts/checkpatch.pl and its two data
+# files are unpacked from its tarball, into CACHE.
 #
 # Environment: CACHE (default build/kmd-test/cache/checkpatch).
 
@@ -29,12 +32,30 @@ if [ ! -f "$script" ]; then
 	[ -f "$script" ] || die "no scripts/checkpatch.pl in $tarball"
 fi
 
+# Runs checkpatch.pl --strict with the given options and files: its findings, empty when clean.
+check() {
+	perl "$script" --no-tree --strict --terse --show-types "$@" 2>&1 |
+		grep -vE '^total: 0 errors, 0 warnings, 0 checks|^$' || true
+}
+
 cd "$root"
-out=$(perl "$script" --no-tree --strict --terse --show-types -f kmd/*.c kmd/*.h engine/*.c \
-	engine/*.h tests/kmd/platdev/*.c 2>&1 | grep -vE '^total: 0 errors, 0 warnings, 0 checks|^$' || true)
+kernel_c=(kmd/*.c kmd/*.h engine/*.c engine/*.h tests/kmd/platdev/*.c)
+guest_c=(tests/kmd/nvdla_kmd_test.c tests/kmd/guest_common.h tests/vp/nvdla_vp_guest.c)
+# Left out for the userspace guest programs only, as inherent to userspace C:
+#   PREFER_KERNEL_TYPES  u32/u64 are kernel types; userspace has <stdint.h>'s uint32_t and co.
+#   CAMELCASE            the only mixed-case names are the C library's: <inttypes.h>'s PRIu64,
+#                        PRId64, PRIx64 format macros and C11's _Static_assert.
+#   LONG_LINE_STRING     printf formats built with PRIu64 and co. are several literals, which
+#                        checkpatch exempts from the line length only as one; kept whole on
+#                        one line so that the messages run.sh and guest-init.sh grep for can
+#                        be found in the source as printed.
+out=$(check -f "${kernel_c[@]}"
+	check --ignore PREFER_KERNEL_TYPES,CAMELCASE,LONG_LINE_STRING -f "${guest_c[@]}")
 rm -f .checkpatch-camelcase.*
 if [ -n "$out" ]; then
 	echo "$out"
 	die "checkpatch.pl --strict reports the lines above"
 fi
 say "kmd/*.[ch] engine/*.[ch] tests/kmd/platdev/*.c: clean (--strict)"
+say "${guest_c[*]}: clean (--strict; userspace: without PREFER_KERNEL_TYPES, CAMELCASE," \
+	"LONG_LINE_STRING)"

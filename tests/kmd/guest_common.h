@@ -16,6 +16,8 @@
 
 #include <nvdla/hw/dla_interface.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* An ioctl retried on EINTR/EAGAIN: 0 or -errno. */
 static inline int xioctl(int fd, unsigned long req, void *arg)
 {

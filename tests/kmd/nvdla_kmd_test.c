@@ -79,10 +79,11 @@ static void result(bool ok, const char *fmt, ...)
 }
 
 /* ioctl returning 0 or -errno. */
-#define EXPECT_ERR(expr, want, what)                                                      \
-	do {                                                                              \
-		int r_ = (expr);                                                          \
-		result(r_ == (want), "%s -> %s (want %s)", what, errname(r_), errname(want)); \
+#define EXPECT_ERR(expr, want, what)								\
+	do {										\
+		int r_ = (expr);							\
+		int want_ = (want);							\
+		result(r_ == want_, "%s -> %s (want %s)", what, errname(r_), errname(want_));	\
 	} while (0)
 
 static int64_t now_ns(void)
@@ -234,6 +235,13 @@ static int prime_import(int fd, int dmabuf, uint32_t *handle)
 	return r;
 }
 
+/* Exports HANDLE of FROM as *DMABUF and imports it into TO as *HANDLE_TO: true if both worked. */
+static bool share_bo(int from, uint32_t handle, int to, int *dmabuf, uint32_t *handle_to)
+{
+	*dmabuf = prime_export(from, handle);
+	return *dmabuf >= 0 && !prime_import(to, *dmabuf, handle_to);
+}
+
 static int bo_info(int fd, uint32_t handle, struct drm_nvdla_bo_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -251,7 +259,8 @@ static uint32_t syncobj_create(int fd)
 /* Writes the selftest engine's command into a descriptor buffer. */
 static void set_command(struct bo *desc, uint32_t command)
 {
-	*(volatile uint32_t *)desc->map = command;
+	/* The device reads it: a store the compiler may neither drop nor split. */
+	__atomic_store_n((uint32_t *)desc->map, command, __ATOMIC_RELAXED);
 }
 
 /* One job of the current interface with @n entries: entry i = (handles[i], offsets[i]). */
@@ -341,17 +350,17 @@ static void test_params(struct dev *a, struct dev *b, struct dev *c)
 	       "third instance: nv_large on the platform bus (%s), DMA memory", c->path);
 	result(a->atom == 32 && b->atom == 8 && c->atom == 32, "atom 32, 8 and 32 bytes");
 	result(param(a->fd, NVDLA_PARAM_HW_FEATURES) & NVDLA_HW_FEATURE_FP16 &&
-		       param(a->fd, NVDLA_PARAM_HW_FEATURES) & NVDLA_HW_FEATURE_RUBIK &&
-		       !(param(b->fd, NVDLA_PARAM_HW_FEATURES) & NVDLA_HW_FEATURE_FP16),
+	       param(a->fd, NVDLA_PARAM_HW_FEATURES) & NVDLA_HW_FEATURE_RUBIK &&
+	       !(param(b->fd, NVDLA_PARAM_HW_FEATURES) & NVDLA_HW_FEATURE_FP16),
 	       "features: nv_full has FP16 and Rubik, nv_small no FP16");
 	result(param(a->fd, NVDLA_PARAM_MAC_ATOMIC_C) == 64 &&
-		       param(b->fd, NVDLA_PARAM_MAC_ATOMIC_K) == 8,
+	       param(b->fd, NVDLA_PARAM_MAC_ATOMIC_K) == 8,
 	       "MAC atomics");
 	result(param(a->fd, NVDLA_PARAM_CBUF_BYTES) == 512 * 1024 &&
-		       param(b->fd, NVDLA_PARAM_CBUF_BYTES) == 128 * 1024,
+	       param(b->fd, NVDLA_PARAM_CBUF_BYTES) == 128 * 1024,
 	       "CBUF 512 KiB and 128 KiB");
 	result(param(a->fd, NVDLA_PARAM_ADDRESS_BITS) == 64 &&
-		       param(b->fd, NVDLA_PARAM_ADDRESS_BITS) == 32,
+	       param(b->fd, NVDLA_PARAM_ADDRESS_BITS) == 32,
 	       "address bits 64 and 32");
 	result(a->memory >= (8u << 20) && b->memory == 0,
 	       "memory: carve-out %" PRIu64 " bytes / DMA memory (0)", a->memory);
@@ -443,8 +452,9 @@ static void test_bo(struct dev *d, const char *name)
 		uint64_t want = aligns[i] > PAGE ? aligns[i] : PAGE;
 		int r = bo_create(d->fd, 1000 + i * 5000, aligns[i], &bos[i]);
 
-		result(!r && bos[i].dma % want == 0, "BO_CREATE alignment %" PRIu64 ": %s at %#" PRIx64,
-		       aligns[i], errname(r), bos[i].dma);
+		result(!r && bos[i].dma % want == 0,
+		       "BO_CREATE alignment %" PRIu64 ": %s at %#" PRIx64, aligns[i], errname(r),
+		       bos[i].dma);
 		if (r)
 			continue;
 		ok &= !bo_info(d->fd, bos[i].handle, &info) && info.dma_address == bos[i].dma &&
@@ -454,7 +464,8 @@ static void test_bo(struct dev *d, const char *name)
 	for (i = 0; i < 6; i++)
 		for (j = 0; j < 6; j++)
 			if (i != j && bos[i].size && bos[j].size &&
-			    bos[i].dma < bos[j].dma + bos[j].size && bos[j].dma < bos[i].dma + bos[i].size)
+			    bos[i].dma < bos[j].dma + bos[j].size &&
+			    bos[j].dma < bos[i].dma + bos[i].size)
 				overlap = true;
 	result(!overlap, "buffers do not overlap");
 	for (i = 0; i < 6; i++)
@@ -1002,7 +1013,8 @@ static void test_legacy_submit(struct dev *d)
 				 NVDLA_MAX_TASKS_PER_SUBMIT + 1),
 		   -EINVAL, "too many tasks (25)");
 	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, 0, 0, 1), -EINVAL, "no addresses");
-	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, NVDLA_MAX_BUFFERS_PER_TASK + 1, TASK_ENTRIES, 1),
+	EXPECT_ERR(legacy_submit(d->fd, fds, offsets, NVDLA_MAX_BUFFERS_PER_TASK + 1,
+				 TASK_ENTRIES, 1),
 		   -EINVAL, "too many addresses (6145)");
 
 	fds[TASK_SRC] = 1000; /* not an open file */
@@ -1010,8 +1022,8 @@ static void test_legacy_submit(struct dev *d)
 		   "bad handle (closed fd)");
 	if (!pipe(pipefd)) {
 		fds[TASK_SRC] = pipefd[0];
-		EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1), -EINVAL,
-			   "bad handle (fd not a dma-buf)");
+		EXPECT_ERR(legacy_submit(d->fd, fds, offsets, TASK_ENTRIES, TASK_ENTRIES, 1),
+			   -EINVAL, "bad handle (fd not a dma-buf)");
 		close(pipefd[0]);
 		close(pipefd[1]);
 	}
@@ -1173,7 +1185,8 @@ static void test_submit_args(struct dev *d)
 	RESET();
 	big[0].job.in_syncobjs = (uintptr_t)&sync;
 	big[0].job.in_syncobj_count = 1;
-	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL, "in-syncobj without a fence (it could never run)");
+	EXPECT_ERR(submit_raw(d->fd, &s), -EINVAL,
+		   "in-syncobj without a fence (it could never run)");
 	RESET();
 	big[0].job.out_syncobj = sync;
 	EXPECT_ERR(submit_wait(d->fd, &s), -EIO, "with an out-syncobj: queued");
@@ -1421,7 +1434,7 @@ static void test_validator_import(struct dev *a, struct dev *b)
 
 	group = "validator import";
 	if (!task_init(a, &t) || bo_create(b->fd, 2 * PAGE, 0, &other) || !bo_map(b->fd, &other) ||
-	    (dmabuf = prime_export(b->fd, other.handle)) < 0 || prime_import(a->fd, dmabuf, &h)) {
+	    !share_bo(b->fd, other.handle, a->fd, &dmabuf, &h)) {
 		result(false, "setup");
 	} else {
 		descs_sdp(a, &x);
@@ -1536,7 +1549,8 @@ static void test_jobs(struct dev *a, struct dev *b)
 	r = 0;
 	for (i = 0; i < 8; i++)
 		r |= wait_job(a->fd, ids[i], 5000000000ll, &status) || status != -ENODEV;
-	result(!r && ids[7] == ids[0] + 7, "8 jobs in a row, consecutive ids, all fail with ENODEV");
+	result(!r && ids[7] == ids[0] + 7,
+	       "8 jobs in a row, consecutive ids, all fail with ENODEV");
 
 	/* All jobs of a submit are checked before any is queued. */
 	{
@@ -1559,14 +1573,15 @@ static void test_jobs(struct dev *a, struct dev *b)
 		jobs[1].address_count = 2;
 		EXPECT_ERR(xioctl(a->fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &s), 0, "two good jobs");
 		result(jobs[0].job_id && jobs[1].job_id == jobs[0].job_id + 1 &&
-			       !wait_job(a->fd, jobs[1].job_id, 5000000000ll, &status) &&
-			       status == -ENODEV,
+		       !wait_job(a->fd, jobs[1].job_id, 5000000000ll, &status) &&
+		       status == -ENODEV,
 		       "... queued as ids %u and %u", jobs[0].job_id, jobs[1].job_id);
 	}
 
 	/* Original SUBMIT: returns when the task is done, with its error. */
 	group = "jobs legacy";
-	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ENODEV, "FAIL task: ENODEV after running");
+	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ENODEV,
+		   "FAIL task: ENODEV after running");
 	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 3), -ENODEV, "3 tasks");
 
 	/* A hung job: timeout, engine reset, the job fails, the next one runs. */
@@ -1593,7 +1608,8 @@ static void test_jobs(struct dev *a, struct dev *b)
 	result(!r && status == -ENODEV, "the next job ran after the reset: %s", errname(status));
 	set_command(&f.desc, SELFTEST_HANG);
 	t0 = now_ns();
-	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ETIMEDOUT, "original SUBMIT of a hung task");
+	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ETIMEDOUT,
+		   "original SUBMIT of a hung task");
 	set_command(&f.desc, SELFTEST_FAIL);
 
 	/* Implicit sync across instances: B's job waits for A's on a shared buffer. */
@@ -1604,8 +1620,7 @@ static void test_jobs(struct dev *a, struct dev *b)
 		int dmabuf;
 
 		if (!bo_create(b->fd, PAGE, 0, &shared) && !bo_create(b->fd, PAGE, 0, &bdesc) &&
-		    bo_map(b->fd, &bdesc) && (dmabuf = prime_export(b->fd, shared.handle)) >= 0 &&
-		    !prime_import(a->fd, dmabuf, &h)) {
+		    bo_map(b->fd, &bdesc) && share_bo(b->fd, shared.handle, a->fd, &dmabuf, &h)) {
 			uint32_t ah[2] = { f.desc.handle, h };
 
 			set_command(&f.desc, SELFTEST_HANG);
@@ -1684,7 +1699,7 @@ static void test_foreign_fence(struct dev *a)
 	group = "foreign fence";
 	vfd = vgem_open();
 	if (vfd < 0 || !fixture_init(a, &f) || vgem_create(vfd, 1, &v) ||
-	    (dmabuf = prime_export(vfd, v.handle)) < 0 || prime_import(a->fd, dmabuf, &h)) {
+	    !share_bo(vfd, v.handle, a->fd, &dmabuf, &h)) {
 		result(false, "setup (vgem)");
 		return;
 	}
@@ -1700,8 +1715,9 @@ static void test_foreign_fence(struct dev *a)
 		r = wait_job(a->fd, id, 5000000000ll, &status);
 	ms = (now_ns() - t0) / 1000000;
 	result(!r && status == -ETIMEDOUT && ms < (int64_t)a->timeout_ms * 5,
-	       "a job waiting for it fails with ETIMEDOUT after %" PRId64 " ms (%s, timeout %" PRIu64
-	       " ms)", ms, r ? errname(r) : errname(status), a->timeout_ms);
+	       "a job waiting for it fails with ETIMEDOUT after %" PRId64
+	       " ms (%s, timeout %" PRIu64 " ms)",
+	       ms, r ? errname(r) : errname(status), a->timeout_ms);
 	fs.fence = fa.out_fence;
 	xioctl(vfd, VGEM_IOCTL_FENCE_SIGNAL, &fs);
 	r = submit_job(a->fd, handles, NULL, 2, 0, 0, &id);
@@ -1916,8 +1932,8 @@ static const char *runtime_status(struct dev *d)
 	int fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/sys/class/drm/%s/device/power/runtime_status",
-		 strrchr(d->path, '/') + 1);
+	snprintf(path, sizeof(path), "/sys/class/drm/%s/device/power/%s", strrchr(d->path, '/') + 1,
+		 "runtime_status");
 	fd = open(path, O_RDONLY);
 	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	if (fd >= 0)
@@ -2021,7 +2037,7 @@ static void test_unbind(struct dev *b)
 	handles[0] = bo.handle;
 	set_command(&bo, SELFTEST_HANG);
 	result(!bo_create(fd, PAGE, 0, &data) && (handles[1] = data.handle) &&
-		       !submit_job(fd, handles, NULL, 2, 0, 0, &id),
+	       !submit_job(fd, handles, NULL, 2, 0, 0, &id),
 	       "a job hangs on the device");
 	usleep(100000); /* running by then (the scheduler starts it), 200 ms before its timeout */
 	ufd = open("/sys/bus/pci/drivers/nvdla-ivshmem/unbind", O_WRONLY);
@@ -2043,7 +2059,7 @@ static void test_unbind(struct dev *b)
 			_exit(0);
 		}
 		result(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
-			       WTERMSIG(st) == SIGBUS,
+		       WTERMSIG(st) == SIGBUS,
 		       "the buffer's mapping is revoked (SIGBUS)");
 	}
 	bo_free(fd, &bo);
@@ -2177,7 +2193,7 @@ static void test_unbind_carveout(struct dev *a, struct dev *b, struct dev *c)
 			_exit(ok ? 0 : 1);
 		}
 		result(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
-			       WTERMSIG(st) == SIGBUS,
+		       WTERMSIG(st) == SIGBUS,
 		       "the dma-buf mapping is revoked (SIGBUS)");
 	}
 	result(!ivshmem_driver("bind", addr),
@@ -2228,9 +2244,9 @@ int main(int argc, char **argv)
 		group = "accel";
 		if (access("/sys/class/accel", F_OK) == 0) {
 			result(!strncmp(a.path, "/dev/accel/accel", 16) &&
-				       !strncmp(c.path, "/dev/accel/accel", 16),
-			       "accel=1: the instances are compute-accelerator nodes (%s, %s)", a.path,
-			       c.path);
+			       !strncmp(c.path, "/dev/accel/accel", 16),
+		       "accel=1: the instances are compute-accelerator nodes (%s, %s)",
+		       a.path, c.path);
 			char path[64], name[32];
 			int i, fd, render = 0;
 
@@ -2243,8 +2259,8 @@ int main(int argc, char **argv)
 			}
 			result(!render, "... and no nvdla render node (%d)", render);
 		} else {
-			printf("SKIP accel: this kernel has no compute-accelerator nodes "
-			       "(CONFIG_DRM_ACCEL): accel=1 keeps the render nodes (%s)\n", a.path);
+			printf("SKIP accel: this kernel has no compute-accelerator nodes (CONFIG_DRM_ACCEL): accel=1 keeps the render nodes (%s)\n",
+			       a.path);
 			skipped++;
 		}
 		test_file_cap(&a);
@@ -2270,7 +2286,8 @@ int main(int argc, char **argv)
 		test_validator(&c, "validator nv_large");
 		test_validator_import(&a, &b);
 		test_no_hardware(&a);
-		test_validator_cycle(&a); /* after: a job just before shortens the next one's timeout */
+		/* after: a job just before shortens the next one's timeout */
+		test_validator_cycle(&a);
 	} else {
 		test_jobs(&a, &b);
 		test_foreign_fence(&a);

@@ -214,7 +214,7 @@ static bool vp_stall(const struct dev *d)
 	bool ok;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/vp_stall", d->sysfs);
+	snprintf(path, sizeof(path), "%s/%s", d->sysfs, "vp_stall");
 	f = fopen(path, "w");
 	if (!f)
 		return false;
@@ -417,10 +417,30 @@ static void task_write(struct task *t, const struct dla_test_descs *x)
 	memset(t->dst.map, 0xa5, BUF_BYTES);
 }
 
+/*
+ * Whether the SDP output's bytes of one atom, from byte O on (channels from C0 on, up to
+ * the task's channel count), are the input's.
+ */
+static bool sdp_atom_check(const struct task *t, uint64_t o, uint32_t c0, uint32_t atom,
+			   char *why, size_t len)
+{
+	uint32_t k;
+
+	for (k = 0; k < atom && c0 + k < t->c; k++) {
+		if (t->dst.map[o + k] != t->src.map[o + k]) {
+			snprintf(why, len,
+				 "SDP %ux%ux%u: byte %" PRIu64 " is 0x%02x, the input's 0x%02x",
+				 t->w, t->h, t->c, o + k, t->dst.map[o + k], t->src.map[o + k]);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Whether the output is the copy the task asked for. */
 static bool task_check(const struct task *t, const struct dev *d, char *why, size_t len)
 {
-	uint32_t atom = (uint32_t)d->atom, s, y, xx, k, r;
+	uint32_t atom = (uint32_t)d->atom, s, y, xx, r;
 
 	if (t->type == NVDLA_DLA_OP_SDP) {
 		/*
@@ -432,20 +452,13 @@ static bool task_check(const struct task *t, const struct dev *d, char *why, siz
 
 		for (s = 0; s < t->surfaces; s++)
 			for (y = 0; y < t->h; y++)
-				for (xx = 0; xx < t->w; xx++)
-					for (k = 0; k < atom && s * atom + k < t->c; k++) {
-						uint64_t o = (uint64_t)s * surf +
-							     (uint64_t)y * t->line +
-							     (uint64_t)xx * atom + k;
+				for (xx = 0; xx < t->w; xx++) {
+					uint64_t o = (uint64_t)s * surf + (uint64_t)y * t->line +
+						     (uint64_t)xx * atom;
 
-						if (t->dst.map[o] != t->src.map[o]) {
-							snprintf(why, len,
-								 "SDP %ux%ux%u: byte %" PRIu64 " is 0x%02x, the input's 0x%02x",
-								 t->w, t->h, t->c, o, t->dst.map[o],
-								 t->src.map[o]);
-							return false;
-						}
-					}
+					if (!sdp_atom_check(t, o, s * atom, atom, why, len))
+						return false;
+				}
 		return true;
 	}
 	for (r = 0; r < t->repeat; r++)
@@ -620,7 +633,8 @@ static int cmd_stall(const char *config)
 	ms = (now_ns() - t0) / 1000000;
 	resets1 = vp_stat(&d, "host_resets");
 	result(sr == 0 && st == -ETIMEDOUT,
-	       "%s: the stalled job times out: submit %s, job %s after %" PRId64 " ms (timeout %" PRIu64 " ms)",
+	       "%s: the stalled job times out: submit %s, job %s after %" PRId64
+	       " ms (timeout %" PRIu64 " ms)",
 	       config, errname(sr), errname(st), ms, d.timeout_ms);
 	result(resets1 != UINT64_MAX && resets1 > resets0,
 	       "%s: the engine and the model were reset (host resets %" PRIu64 " -> %" PRIu64 ")",
@@ -651,7 +665,7 @@ static uint64_t interesting(const struct dev *d)
 	switch (below(4)) {
 	case 0: return rnd();
 	case 1: return below(64) * d->atom;
-	default: return v[below(sizeof(v) / sizeof(v[0]))];
+	default: return v[below(ARRAY_SIZE(v))];
 	}
 }
 
@@ -697,7 +711,8 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 			m->addr[e].offset = (e < TASK_SRC ? t->desc.size : BUF_BYTES) - below(64);
 		break;
 	case MUT_COUNT:
-		m->job.address_count = below(3) ? below(TASK_ENTRIES + 2) : (uint32_t)interesting(d);
+		m->job.address_count = below(3) ? below(TASK_ENTRIES + 2) :
+						  (uint32_t)interesting(d);
 		if (below(3) == 0)
 			m->s.job_count = below(3) ? below(3) : (uint32_t)interesting(d);
 		break;
@@ -709,11 +724,21 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 		break;
 	case MUT_FLAGS:
 		switch (below(5)) {
-		case 0: m->s.flags = 1u << below(32); break;
-		case 1: m->s.pad = (uint32_t)rnd() | 1; break;
-		case 2: m->job.flags = 1u << below(32); break;
-		case 3: m->job.pad = (uint32_t)rnd() | 1; break;
-		default: m->addr[e].flags = 1u << below(32); break;
+		case 0:
+			m->s.flags = 1u << below(32);
+			break;
+		case 1:
+			m->s.pad = (uint32_t)rnd() | 1;
+			break;
+		case 2:
+			m->job.flags = 1u << below(32);
+			break;
+		case 3:
+			m->job.pad = (uint32_t)rnd() | 1;
+			break;
+		default:
+			m->addr[e].flags = 1u << below(32);
+			break;
 		}
 		break;
 	case MUT_VERSION:
@@ -722,13 +747,19 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 		break;
 	case MUT_POINTER:
 		switch (below(4)) {
-		case 0: m->job.addresses = 16; break;
-		case 1: m->s.jobs = 0xdead0000ull; break;
+		case 0:
+			m->job.addresses = 16;
+			break;
+		case 1:
+			m->s.jobs = 0xdead0000ull;
+			break;
 		case 2:
 			m->job.in_syncobjs = (uintptr_t)m->addr;
 			m->job.in_syncobj_count = 1 + below(4);
 			break;
-		default: m->job.out_syncobj = (uint32_t)rnd() | 1; break;
+		default:
+			m->job.out_syncobj = (uint32_t)rnd() | 1;
+			break;
 		}
 		break;
 	case MUT_NET: /* one field of the network descriptor */
@@ -743,8 +774,8 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 		break;
 	case MUT_OP: /* a byte or word of the operation descriptor */
 		off = below(NVDLA_DLA_OP_SLOT_SIZE - 4);
-		poke(desc, (uint32_t)desc_offsets[TASK_OPS] + off, 1 << below(3) > 4 ? 4 : 1 << below(3),
-		     interesting(d));
+		poke(desc, (uint32_t)desc_offsets[TASK_OPS] + off,
+		     1 << below(3) > 4 ? 4 : 1 << below(3), interesting(d));
 		break;
 	case MUT_CUBE: { /* a field of a data cube of the surface */
 		static const uint8_t field_off[] = { 0, 2, 4, 8, 12, 14, 16, 20, 24, 28 };
@@ -753,7 +784,8 @@ static enum mutation mutate(const struct dev *d, struct task *t, struct submit *
 
 		if (t->type == NVDLA_DLA_OP_BDMA)
 			cube = 0; /* bytes of the transfer instead */
-		poke(desc, (uint32_t)desc_offsets[TASK_SURFS] + cube * 32 + field_off[f], field_len[f],
+		poke(desc, (uint32_t)desc_offsets[TASK_SURFS] + cube * 32 + field_off[f],
+		     field_len[f],
 		     below(3) ? interesting(d) : (uint64_t)(int64_t)((int)below(8) - 1));
 		break;
 	}
@@ -790,7 +822,8 @@ static int cmd_fuzz(const char *config, unsigned long iterations, uint64_t seed)
 	struct task t, v;
 	struct dla_test_descs x;
 	struct bo foreign;
-	unsigned long i, accepted = 0, rejected = 0, valid = 0, valid_ok = 0, hung = 0, failed_hw = 0;
+	unsigned long i, accepted = 0, rejected = 0, valid = 0, valid_ok = 0;
+	unsigned long hung = 0, failed_hw = 0;
 	unsigned long by_kind[MUT_COUNT_ALL] = { 0 }, accepted_kind[MUT_COUNT_ALL] = { 0 };
 	unsigned long errnos[256] = { 0 };
 	int64_t t0 = now_ns();
@@ -821,8 +854,8 @@ static int cmd_fuzz(const char *config, unsigned long iterations, uint64_t seed)
 				valid_ok++;
 			} else if (!valid_failed) {
 				valid_failed = true;
-				printf("fuzz %s: iteration %lu: valid job: submit %s, job %s %s\n", config,
-				       i, errname(sr), errname(st), why);
+				printf("fuzz %s: iteration %lu: valid job: submit %s, job %s %s\n",
+				       config, i, errname(sr), errname(st), why);
 			}
 			continue;
 		}
@@ -957,8 +990,8 @@ static void graph_write_engine_first(const struct dev *d, struct task *t)
 }
 
 _Static_assert(256 + 2 * sizeof(struct nvdla_dla_common_op_desc) <= 512 &&
-		       512 + 2 * sizeof(union nvdla_dla_operation_container) <= 1024 &&
-		       1024 + 2 * sizeof(union nvdla_dla_surface_container) <= 2 * PAGE,
+	       512 + 2 * sizeof(union nvdla_dla_operation_container) <= 1024 &&
+	       1024 + 2 * sizeof(union nvdla_dla_surface_container) <= 2 * PAGE,
 	       "two operations fit in the descriptor buffer's entries");
 
 static void graph_submit_init(struct submit *m, const struct task *t)
@@ -1111,7 +1144,10 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 
 		/* On nv_full, in turn: stalled midway, never runnable, stalled at random. */
 		if (have_bdma && i % 3 == 0) {
-			/* Stalled before the submit: the timeout comes with op 0 done, op 1 armed. */
+			/*
+			 * Stalled before the submit: the timeout comes with op 0 done,
+			 * op 1 armed.
+			 */
 			graphs++;
 			midway++;
 			graph_write_engine_first(&d, &t);
@@ -1127,17 +1163,18 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 				next_ok++;
 			} else if (!told) {
 				told = true;
-				printf("faults %s: iteration %lu: the job after a stall: %s\n", config, i, why);
+				printf("faults %s: iteration %lu: the job after a stall: %s\n",
+				       config, i, why);
 			}
 			continue;
 		}
 		if (!have_bdma || i % 3 == 1) {
 			cycles++;
-			if (never_runs_refused(&d, &t, below(3), &what)) {
+			if (never_runs_refused(&d, &t, below(3), &what))
 				refused++;
-			} else if (cycles - refused == 1) {
-				printf("faults %s: iteration %lu: not refused: %s\n", config, i, what);
-			}
+			else if (cycles - refused == 1)
+				printf("faults %s: iteration %lu: not refused: %s\n",
+				       config, i, what);
 			continue;
 		}
 		/*
@@ -1148,11 +1185,11 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 		graphs++;
 		graph_write(&d, &t, false);
 		child = fork();
-		if (child == 0)
-			_exit(stall_later(&d, &t, below(2) ? -1 : (int64_t)(rnd() % (uint64_t)(graph_ns + 1)),
-					  graph_ns * 4) ?
-				      0 :
-				      1);
+		if (child == 0) {
+			int64_t at = below(2) ? -1 : (int64_t)(rnd() % (uint64_t)(graph_ns + 1));
+
+			_exit(stall_later(&d, &t, at, graph_ns * 4) ? 0 : 1);
+		}
 		st = graph_run(&d, &t, &sr);
 		waitpid(child, &wst, 0);
 		graph_done(&t, &d, &sdp_done, &bdma_done);
@@ -1174,7 +1211,8 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 			next_ok++;
 		} else if (!told) {
 			told = true;
-			printf("faults %s: iteration %lu: the job after a stall: %s\n", config, i, why);
+			printf("faults %s: iteration %lu: the job after a stall: %s\n",
+			       config, i, why);
 		}
 	}
 	printf("faults %s: %lu iterations (seed %" PRIu64 "): %lu never-runnable graphs; %lu stalled graphs: %lu stalled before the submit and timed out after op 0 (done by the engine) with op 1 armed; of the others, stalled at a random moment, %lu timed out between op 0 and op 1, %lu before op 0 ran, %lu stalled after the end\n",
@@ -1251,7 +1289,8 @@ static int cmd_churn(const char *config, unsigned long seconds, uint64_t seed)
 				ok_after_reopen++;
 		} else if (st == 0) {
 			if (!wrong++)
-				printf("churn %s: a job completed with a wrong output: %s\n", config, why);
+				printf("churn %s: a job completed with a wrong output: %s\n",
+				       config, why);
 		} else {
 			/* The device went away under the job or the submit: open it again. */
 			lost++;
@@ -1265,8 +1304,8 @@ static int cmd_churn(const char *config, unsigned long seconds, uint64_t seed)
 	       config, seconds, seed, ok, ok_after_reopen, lost, reopened);
 	result(wrong == 0, "churn %s: no job completed with a wrong output (%lu)", config, wrong);
 	result(reopened > 0 && ok_after_reopen > 0,
-	       "churn %s: the device came back after unbinding and its jobs are correct (%lu)", config,
-	       ok_after_reopen);
+	       "churn %s: the device came back after unbinding and its jobs are correct (%lu)",
+	       config, ok_after_reopen);
 	if (open_now) {
 		task_fini(&d, &t);
 		close(d.fd);
@@ -1324,7 +1363,8 @@ static int cmd_count_ioctls(char **argv)
 			break;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			if (pid == child)
-				code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+				code = WIFEXITED(status) ? WEXITSTATUS(status) :
+							   128 + WTERMSIG(status);
 			continue;
 		}
 		if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80)) {
@@ -1381,10 +1421,9 @@ static int cmd_info(void)
 
 static int usage(void)
 {
-	fprintf(stderr,
-		"usage: nvdla_vp_guest info | node CONFIG | reject CONFIG | stall CONFIG |\n"
+	fprintf(stderr, "%s: nvdla_vp_guest info | node CONFIG | reject CONFIG | stall CONFIG |\n"
 		"       fuzz CONFIG ITERATIONS [SEED] | faults CONFIG ITERATIONS [SEED] |\n"
-		"       churn CONFIG SECONDS [SEED] | count-ioctls COMMAND [ARGS...]\n");
+		"       churn CONFIG SECONDS [SEED] | count-ioctls COMMAND [ARGS...]\n", "usage");
 	return 2;
 }
 
