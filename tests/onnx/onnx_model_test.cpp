@@ -465,3 +465,47 @@ TEST(OnnxMish, MishOperatorIsOneCpuOperation) {
 }
 
 }  // namespace
+
+// A zero stride once divided by zero working out pooling's ceil_mode and SAME padding (found
+// by the ONNX fuzzer).
+TEST(OnnxBadModel, ZeroStridesAreRefused) {
+    for (const char* name : {"op_pad_value_pool", "resnet_small"}) {
+        SCOPED_TRACE(name);
+        ::onnx::ModelProto proto = load_proto(name);
+        std::string op;
+        for (auto& node : *proto.mutable_graph()->mutable_node()) {
+            const std::string& type = node.op_type();
+            if (type != "MaxPool" && type != "AveragePool" && type != "Conv") continue;
+            op = type;
+            ::onnx::AttributeProto* strides = nullptr;
+            for (auto& a : *node.mutable_attribute())
+                if (a.name() == "strides") strides = &a;
+            if (!strides) {
+                strides = node.add_attribute();
+                strides->set_name("strides");
+                strides->set_type(::onnx::AttributeProto_AttributeType_INTS);
+            }
+            strides->clear_ints();
+            strides->add_ints(0);
+            strides->add_ints(0);
+            ::onnx::AttributeProto* mode = node.add_attribute();
+            mode->set_name(type == "Conv" ? "auto_pad" : "ceil_mode");
+            if (type == "Conv") {
+                mode->set_type(::onnx::AttributeProto_AttributeType_STRING);
+                mode->set_s("SAME_UPPER");
+                for (int i = 0; i < node.attribute_size(); ++i)
+                    if (node.attribute(i).name() == "pads")
+                        node.mutable_attribute()->DeleteSubrange(i--, 1);
+            } else {
+                mode->set_type(::onnx::AttributeProto_AttributeType_INT);
+                mode->set_i(1);
+            }
+            break;
+        }
+        ASSERT_FALSE(op.empty()) << "no pooling or convolution in " << name;
+        auto m = nvdla::onnx::import_bytes(serialize(proto));
+        ASSERT_FALSE(m) << op << " with zero strides was imported";
+        EXPECT_NE(m.message().find("(" + op + "): strides must be 1 to 65535"), std::string::npos)
+            << m.message();
+    }
+}

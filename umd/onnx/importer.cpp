@@ -143,6 +143,22 @@ std::vector<int64_t> value_shape(const Val& v, Dims4 d, int64_t batch) {
     return onnx_shape(d, v.rank, batch);
 }
 
+Status check_window(const Importer& im, const Window& win) {
+    constexpr int64_t kLargest = 65535;
+    auto positive = [&](const std::vector<int64_t>& values) {
+        return std::all_of(values.begin(), values.end(),
+                           [&](int64_t v) { return v >= 1 && v <= kLargest; });
+    };
+    if (!positive(win.kernel)) return im.fail("kernel sizes must be 1 to 65535");
+    if (!positive(win.stride)) return im.fail("strides must be 1 to 65535");
+    if (!positive(win.dilation)) return im.fail("dilations must be 1 to 65535");
+    for (int64_t v : win.pads) {
+        if (v < 0) return im.fail("negative pads are not supported");
+        if (v > kLargest) return im.fail("pads must be at most 65535");
+    }
+    return Status();
+}
+
 void same_pads(const std::string& mode, const std::vector<int64_t>& in,
                const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                const std::vector<int64_t>& dilation, std::vector<int64_t>& pads) {

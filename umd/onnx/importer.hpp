@@ -84,6 +84,9 @@ void same_pads(const std::string& mode, const std::vector<int64_t>& in,
 std::vector<int64_t> spatial(Dims4 d, int rank);
 
 class Importer;
+// Refuses a window the size arithmetic cannot take: kernels, strides and dilations (those
+// given) must be 1 to 65535, pads 0 to 65535 (same_pads divides by the strides).
+Status check_window(const Importer& im, const Window& win);
 using OpHandler = Status (*)(Importer&);
 using OpTable = std::map<std::string, OpHandler, std::less<>>;
 

@@ -67,6 +67,7 @@ Status conv(Importer& im) {
     if (win.pads.empty()) win.pads.assign(2 * n, 0);
     if (win.stride.size() != n || win.dilation.size() != n || win.pads.size() != 2 * n)
         return im.fail("strides, dilations or pads do not have one value per spatial axis");
+    if (Status s = check_window(im, win); !s) return s;
     const std::string auto_pad = im.attr_string("auto_pad", "NOTSET");
     const Dims4 d = im.dims(*x);
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
@@ -120,6 +121,7 @@ Status conv_transpose(Importer& im) {
     if (win.pads.empty()) win.pads.assign(2 * n, 0);
     if (win.stride.size() != n || win.pads.size() != 2 * n || output_padding.size() != n)
         return im.fail("strides, pads or output_padding do not have one value per spatial axis");
+    if (Status s = check_window(im, win); !s) return s;
     const Dims4 d = im.dims(*x);
     const std::vector<int64_t> in = spatial(d, rank);
     const std::string auto_pad = im.attr_string("auto_pad", "NOTSET");

@@ -41,6 +41,7 @@ Status pool(Importer& im, bool max, bool global) {
             if (v != 1) return im.fail("dilations are not supported");
         if (win.stride.size() != n || win.pads.size() != 2 * n)
             return im.fail("strides or pads do not have one value per spatial axis");
+        if (Status s = check_window(im, win); !s) return s;
         const std::string auto_pad = im.attr_string("auto_pad", "NOTSET");
         if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
             same_pads(auto_pad, in, win.kernel, win.stride, std::vector<int64_t>(n, 1), win.pads);
