@@ -509,3 +509,30 @@ TEST(OnnxBadModel, ZeroStridesAreRefused) {
             << m.message();
     }
 }
+
+// An empty constant against a one-element one: ONNX broadcasting keeps the 0 (the folding once
+// took 1 and read past the empty tensor; found by the ONNX fuzzer).
+TEST(OnnxBadModel, EmptyConstantBroadcastsToEmpty) {
+    ::onnx::ModelProto proto = load_proto("op_sub_scalar");
+    auto* g = proto.mutable_graph();
+    auto* empty = g->add_initializer();
+    empty->set_name("empty");
+    empty->set_data_type(::onnx::TensorProto_DataType_FLOAT);
+    empty->add_dims(0);
+    auto* one = g->add_initializer();
+    one->set_name("one");
+    one->set_data_type(::onnx::TensorProto_DataType_FLOAT);
+    one->add_dims(1);
+    one->add_float_data(1.0f);
+    auto* add = g->mutable_node()->Add();
+    add->set_op_type("Add");
+    add->set_name("empty_plus_one");
+    add->add_input("empty");
+    add->add_input("one");
+    add->add_output("sum");
+    for (int i = g->node_size() - 1; i > 0; --i) g->mutable_node()->SwapElements(i, i - 1);
+    auto m = nvdla::onnx::import_bytes(serialize(proto));
+    if (!m) {
+        EXPECT_NE(m.message().find("ONNX"), std::string::npos) << m.message();
+    }
+}

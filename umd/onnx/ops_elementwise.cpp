@@ -24,7 +24,7 @@ std::optional<std::vector<int64_t>> broadcast_shape(const std::vector<int64_t>& 
         const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
         const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
         if (da != db && da != 1 && db != 1) return std::nullopt;
-        out[i] = std::max(da, db);
+        out[i] = da == 1 ? db : da;  // a 0 against a 1 stays 0 (empty)
     }
     return out;
 }
@@ -42,6 +42,11 @@ double apply(const std::string& op, double x, double y, bool integer) {
 // Both inputs constant (shape arithmetic, mostly): folded.
 Status fold(Importer& im, const Val& a, const Val& b) {
     const std::vector<int64_t>&sa = a.data.shape, &sb = b.data.shape;
+    for (const Val* v : {&a, &b})
+        if (!within(v->data.shape, uint64_t(1) << 24) ||
+            v->data.values.size() != product(v->data.shape))
+            return im.fail("a constant of shape " + shape_text(v->data.shape) + " holds " +
+                           std::to_string(v->data.values.size()) + " values");
     std::optional<std::vector<int64_t>> shape = broadcast_shape(sa, sb);
     if (!shape)
         return im.fail("constants of shapes " + shape_text(sa) + " and " + shape_text(sb) +
