@@ -76,8 +76,6 @@ Status conv(Importer& im) {
         win.pads.assign(2 * n, 0);
     else if (auto_pad != "NOTSET")
         return im.fail("auto_pad '" + auto_pad + "' is not known");
-    for (int64_t v : win.pads)
-        if (v < 0) return im.fail("negative pads are not supported");
 
     builder::ConvolutionDesc desc;
     desc.out_channels = static_cast<uint32_t>(ws[0]);
@@ -157,7 +155,7 @@ Status conv_transpose(Importer& im) {
                            " beyond the end padding is not supported");
         win.pads[n + i] -= output_padding[i];
     }
-    for (int64_t v : win.pads)
+    for (int64_t v : win.pads)  // output_padding comes off the end pads
         if (v < 0) return im.fail("negative pads are not supported");
     builder::DeconvolutionDesc desc;
     desc.groups = static_cast<uint32_t>(im.attr_int("group", 1));

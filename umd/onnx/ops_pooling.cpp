@@ -67,8 +67,6 @@ Status pool(Importer& im, bool max, bool global) {
             }
         }
     }
-    for (int64_t v : win.pads)
-        if (v < 0) return im.fail("negative pads are not supported");
     builder::PoolingDesc desc;
     desc.type = max ? builder::PoolingType::Max : builder::PoolingType::Average;
     auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
