@@ -339,6 +339,7 @@ TEST_F(VpHost, DmaStaysInTheCarveoutAndCompletionIsAnInterrupt) {
     bdma_copy(kBase - 0x1000, kBase + 0x3000, 64);
     bdma_copy(kBase + 0x1000, kBase + (kShmBytes - kCarveout) - 32, 64);
     ASSERT_TRUE(flush());
+    EXPECT_TRUE(interrupted());  // the copies are done (the model computes them after the batch)
     EXPECT_EQ(stat(NVDLA_VP_STAT_OUTSIDE_CARVEOUT), 2u);
     EXPECT_EQ(std::memcmp(before.data() + kMailbox + NVDLA_VP_CONTROL_SIZE + 64 * 16,
                           shm_ + kMailbox + NVDLA_VP_CONTROL_SIZE + 64 * 16,
@@ -355,6 +356,7 @@ TEST_F(VpHost, DmaBeforeAttachIsRefused) {
     start();
     bdma_copy(0x1000, 0x2000, 32);
     ASSERT_TRUE(flush());
+    EXPECT_TRUE(interrupted());
     EXPECT_GE(stat(NVDLA_VP_STAT_OUTSIDE_CARVEOUT), 1u);
     EXPECT_EQ(stop(), 2);
 }
@@ -375,6 +377,88 @@ TEST_F(VpHost, StallHoldsOperationsUntilReset) {
     ASSERT_TRUE(flush());
     EXPECT_TRUE(interrupted());
     EXPECT_EQ(stat(NVDLA_VP_STAT_OPERATIONS), 1u);
+    EXPECT_EQ(stat(NVDLA_VP_STAT_RESETS), 1u);
+    EXPECT_EQ(stop(), 0);
+}
+
+TEST_F(VpHost, RegistersAnswerAtOnceWhileALayerComputes) {
+    start();
+    push(NVDLA_VP_OP_ATTACH, 0, kBase);
+    ASSERT_TRUE(flush());
+    // A long BDMA transfer: a 64 KiB line copied 50 000 times over the same bytes (strides 0),
+    // gigabytes of copying for the model.
+    auto w = [&](uint32_t offset, uint32_t v) {
+        push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
+    };
+    w(NVDLA_BDMA_CFG_SRC_ADDR_LOW, static_cast<uint32_t>(kBase));
+    w(NVDLA_BDMA_CFG_DST_ADDR_LOW, static_cast<uint32_t>(kBase + 0x100000));
+    w(NVDLA_BDMA_CFG_LINE, 0x10000 / 32 - 1);
+    w(NVDLA_BDMA_CFG_CMD, NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, 1) |
+                              NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, 1));
+    w(NVDLA_BDMA_CFG_LINE_REPEAT, 999);
+    w(NVDLA_BDMA_CFG_SURF_REPEAT, 49);
+    w(NVDLA_BDMA_CFG_OP, 1);
+    w(NVDLA_BDMA_CFG_LAUNCH0, 1);
+    ASSERT_TRUE(flush());
+
+    // The model is still copying, yet a read is answered at once, as hardware answers it: the
+    // launched group busy, no completion yet.
+    const auto start = std::chrono::steady_clock::now();
+    const uint32_t status = read(reg(NVDLA_UNIT_BDMA, NVDLA_BDMA_STATUS));
+    const auto answered = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(NVDLA_FIELD_GET(BDMA, STATUS, GRP0_BUSY, status), 1u) << std::hex << status;
+    EXPECT_EQ(NVDLA_FIELD_GET(BDMA, STATUS, IDLE, status), 0u) << std::hex << status;
+    EXPECT_FALSE(interrupted(0ms));
+    EXPECT_EQ(read(reg(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_STATUS)), 0u);
+    // A write meanwhile reads back at once and reaches the model after the computation.
+    const uint32_t mask = reg(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_MASK);
+    push(NVDLA_VP_OP_WRITE, mask, 0x3u << 16);
+    EXPECT_EQ(read(mask), 0x3u << 16);
+
+    // Then the completion interrupt (BDMA's done bits are not masked), the group idle again.
+    ASSERT_TRUE(interrupted(60000ms));
+    const auto computed = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(answered * 4, computed) << "the read waited for the computation";
+    const uint32_t after = read(reg(NVDLA_UNIT_BDMA, NVDLA_BDMA_STATUS));
+    EXPECT_EQ(NVDLA_FIELD_GET(BDMA, STATUS, IDLE, after), 1u) << std::hex << after;
+    EXPECT_NE(read(reg(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_STATUS)), 0u);
+    EXPECT_EQ(read(mask), 0x3u << 16);
+    EXPECT_EQ(stat(NVDLA_VP_STAT_OPERATIONS), 1u);
+    nlohmann::json s;
+    EXPECT_EQ(stop(&s), 0);
+    EXPECT_GE(s["computations"].get<uint64_t>(), 1u);
+    EXPECT_GE(s["answered_while_computing"].get<uint64_t>(), 4u);
+}
+
+TEST_F(VpHost, AResetDuringAComputationStopsItsDma) {
+    start();
+    push(NVDLA_VP_OP_ATTACH, 0, kBase);
+    ASSERT_TRUE(flush());
+    std::memset(carveout(0), 0x5a, 0x10000);
+    std::memset(carveout(0x100000), 0, 0x10000);
+    // The same long copy, then a reset at once: the reset is answered once the model stopped,
+    // and what the copy had not written by then stays unwritten (its DMA is refused).
+    auto w = [&](uint32_t offset, uint32_t v) {
+        push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
+    };
+    w(NVDLA_BDMA_CFG_SRC_ADDR_LOW, static_cast<uint32_t>(kBase));
+    w(NVDLA_BDMA_CFG_DST_ADDR_LOW, static_cast<uint32_t>(kBase + 0x100000));
+    w(NVDLA_BDMA_CFG_LINE, 0x10000 / 32 - 1);
+    w(NVDLA_BDMA_CFG_CMD, NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, 1) |
+                              NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, 1));
+    w(NVDLA_BDMA_CFG_LINE_REPEAT, 999);
+    w(NVDLA_BDMA_CFG_SURF_REPEAT, 49);
+    w(NVDLA_BDMA_CFG_OP, 1);
+    w(NVDLA_BDMA_CFG_LAUNCH0, 1);
+    ASSERT_TRUE(flush());
+    const uint32_t reset = push(NVDLA_VP_OP_RESET);
+    ASSERT_TRUE(flush());
+    EXPECT_EQ(entry(reset).status, NVDLA_VP_OK);
+    std::memset(carveout(0x100000), 0, 0x10000);
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(*carveout(0x100000), std::byte{0});  // nothing written after the reset
+    EXPECT_FALSE(interrupted(100ms));
+    EXPECT_EQ(read(reg(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_STATUS)), 0u);
     EXPECT_EQ(stat(NVDLA_VP_STAT_RESETS), 1u);
     EXPECT_EQ(stop(), 0);
 }

@@ -90,6 +90,11 @@ void report(const Instance& inst) {
     if (s.model_exceptions)
         std::fprintf(stderr, "nvdla_vp: %s: the model threw %llu times\n", inst.name().c_str(),
                      static_cast<unsigned long long>(s.model_exceptions));
+    std::fprintf(stderr,
+                 "nvdla_vp: %s: %llu computations on the compute thread, %llu ring entries "
+                 "answered while one ran\n",
+                 inst.name().c_str(), static_cast<unsigned long long>(s.computations),
+                 static_cast<unsigned long long>(s.answered_while_computing));
 }
 
 nlohmann::json stats_json(const Instance& inst) {
@@ -112,6 +117,8 @@ nlohmann::json stats_json(const Instance& inst) {
             {"protocol_errors", s.protocol_errors},
             {"programming_errors", s.programming_errors},
             {"model_exceptions", s.model_exceptions},
+            {"computations", s.computations},
+            {"answered_while_computing", s.answered_while_computing},
             {"first_outside", s.first_outside},
             {"first_bad_entry", s.first_bad_entry}};
 }

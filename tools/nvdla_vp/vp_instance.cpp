@@ -9,6 +9,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -64,11 +65,14 @@ const char* op_name(unsigned op) {
         case NVDLA_VP_OP_RESET: return "RESET";
         case NVDLA_VP_OP_ATTACH: return "ATTACH";
         case NVDLA_VP_OP_STALL: return "STALL";
+        case NVDLA_VP_OP_HANG: return "HANG";
         default: return "unknown operation";
     }
 }
 
 constexpr uint64_t kRefusalsLogged = 10;
+constexpr uint64_t kMaxHangMs = 60000;
+constexpr size_t kMaxHeldWrites = size_t{1} << 16;
 
 }  // namespace
 
@@ -138,6 +142,9 @@ Result<std::unique_ptr<Instance>> Instance::create(const InstanceOptions& option
     Result<UniqueFd> doorbell = make_eventfd();
     if (!doorbell) return doorbell.status();
     inst->doorbell_ = std::move(doorbell).value();
+    Result<UniqueFd> computed = make_eventfd();
+    if (!computed) return computed.status();
+    inst->computed_ = std::move(computed).value();
     Result<UniqueFd> listener = listen_unix(options.socket_path);
     if (!listener) return listener.status();
     inst->listen_ = std::move(listener).value();
@@ -152,14 +159,28 @@ Result<std::unique_ptr<Instance>> Instance::create(const InstanceOptions& option
         if (asserted && !self->line_) self->rose_ = true;
         self->line_ = asserted;
     });
+    inst->device_->set_stalled(true);  // operations run on the compute thread only
     inst->init_shared_memory();
+    inst->compute_thread_ = std::thread([self] { self->compute_loop(); });
     return inst;
 }
 
 Instance::Instance(const InstanceOptions& options, const HwConfig& cfg)
-    : options_(options), cfg_(cfg), name_(options.config), reg_space_(register_space(cfg)) {}
+    : options_(options),
+      cfg_(cfg),
+      name_(options.config),
+      reg_space_(register_space(cfg)),
+      view_(cfg.reg_map) {}
 
 Instance::~Instance() {
+    if (compute_thread_.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(compute_lock_);
+            compute_exit_ = true;
+        }
+        compute_cv_.notify_all();
+        compute_thread_.join();
+    }
     device_.reset();
     if (shm_) ::munmap(shm_, options_.shm_bytes);
     if (!options_.socket_path.empty()) ::unlink(options_.socket_path.c_str());
@@ -210,19 +231,24 @@ void Instance::init_shared_memory() {
 
 void Instance::serve(int stop_fd) {
     for (;;) {
-        pollfd fds[4] = {{stop_fd, POLLIN, 0},
+        pollfd fds[5] = {{stop_fd, POLLIN, 0},
                          {listen_.get(), POLLIN, 0},
                          {doorbell_.get(), POLLIN, 0},
+                         {computed_.get(), POLLIN, 0},
                          {client_.get(), POLLIN, 0}};
-        const nfds_t count = client_.valid() ? 4 : 3;
+        const nfds_t count = client_.valid() ? 5 : 4;
         if (::poll(fds, count, -1) < 0) {
             if (errno == EINTR) continue;
             log(errno_failure("poll").message());
-            return;
+            break;
         }
-        if (fds[0].revents) return;
+        if (fds[0].revents) break;
+        if (fds[3].revents & POLLIN) {
+            drain_eventfd(computed_.get());
+            computation_done();
+        }
         if (fds[1].revents & POLLIN) accept_client();
-        if (count == 4 && fds[3].revents) {
+        if (count == 5 && fds[4].revents) {
             // QEMU never sends anything: readable means it went away.
             char byte;
             const ssize_t n = ::recv(client_.get(), &byte, 1, MSG_DONTWAIT);
@@ -235,6 +261,76 @@ void Instance::serve(int stop_fd) {
             if (client_.valid()) process_ring();
         }
     }
+    // The counters include the last computation.
+    wait_computation();
+    publish_stats();
+}
+
+// ---- the compute thread ----
+
+void Instance::compute_loop() {
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lock(compute_lock_);
+            compute_cv_.wait(lock, [this] { return compute_requested_ || compute_exit_; });
+            if (!compute_requested_) return;
+            compute_requested_ = false;
+        }
+        try {
+            // Everything armed runs, and whatever its completion makes ready.
+            device_->set_stalled(false);
+            device_->set_stalled(true);
+        } catch (const std::exception& ex) {
+            ++stats_.model_exceptions;
+            log(std::string("the model threw: ") + ex.what());
+            device_->set_stalled(true);
+        }
+        {
+            std::lock_guard<std::mutex> lock(compute_lock_);
+            computing_.store(false, std::memory_order_release);
+        }
+        compute_cv_.notify_all();
+        signal_eventfd(computed_.get());
+    }
+}
+
+// Hands the model to the compute thread; until it is done, registers read as the view says.
+void Instance::start_computation() {
+    view_.capture(*device_);
+    may_start_ = false;
+    ++stats_.computations;
+    {
+        std::lock_guard<std::mutex> lock(compute_lock_);
+        computing_.store(true, std::memory_order_release);
+        compute_requested_ = true;
+    }
+    compute_cv_.notify_all();
+}
+
+void Instance::wait_computation() {
+    std::unique_lock<std::mutex> lock(compute_lock_);
+    compute_cv_.wait(lock, [this] { return !computing_.load(std::memory_order_acquire); });
+}
+
+// The model is back: the writes held meanwhile reach it in order, then the ring goes on where it
+// stopped (an entry only the model can answer) and the batch ends (interrupt, next computation).
+void Instance::computation_done() {
+    if (computing_.load(std::memory_order_acquire)) return;
+    cancel_dma_.store(false, std::memory_order_relaxed);
+    for (const auto& [address, value] : held_writes_) {
+        try {
+            device_->write_register(address, value);
+        } catch (const std::exception& ex) {
+            ++stats_.model_exceptions;
+            log(std::string("the model threw: ") + ex.what());
+        }
+        wrote_ = true;
+    }
+    held_writes_.clear();
+    if (client_.valid())
+        process_ring();
+    else
+        end_batch();
 }
 
 void Instance::accept_client() {
@@ -246,6 +342,11 @@ void Instance::accept_client() {
         return;
     }
     // A new guest: fresh header, ring and model.
+    wait_computation();
+    drain_eventfd(computed_.get());
+    held_writes_.clear();
+    cancel_dma_.store(false, std::memory_order_relaxed);
+    worked_ = false;
     init_shared_memory();
     reset_model(false);
     memory_->detach();
@@ -283,6 +384,8 @@ void Instance::drop_client(const char* why) {
 }
 
 bool Instance::access_check(const emu::DmaAccess& a) {
+    // The guest reset the accelerator while this computation ran: it touches memory no more.
+    if (cancel_dma_.load(std::memory_order_relaxed)) return false;
     if (memory_->inside(a.port, a.address, a.size)) return true;
     if (++stats_.outside_carveout == 1) {
         std::ostringstream what;
@@ -315,12 +418,40 @@ void Instance::reset_model(bool counted) {
     model_before_reset_.faults += s.faults;
     model_before_reset_.programming_errors += s.programming_errors;
     device_->reset();
-    device_->set_stalled(false);
+    device_->set_stalled(true);
+    test_stalled_ = may_start_ = false;
+    held_writes_.clear();
     line_ = rose_ = false;
     if (counted) ++stats_.resets;
 }
 
-void Instance::execute(nvdla_vp_entry& slot) {
+// While the model computes: what the serving thread can answer itself. False: only the model
+// can (it waits for the computation).
+bool Instance::execute_while_computing(const nvdla_vp_entry& e, uint64_t& value) {
+    switch (e.op) {
+        case NVDLA_VP_OP_WRITE:
+            view_.write(e.reg, static_cast<uint32_t>(e.value));
+            held_writes_.emplace_back(e.reg, static_cast<uint32_t>(e.value));
+            break;
+        case NVDLA_VP_OP_READ: {
+            const std::optional<uint32_t> v = view_.read(e.reg);
+            if (!v) return false;
+            value = *v;
+            break;
+        }
+        case NVDLA_VP_OP_RESET:
+            // It waits for the computation, whose DMA is refused from now on.
+            cancel_dma_.store(true, std::memory_order_relaxed);
+            return false;
+        case NVDLA_VP_OP_ATTACH: return false;
+        default: break;
+    }
+    ++stats_.answered_while_computing;
+    return true;
+}
+
+// Executes one entry; false when it must wait for the computation (the entry stays unconsumed).
+bool Instance::execute(nvdla_vp_entry& slot) {
     // One copy of the entry: the guest may rewrite the slot while it is read.
     nvdla_vp_entry e;
     e.op = load(slot.op);
@@ -331,6 +462,7 @@ void Instance::execute(nvdla_vp_entry& slot) {
     uint16_t status = NVDLA_VP_OK;
     uint64_t value = e.value;
     const bool reg_ok = e.reg % 4 == 0 && e.reg < reg_space_;
+    const bool computing = computing_.load(std::memory_order_acquire);
     try {
         switch (e.op) {
             case NVDLA_VP_OP_NOP: break;
@@ -339,9 +471,16 @@ void Instance::execute(nvdla_vp_entry& slot) {
                     status = NVDLA_VP_BAD_REG;
                     break;
                 }
-                device_->write_register(e.reg, static_cast<uint32_t>(e.value));
+                if (computing) {
+                    // A guest that writes on and on waits for the model (bounded memory).
+                    if (held_writes_.size() >= kMaxHeldWrites) return false;
+                    execute_while_computing(e, value);
+                } else {
+                    device_->write_register(e.reg, static_cast<uint32_t>(e.value));
+                    wrote_ = true;
+                }
+                if (view_.may_start(e.reg, static_cast<uint32_t>(e.value))) may_start_ = true;
                 ++stats_.writes;
-                wrote_ = true;
                 break;
             case NVDLA_VP_OP_READ:
                 if (!reg_ok) {
@@ -349,10 +488,17 @@ void Instance::execute(nvdla_vp_entry& slot) {
                     value = 0xffffffffu;
                     break;
                 }
-                value = device_->read_register(e.reg);
+                if (computing) {
+                    if (!execute_while_computing(e, value)) return false;
+                } else {
+                    value = device_->read_register(e.reg);
+                }
                 ++stats_.reads;
                 break;
-            case NVDLA_VP_OP_RESET: reset_model(true); break;
+            case NVDLA_VP_OP_RESET:
+                if (computing) return execute_while_computing(e, value);
+                reset_model(true);
+                break;
             case NVDLA_VP_OP_ATTACH: {
                 const uint64_t limit =
                     cfg_.address_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << cfg_.address_bits) - 1;
@@ -360,6 +506,7 @@ void Instance::execute(nvdla_vp_entry& slot) {
                     status = NVDLA_VP_BAD_VALUE;
                     break;
                 }
+                if (computing) return execute_while_computing(e, value);
                 memory_->attach(e.value);
                 if (options_.verbose)
                     log("carve-out attached at device address " + hex(e.value) + " (" +
@@ -371,9 +518,24 @@ void Instance::execute(nvdla_vp_entry& slot) {
                     status = NVDLA_VP_REFUSED;
                     break;
                 }
-                device_->set_stalled(true);
+                // What is armed from now on waits for the next reset (a computation already
+                // under way finishes).
+                test_stalled_ = true;
                 ++stats_.stalls;
                 if (options_.verbose) log("stalled until the next reset (test hook)");
+                break;
+            case NVDLA_VP_OP_HANG:
+                if (!options_.test_hooks) {
+                    status = NVDLA_VP_REFUSED;
+                    break;
+                }
+                if (e.value > kMaxHangMs) {
+                    status = NVDLA_VP_BAD_VALUE;
+                    break;
+                }
+                // A host that stops answering: nothing of this instance runs meanwhile.
+                log("stops answering for " + std::to_string(e.value) + " ms (test hook)");
+                std::this_thread::sleep_for(std::chrono::milliseconds(e.value));
                 break;
             default: status = NVDLA_VP_BAD_OP; break;
         }
@@ -392,16 +554,16 @@ void Instance::execute(nvdla_vp_entry& slot) {
     }
     store(slot.value, value);
     store(slot.status, status);
+    return true;
 }
 
 void Instance::process_ring() {
     const uint32_t entries = options_.ring_entries;
-    bool worked = false;
     for (;;) {
         const uint32_t producer = load(mailbox_->producer, std::memory_order_acquire);
         const uint32_t pending = producer - consumer_;
         if (pending == 0) break;
-        worked = true;
+        worked_ = true;
         if (pending > entries) {
             ++stats_.protocol_errors;
             store(mailbox_->error, producer);
@@ -417,7 +579,11 @@ void Instance::process_ring() {
             break;
         }
         while (consumer_ != producer) {
-            execute(ring_[consumer_ & (entries - 1)]);
+            // An entry only the model can answer: the ring goes on once the computation is done.
+            if (!execute(ring_[consumer_ & (entries - 1)])) {
+                publish_stats();
+                return;
+            }
             ++consumer_;
             // The counters are current once the consumer index passes the last entry.
             if (consumer_ == producer) publish_stats();
@@ -425,16 +591,27 @@ void Instance::process_ring() {
             store(mailbox_->consumer, consumer_, std::memory_order_release);
         }
     }
-    if (!worked) return;
-    ++stats_.batches;
-    // Level semantics over an edge-triggered MSI-X: raise it when the line rose, or when it is
-    // still high after the guest wrote registers (it cleared some status bits, not all).
-    if (line_ && (rose_ || wrote_)) notify_guest();
-    rose_ = wrote_ = false;
+    end_batch();
+}
+
+// After the entries published so far: the interrupt, and the operations armed meanwhile.
+void Instance::end_batch() {
+    if (!computing_.load(std::memory_order_acquire)) {
+        // The counters include the computation just done before its interrupt is seen.
+        publish_stats();
+        // Level semantics over an edge-triggered MSI-X: raise it when the line rose, or when
+        // it is still high after the guest wrote registers (it cleared some status bits, not
+        // all).
+        if (line_ && (rose_ || wrote_)) notify_guest();
+        rose_ = wrote_ = false;
+        if (may_start_ && !test_stalled_) start_computation();
+    }
+    if (worked_) ++stats_.batches;
     publish_stats();
-    if (options_.verbose >= 2)
-        log("batch done: consumer " + std::to_string(consumer_) + ", line " +
-            (line_ ? "high" : "low"));
+    if (options_.verbose >= 2 && worked_)
+        log("batch done: consumer " + std::to_string(consumer_) +
+            (computing_.load(std::memory_order_relaxed) ? ", computing" : ""));
+    worked_ = false;
 }
 
 void Instance::notify_guest() {
@@ -443,22 +620,29 @@ void Instance::notify_guest() {
 
 void Instance::publish_stats() {
     if (!device_) return;
-    const emu::DeviceStats& m = device_->stats();
-    stats_.operations = model_before_reset_.operations + m.operations;
-    stats_.dma_faults = model_before_reset_.faults + m.faults;
-    stats_.programming_errors = model_before_reset_.programming_errors + m.programming_errors;
+    // The model's own counters only while this thread owns it; the last ones meanwhile.
+    if (!computing_.load(std::memory_order_acquire)) {
+        const emu::DeviceStats& m = device_->stats();
+        stats_.operations = model_before_reset_.operations + m.operations;
+        stats_.dma_faults = model_before_reset_.faults + m.faults;
+        stats_.programming_errors = model_before_reset_.programming_errors + m.programming_errors;
+        published_model_[NVDLA_VP_STAT_OPERATIONS] = stats_.operations;
+        published_model_[NVDLA_VP_STAT_DMA_FAULTS] = stats_.dma_faults;
+        published_model_[NVDLA_VP_STAT_OUTSIDE_CARVEOUT] = stats_.outside_carveout;
+        published_model_[NVDLA_VP_STAT_PROGRAMMING_ERRORS] = stats_.programming_errors;
+    }
     uint64_t values[NVDLA_VP_STAT_COUNT] = {};
     values[NVDLA_VP_STAT_WRITES] = stats_.writes;
     values[NVDLA_VP_STAT_READS] = stats_.reads;
     values[NVDLA_VP_STAT_BATCHES] = stats_.batches;
     values[NVDLA_VP_STAT_INTERRUPTS] = stats_.interrupts;
-    values[NVDLA_VP_STAT_OPERATIONS] = stats_.operations;
-    values[NVDLA_VP_STAT_DMA_FAULTS] = stats_.dma_faults;
-    values[NVDLA_VP_STAT_OUTSIDE_CARVEOUT] = stats_.outside_carveout;
+    values[NVDLA_VP_STAT_OPERATIONS] = published_model_[NVDLA_VP_STAT_OPERATIONS];
+    values[NVDLA_VP_STAT_DMA_FAULTS] = published_model_[NVDLA_VP_STAT_DMA_FAULTS];
+    values[NVDLA_VP_STAT_OUTSIDE_CARVEOUT] = published_model_[NVDLA_VP_STAT_OUTSIDE_CARVEOUT];
     values[NVDLA_VP_STAT_BAD_ENTRIES] = stats_.bad_entries;
     values[NVDLA_VP_STAT_PROTOCOL_ERRORS] = stats_.protocol_errors;
     values[NVDLA_VP_STAT_RESETS] = stats_.resets;
-    values[NVDLA_VP_STAT_PROGRAMMING_ERRORS] = stats_.programming_errors;
+    values[NVDLA_VP_STAT_PROGRAMMING_ERRORS] = published_model_[NVDLA_VP_STAT_PROGRAMMING_ERRORS];
     for (int i = 0; i < NVDLA_VP_STAT_COUNT; ++i) store(mailbox_->stats[i], values[i]);
 }
 

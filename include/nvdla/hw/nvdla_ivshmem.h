@@ -63,7 +63,11 @@ struct nvdla_ivshmem_header {
  * rings and spins until the consumer index passes it. Writes are not waited
  * for: they are published before every read, before the driver waits for an
  * interrupt and when the ring is full, so the model sees every access in
- * program order.
+ * program order. Register accesses are answered at once, as hardware answers
+ * them: the host computes the operations a write enables on another thread
+ * (their registers read busy meanwhile) and raises the interrupt when they
+ * are done; only RESET and ATTACH wait for a computation under way (the
+ * computation's DMA is refused from the RESET on).
  *
  * The host trusts nothing here: a published producer index more than
  * ring_entries ahead of its consumer index is a protocol error (nothing is
@@ -91,6 +95,7 @@ enum nvdla_vp_op {
 	NVDLA_VP_OP_RESET = 3,	/* the accelerator's reset: power-on state, a stall released */
 	NVDLA_VP_OP_ATTACH = 4,	/* value: device address of the carve-out's first byte */
 	NVDLA_VP_OP_STALL = 5,	/* test hook: hold every operation back until the next reset */
+	NVDLA_VP_OP_HANG = 6,	/* test hook: stop answering for value milliseconds (<= 60000) */
 };
 
 /* Results (nvdla_vp_entry.status), stored by the host. */
@@ -99,7 +104,7 @@ enum nvdla_vp_status {
 	NVDLA_VP_BAD_OP = 1,	/* unknown operation */
 	NVDLA_VP_BAD_REG = 2,	/* register offset outside reg_space or not aligned */
 	NVDLA_VP_BAD_VALUE = 3,	/* ATTACH: an address the carve-out cannot start at */
-	NVDLA_VP_REFUSED = 4,	/* STALL without the host's test hooks */
+	NVDLA_VP_REFUSED = 4,	/* STALL or HANG without the host's test hooks */
 	NVDLA_VP_PENDING = 0xffff, /* written by the guest, replaced by the host */
 };
 
@@ -126,7 +131,7 @@ enum nvdla_vp_stat {
 	NVDLA_VP_STAT_COUNT
 };
 
-#define NVDLA_VP_HOST_TEST_HOOKS 0x1 /* host_flags: STALL is accepted */
+#define NVDLA_VP_HOST_TEST_HOOKS 0x1 /* host_flags: STALL and HANG are accepted */
 
 struct nvdla_vp_mailbox {
 	/* Written by the host before the guest probes; read-only for the guest. */
