@@ -42,10 +42,26 @@ int nvdla_device_reset(struct nvdla_device *ndev)
 {
 	int ret = ndev->bus->reset ? ndev->bus->reset(ndev) : -EOPNOTSUPP;
 
+	if (!ret)
+		WRITE_ONCE(ndev->bus_error, 0);
 	if (ret && !test_and_set_bit(0, &ndev->wedged))
 		drm_err(&ndev->drm, "the accelerator cannot be reset (%d%s): the device is wedged: the failed job's buffers stay allocated and new jobs fail with EIO until the accelerator is powered off (reboot)\n",
 			ret, ret == -EOPNOTSUPP ? ", no reset line" : "");
 	return ret;
+}
+
+/*
+ * A register access timed out (the bus lost the accelerator): the running
+ * job fails with @err once the device has been reset, through the
+ * scheduler's timeout path, started now (nvdla_job_timedout()); until then
+ * no job is taken for done. Any context.
+ */
+void nvdla_device_bus_error(struct nvdla_device *ndev, int err)
+{
+	if (!cmpxchg(&ndev->bus_error, 0, err))
+		drm_err_ratelimited(&ndev->drm, "a register access failed (%d): the running job fails, the accelerator is reset\n",
+				    err);
+	drm_sched_fault(&ndev->sched);
 }
 
 /* 0, or -EIO when the device is wedged: a job must not start. */

@@ -121,6 +121,7 @@ struct nvdla_device {
 	 * device is released.
 	 */
 	unsigned long wedged; /* bit 0 */
+	int bus_error; /* the bus lost the accelerator (nvdla_device_bus_error()), until a reset */
 	spinlock_t kept_lock;	   /* kept_bos */
 	struct list_head kept_bos; /* struct nvdla_kept_bos */
 };
@@ -154,6 +155,7 @@ int nvdla_device_register(struct nvdla_device *ndev);
 void nvdla_device_unregister(struct nvdla_device *ndev);
 int nvdla_device_reset(struct nvdla_device *ndev);
 int nvdla_device_check_wedged(struct nvdla_device *ndev);
+void nvdla_device_bus_error(struct nvdla_device *ndev, int err);
 void nvdla_reg_flush(struct nvdla_device *ndev);
 
 /* nvdla_gem.c */

@@ -9,14 +9,20 @@
  * host in batches (flush(), which the driver calls before it waits for an
  * interrupt and before a job is seen to end, and which waits until the host
  * has executed them; or when the ring is full); a read appends itself, publishes the
- * ring, rings the doorbell and waits until the host has executed it: a short
- * spin, then sleeps. The bus sleeps (nvdla_bus_ops.sleeps): the driver calls
- * it from process context only, with interrupts on (the engine takes a mutex
- * and its interrupt is read in the IRQ thread, not the hard IRQ handler);
- * a host that does not answer within NVDLA_VP_TIMEOUT_MS is declared gone,
- * registers then read as all ones until a reset finds it again. The model's
- * interrupt arrives as MSI-X; its DMA reaches the carve-out, which lives in
- * the shared memory, so buffers are where the model reads and writes.
+ * ring, rings the doorbell and waits until the host has executed it. The host
+ * answers register accesses at once, as hardware does (it computes layers on
+ * another thread and raises the interrupt when one is done), so these waits
+ * are short and bounded: a poll of NVDLA_VP_SPIN_US, then of short sleeps,
+ * NVDLA_VP_ACCESS_TIMEOUT_US in all. The bus sleeps (nvdla_bus_ops.sleeps):
+ * the driver calls it from process context only, with interrupts on (the
+ * engine takes a mutex and its interrupt is read in the IRQ thread, not the
+ * hard IRQ handler). A host that does not answer in time is declared gone:
+ * registers read as all ones and writes are dropped at once, the running job
+ * fails (nvdla_device_bus_error()) and the reset, which waits longer
+ * (NVDLA_VP_RESET_TIMEOUT_MS, sleeping), finds the host again or wedges the
+ * device. The model's interrupt arrives as MSI-X; its DMA reaches the
+ * carve-out, which lives in the shared memory, so buffers are where the
+ * model reads and writes.
  *
  * Without a mailbox (mailbox_size 0) no model is attached: registers read as
  * all ones and writes are dropped, as on a dead bus. A valid job still
@@ -27,6 +33,7 @@
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
+#include <linux/iopoll.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -46,11 +53,20 @@
 #define NVDLA_IVSHMEM_DOORBELL 12	/* BAR0: peer << 16 | vector */
 
 /*
- * How long a register access may wait for the host model (it may be computing
- * a layer), sleeping after the first NVDLA_VP_SPIN_US.
+ * How long a register access may wait for the host model: it answers at once
+ * (a round trip takes microseconds under TCG), but its thread may not run for
+ * tens of milliseconds on a loaded host (measured: 20 ms ran out about once
+ * in 200 reads at load 16 on 2 cores). Polled without sleeping for the first
+ * NVDLA_VP_SPIN_US, then in 10-20 us sleeps up to NVDLA_VP_SHORT_SLEEPS_US,
+ * then in 0.5-1 ms sleeps. The reset (and taking the ring over at probe)
+ * waits for the host to finish what it is computing:
+ * NVDLA_VP_RESET_TIMEOUT_MS, sleeping.
  */
-#define NVDLA_VP_TIMEOUT_MS 10000
 #define NVDLA_VP_SPIN_US 50
+#define NVDLA_VP_SHORT_SLEEPS_US 2000
+#define NVDLA_VP_ACCESS_TIMEOUT_US 250000
+#define NVDLA_VP_RESET_TIMEOUT_MS 10000
+#define NVDLA_VP_MAX_HANG_MS 60000
 
 static_assert(sizeof(struct nvdla_ivshmem_header) == 112);
 static_assert(sizeof(struct nvdla_vp_mailbox) == NVDLA_VP_CONTROL_SIZE);
@@ -71,6 +87,7 @@ struct nvdla_vp_counters {
 
 struct nvdla_ivshmem {
 	struct pci_dev *pdev;
+	struct nvdla_device *ndev;	/* once registered: told about bus errors */
 	void __iomem *regs;	/* ivshmem registers: IVPosition, doorbell */
 	void *shm;		/* BAR2, write-combined */
 	resource_size_t shm_size;
@@ -111,38 +128,40 @@ static void nvdla_vp_publish(struct nvdla_ivshmem *ivs)
 	ivs->count.doorbells++;
 }
 
-static void nvdla_vp_gone(struct nvdla_ivshmem *ivs)
+static void nvdla_vp_gone(struct nvdla_ivshmem *ivs, u64 timeout_us)
 {
 	ivs->dead = true;
 	ivs->count.timeouts++;
 	dev_err_ratelimited(&ivs->pdev->dev,
-			    "the hardware model did not answer within %u ms (consumer %u, producer %u): registers read as all ones until a reset\n",
-			    NVDLA_VP_TIMEOUT_MS, nvdla_vp_consumer(ivs), ivs->published);
+			    "the hardware model did not answer within %llu us (consumer %u, producer %u): registers read as all ones until a reset\n",
+			    timeout_us, nvdla_vp_consumer(ivs), ivs->published);
+	if (ivs->ndev)
+		nvdla_device_bus_error(ivs->ndev, -EIO);
+}
+
+static bool nvdla_vp_done(struct nvdla_ivshmem *ivs, u32 index)
+{
+	return (s32)(nvdla_vp_consumer(ivs) - index) >= 0;
 }
 
 /*
- * Waits until the host has executed every entry before @index: a short spin
- * (a round trip takes tens of microseconds), then sleeps, since the host may
- * be computing a layer for seconds. Process context, interrupts on.
+ * Waits until the host has executed every entry before @index, at most
+ * about @timeout_us: a poll without sleeping for NVDLA_VP_SPIN_US (a round
+ * trip takes microseconds), then in short sleeps, then in longer ones.
+ * Process context.
  */
-static bool nvdla_vp_wait(struct nvdla_ivshmem *ivs, u32 index)
+static bool nvdla_vp_wait(struct nvdla_ivshmem *ivs, u32 index, u64 timeout_us)
 {
-	ktime_t start = ktime_get();
-	ktime_t spin_until = ktime_add_us(start, NVDLA_VP_SPIN_US);
-	ktime_t deadline = ktime_add_ms(start, NVDLA_VP_TIMEOUT_MS);
+	bool done;
 
 	might_sleep();
-	while ((s32)(nvdla_vp_consumer(ivs) - index) < 0) {
-		ktime_t now = ktime_get();
-
-		if (ktime_after(now, deadline)) {
-			nvdla_vp_gone(ivs);
-			return false;
-		}
-		if (ktime_before(now, spin_until))
-			cpu_relax();
-		else
-			usleep_range(20, 100);
+	if (read_poll_timeout_atomic(nvdla_vp_done, done, done, 1, NVDLA_VP_SPIN_US, false, ivs,
+				     index) &&
+	    read_poll_timeout(nvdla_vp_done, done, done, 20, NVDLA_VP_SHORT_SLEEPS_US, false, ivs,
+			      index) &&
+	    read_poll_timeout(nvdla_vp_done, done, done, 1000, timeout_us, false, ivs, index)) {
+		nvdla_vp_gone(ivs, timeout_us);
+		return false;
 	}
 	rmb(); /* the results after the index */
 	return true;
@@ -157,7 +176,8 @@ static bool nvdla_vp_reserve(struct nvdla_ivshmem *ivs)
 		return true;
 	ivs->count.ring_full++;
 	nvdla_vp_publish(ivs);
-	return nvdla_vp_wait(ivs, ivs->producer - ivs->ring_entries + 1);
+	return nvdla_vp_wait(ivs, ivs->producer - ivs->ring_entries + 1,
+			     NVDLA_VP_ACCESS_TIMEOUT_US);
 }
 
 static struct nvdla_vp_entry *nvdla_vp_append(struct nvdla_ivshmem *ivs, u16 op, u32 reg,
@@ -175,10 +195,10 @@ static struct nvdla_vp_entry *nvdla_vp_append(struct nvdla_ivshmem *ivs, u16 op,
 
 /*
  * A synchronous entry: appended after the pending writes, published and
- * waited for. Its status (enum nvdla_vp_status), *value the host's result;
- * -EIO when the host does not answer.
+ * waited for (at most @timeout_us). Its status (enum nvdla_vp_status),
+ * *value the host's result; -EIO when the host does not answer.
  */
-static int nvdla_vp_call(struct nvdla_ivshmem *ivs, u16 op, u32 reg, u64 *value)
+static int nvdla_vp_call(struct nvdla_ivshmem *ivs, u16 op, u32 reg, u64 *value, u64 timeout_us)
 {
 	struct nvdla_vp_entry *e;
 	u32 index;
@@ -188,19 +208,27 @@ static int nvdla_vp_call(struct nvdla_ivshmem *ivs, u16 op, u32 reg, u64 *value)
 	index = ivs->producer;
 	e = nvdla_vp_append(ivs, op, reg, *value);
 	nvdla_vp_publish(ivs);
-	if (!nvdla_vp_wait(ivs, index + 1))
+	if (!nvdla_vp_wait(ivs, index + 1, timeout_us))
 		return -EIO;
 	*value = le64_to_cpu(READ_ONCE(e->value));
 	return le16_to_cpu(READ_ONCE(e->status));
 }
 
-/* A host declared gone that has caught up since (it was busy, not dead) is used again. */
+/*
+ * A host declared gone is waited for (sleeping, NVDLA_VP_RESET_TIMEOUT_MS):
+ * once it has caught up with everything published it is used again.
+ */
 static void nvdla_vp_revive(struct nvdla_ivshmem *ivs)
 {
-	if (ivs->dead && nvdla_vp_consumer(ivs) == ivs->published) {
-		ivs->dead = false;
-		dev_info(&ivs->pdev->dev, "the hardware model answers again\n");
-	}
+	bool done;
+
+	if (!ivs->dead)
+		return;
+	if (read_poll_timeout(nvdla_vp_done, done, done, 1000, NVDLA_VP_RESET_TIMEOUT_MS * 1000ull,
+			      false, ivs, ivs->published))
+		return;
+	ivs->dead = false;
+	dev_info(&ivs->pdev->dev, "the hardware model answers again\n");
 }
 
 /* ---- bus hooks ------------------------------------------------------------- */
@@ -233,7 +261,7 @@ static u32 nvdla_ivshmem_read(struct nvdla_device *ndev, u32 reg)
 		return ~0u;
 	mutex_lock(&ivs->lock);
 	start = ktime_get();
-	status = nvdla_vp_call(ivs, NVDLA_VP_OP_READ, reg, &value);
+	status = nvdla_vp_call(ivs, NVDLA_VP_OP_READ, reg, &value, NVDLA_VP_ACCESS_TIMEOUT_US);
 	ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	ivs->count.reads++;
 	ivs->count.read_ns += ns;
@@ -281,13 +309,17 @@ static void nvdla_ivshmem_flush(struct nvdla_device *ndev)
 		 * Executed, not only published (the bus sleeps): a job is seen to
 		 * end only after its last register write took effect.
 		 */
-		nvdla_vp_wait(ivs, ivs->producer);
+		nvdla_vp_wait(ivs, ivs->producer, NVDLA_VP_ACCESS_TIMEOUT_US);
 		ivs->count.flushes++;
 	}
 	mutex_unlock(&ivs->lock);
 }
 
-/* The accelerator's reset: the model returns to its power-on state (and stops stalling). */
+/*
+ * The accelerator's reset: the model returns to its power-on state (and
+ * stops stalling). It waits for what the model is computing (the model
+ * refuses that computation's DMA from the reset on).
+ */
 static int nvdla_ivshmem_reset(struct nvdla_device *ndev)
 {
 	struct nvdla_ivshmem *ivs = ndev->bus_priv;
@@ -298,7 +330,8 @@ static int nvdla_ivshmem_reset(struct nvdla_device *ndev)
 		return 0;
 	mutex_lock(&ivs->lock);
 	nvdla_vp_revive(ivs);
-	status = nvdla_vp_call(ivs, NVDLA_VP_OP_RESET, 0, &value);
+	status = nvdla_vp_call(ivs, NVDLA_VP_OP_RESET, 0, &value,
+			       NVDLA_VP_RESET_TIMEOUT_MS * 1000ull);
 	mutex_unlock(&ivs->lock);
 	return status ? -EIO : 0;
 }
@@ -370,7 +403,7 @@ static ssize_t vp_ping_show(struct device *dev, struct device_attribute *attr, c
 		mutex_lock(&ivs->lock);
 		start = ktime_get();
 		value = 0;
-		status = nvdla_vp_call(ivs, NVDLA_VP_OP_NOP, 0, &value);
+		status = nvdla_vp_call(ivs, NVDLA_VP_OP_NOP, 0, &value, NVDLA_VP_ACCESS_TIMEOUT_US);
 		ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 		mutex_unlock(&ivs->lock);
 		if (status)
@@ -405,7 +438,7 @@ static ssize_t vp_stall_store(struct device *dev, struct device_attribute *attr,
 	if (!stall)
 		return count;
 	mutex_lock(&ivs->lock);
-	status = nvdla_vp_call(ivs, NVDLA_VP_OP_STALL, 0, &value);
+	status = nvdla_vp_call(ivs, NVDLA_VP_OP_STALL, 0, &value, NVDLA_VP_ACCESS_TIMEOUT_US);
 	mutex_unlock(&ivs->lock);
 	if (status == NVDLA_VP_REFUSED)
 		return -EPERM;
@@ -416,9 +449,44 @@ static ssize_t vp_stall_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_WO(vp_stall);
 
+/*
+ * Test hook: "MS" makes the model stop answering for MS milliseconds (its
+ * serving thread sleeps), as a host that hangs: the next register access
+ * times out and the job fails. Not waited for. Refused (EPERM) unless the
+ * host model was started with its test hooks.
+ */
+static ssize_t vp_hang_store(struct device *dev, struct device_attribute *attr,
+			     const char *buf, size_t count)
+{
+	struct nvdla_device *ndev = dev_get_drvdata(dev);
+	struct nvdla_ivshmem *ivs = ndev->bus_priv;
+	unsigned int ms;
+	int ret = count;
+
+	if (!ivs->mb)
+		return -ENODEV;
+	if (!(ivs->host_flags & NVDLA_VP_HOST_TEST_HOOKS))
+		return -EPERM;
+	if (kstrtouint(buf, 0, &ms) || !ms || ms > NVDLA_VP_MAX_HANG_MS)
+		return -EINVAL;
+	mutex_lock(&ivs->lock);
+	if (nvdla_vp_reserve(ivs)) {
+		nvdla_vp_append(ivs, NVDLA_VP_OP_HANG, 0, ms);
+		nvdla_vp_publish(ivs);
+	} else {
+		ret = -EIO;
+	}
+	mutex_unlock(&ivs->lock);
+	if (ret > 0)
+		dev_info(dev, "the hardware model stops answering for %u ms (test hook)\n", ms);
+	return ret;
+}
+static DEVICE_ATTR_WO(vp_hang);
+
 static struct attribute *nvdla_ivshmem_attrs[] = {
 	&dev_attr_vp_stats.attr,
 	&dev_attr_vp_stall.attr,
+	&dev_attr_vp_hang.attr,
 	&dev_attr_vp_ping.attr,
 	NULL,
 };
@@ -541,7 +609,7 @@ static int nvdla_ivshmem_mailbox(struct pci_dev *pdev, struct nvdla_ivshmem *ivs
 
 	/* A previous driver may have left entries the host has not finished: wait for them. */
 	start = le32_to_cpu(READ_ONCE(mb->producer));
-	deadline = ktime_add_ms(ktime_get(), NVDLA_VP_TIMEOUT_MS);
+	deadline = ktime_add_ms(ktime_get(), NVDLA_VP_RESET_TIMEOUT_MS);
 	while (nvdla_vp_consumer(ivs) != start) {
 		if (ktime_after(ktime_get(), deadline)) {
 			dev_err(dev, "NVDLA register mailbox: the hardware model does not answer\n");
@@ -563,10 +631,12 @@ static int nvdla_ivshmem_attach(struct device *dev, struct nvdla_ivshmem *ivs, d
 	int status;
 
 	mutex_lock(&ivs->lock);
-	status = nvdla_vp_call(ivs, NVDLA_VP_OP_ATTACH, 0, &value);
+	status = nvdla_vp_call(ivs, NVDLA_VP_OP_ATTACH, 0, &value,
+			       NVDLA_VP_RESET_TIMEOUT_MS * 1000ull);
 	if (!status) {
 		value = 0;
-		status = nvdla_vp_call(ivs, NVDLA_VP_OP_RESET, 0, &value);
+		status = nvdla_vp_call(ivs, NVDLA_VP_OP_RESET, 0, &value,
+				       NVDLA_VP_RESET_TIMEOUT_MS * 1000ull);
 	}
 	mutex_unlock(&ivs->lock);
 	if (status) {
@@ -665,6 +735,7 @@ static int nvdla_ivshmem_probe(struct pci_dev *pdev, const struct pci_device_id 
 		dev_info(dev, "no hardware model attached: jobs fail or time out\n");
 	}
 
+	ivs->ndev = ndev;
 	return nvdla_device_register(ndev);
 }
 

@@ -621,7 +621,23 @@ void nvdla_job_done(struct nvdla_device *ndev, int status)
 {
 	/* What the engine wrote reaches the hardware before anyone sees the job end. */
 	nvdla_reg_flush(ndev);
+	/* After a bus error the timeout path ends the job, once the device is reset. */
+	if (READ_ONCE(ndev->bus_error))
+		return;
 	nvdla_job_finish(ndev, NULL, status);
+}
+
+/* Stops the hardware: the engine, then the device (reset line, model). */
+static void nvdla_job_reset_hw(struct nvdla_device *ndev)
+{
+	int idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return;
+	if (ndev->engine->reset)
+		ndev->engine->reset(ndev);
+	nvdla_device_reset(ndev);
+	drm_dev_exit(idx);
 }
 
 static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
@@ -646,6 +662,9 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 			job->id, ndev->job_timeout_ms);
 		goto fail;
 	}
+	/* A bus error after the previous job ended: reset before this one starts. */
+	if (unlikely(READ_ONCE(ndev->bus_error)))
+		nvdla_job_reset_hw(ndev);
 	ret = nvdla_device_check_wedged(ndev);
 	if (ret)
 		goto fail;
@@ -662,7 +681,7 @@ static struct dma_fence *nvdla_job_run(struct drm_sched_job *sched_job)
 	ret = ndev->engine->run(ndev, &job->task);
 	nvdla_reg_flush(ndev);
 	drm_dev_exit(idx);
-	if (ret)
+	if (ret && !READ_ONCE(ndev->bus_error))
 		nvdla_job_finish(ndev, job, ret);
 	return dma_fence_get(fence);
 
@@ -671,19 +690,6 @@ fail:
 	nvdla_compat_sched_forward_error(sched_job, ret);
 	dma_fence_signal(fence);
 	return dma_fence_get(fence);
-}
-
-/* Stops the hardware: the engine, then the device (reset line, model). */
-static void nvdla_job_reset_hw(struct nvdla_device *ndev)
-{
-	int idx;
-
-	if (!drm_dev_enter(&ndev->drm, &idx))
-		return;
-	if (ndev->engine->reset)
-		ndev->engine->reset(ndev);
-	nvdla_device_reset(ndev);
-	drm_dev_exit(idx);
 }
 
 static bool nvdla_job_is_active(struct nvdla_device *ndev, struct nvdla_job *job)
@@ -711,14 +717,22 @@ static enum drm_gpu_sched_stat nvdla_job_timedout(struct drm_sched_job *sched_jo
 {
 	struct nvdla_job *job = to_nvdla_job(sched_job);
 	struct nvdla_device *ndev = job->ndev;
+	int bus_error;
 
 	if (ndev->irq > 0)
 		disable_irq(ndev->irq);
+	bus_error = READ_ONCE(ndev->bus_error);
 	if (nvdla_job_is_active(ndev, job)) {
-		drm_err(&ndev->drm, "job %u ran longer than %u ms: resetting the engine, the job fails with ETIMEDOUT\n",
-			job->id, ndev->job_timeout_ms);
+		if (bus_error)
+			drm_err(&ndev->drm, "job %u: a register access failed: resetting the engine, the job fails with %d\n",
+				job->id, bus_error);
+		else
+			drm_err(&ndev->drm, "job %u ran longer than %u ms: resetting the engine, the job fails with ETIMEDOUT\n",
+				job->id, ndev->job_timeout_ms);
 		nvdla_job_reset_hw(ndev);
-		nvdla_job_finish(ndev, job, -ETIMEDOUT);
+		nvdla_job_finish(ndev, job, bus_error ?: -ETIMEDOUT);
+	} else if (bus_error) {
+		nvdla_job_reset_hw(ndev);
 	}
 	if (ndev->irq > 0)
 		enable_irq(ndev->irq);

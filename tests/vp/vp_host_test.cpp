@@ -385,7 +385,7 @@ TEST_F(VpHost, RegistersAnswerAtOnceWhileALayerComputes) {
     start();
     push(NVDLA_VP_OP_ATTACH, 0, kBase);
     ASSERT_TRUE(flush());
-    // A long BDMA transfer: a 64 KiB line copied 50 000 times over the same bytes (strides 0),
+    // A long BDMA transfer: a 64 KiB line copied 100 000 times over the same bytes (strides 0),
     // gigabytes of copying for the model.
     auto w = [&](uint32_t offset, uint32_t v) {
         push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
@@ -396,7 +396,7 @@ TEST_F(VpHost, RegistersAnswerAtOnceWhileALayerComputes) {
     w(NVDLA_BDMA_CFG_CMD, NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, 1) |
                               NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, 1));
     w(NVDLA_BDMA_CFG_LINE_REPEAT, 999);
-    w(NVDLA_BDMA_CFG_SURF_REPEAT, 49);
+    w(NVDLA_BDMA_CFG_SURF_REPEAT, 99);
     w(NVDLA_BDMA_CFG_OP, 1);
     w(NVDLA_BDMA_CFG_LAUNCH0, 1);
     ASSERT_TRUE(flush());
@@ -436,8 +436,9 @@ TEST_F(VpHost, AResetDuringAComputationStopsItsDma) {
     ASSERT_TRUE(flush());
     std::memset(carveout(0), 0x5a, 0x10000);
     std::memset(carveout(0x100000), 0, 0x10000);
-    // The same long copy, then a reset at once: the reset is answered once the model stopped,
-    // and what the copy had not written by then stays unwritten (its DMA is refused).
+    // A long copy (shorter than above: refused DMA is slow to report), then a reset at once: the
+    // reset is answered once the model stopped, and what the copy had not written by then stays
+    // unwritten (its DMA is refused).
     auto w = [&](uint32_t offset, uint32_t v) {
         push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
     };
