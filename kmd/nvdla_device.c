@@ -61,7 +61,9 @@ void nvdla_device_bus_error(struct nvdla_device *ndev, int err)
 	if (!cmpxchg(&ndev->bus_error, 0, err))
 		drm_err_ratelimited(&ndev->drm, "a register access failed (%d): the running job fails, the accelerator is reset\n",
 				    err);
-	drm_sched_fault(&ndev->sched);
+	/* Not before the scheduler exists (probe): the next reset clears the error. */
+	if (READ_ONCE(ndev->sched_ready))
+		drm_sched_fault(&ndev->sched);
 }
 
 /* 0, or -EIO when the device is wedged: a job must not start. */

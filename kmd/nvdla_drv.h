@@ -104,7 +104,7 @@ struct nvdla_device {
 	void *engine_priv;
 	struct drm_gpu_scheduler sched;
 	struct drm_gpu_scheduler *sched_list[1];
-	bool sched_ready;
+	bool sched_ready; /* between nvdla_sched_init() and drm_sched_fini() */
 	unsigned int job_timeout_ms;
 	spinlock_t job_lock;	      /* active_job */
 	spinlock_t fence_lock;	      /* the hardware fences */

@@ -811,6 +811,7 @@ static void nvdla_sched_release(struct drm_device *drm, void *arg)
 	/* Every file is closed; let the scheduler free the jobs it still holds. */
 	if (!wait_event_timeout(ndev->jobs_idle, !atomic_read(&ndev->jobs_alive), 10 * HZ))
 		drm_err(drm, "%d jobs still alive at release\n", atomic_read(&ndev->jobs_alive));
+	WRITE_ONCE(ndev->sched_ready, false);
 	drm_sched_fini(&ndev->sched);
 }
 
@@ -828,9 +829,11 @@ int nvdla_sched_init(struct nvdla_device *ndev)
 		return ret;
 	}
 	ndev->sched_list[0] = &ndev->sched;
+	WRITE_ONCE(ndev->sched_ready, true);
 	/* Released in reverse order: the jobs first, then the buffers they kept. */
 	ret = drmm_add_action_or_reset(&ndev->drm, nvdla_kept_bos_release, ndev);
 	if (ret) {
+		WRITE_ONCE(ndev->sched_ready, false);
 		drm_sched_fini(&ndev->sched);
 		return ret;
 	}
