@@ -9,7 +9,7 @@
 //   (the stored inputs and seeded normal ones, like torch.randn's): cosine to PyTorch's output
 //   >= 0.999, or >= 0.99 for networks with grouped (depthwise) convolutions; classifiers ([N, K]
 //   output) also give the float reference's top-1 class on >= 95% of kTop1Inputs random inputs
-//   (int8 on nv_full; >= kTop1PercentGrouped% with depthwise layers).
+//   on both targets (>= kTop1PercentBelow% for the networks in kTop1Below95).
 // Every build prints how many operations run on the hardware and how many on the CPU
 // (NVDLA_TEST_VERBOSE=1 also prints the CPU operations); docs/onnx.md keeps the table.
 #include <gtest/gtest.h>
@@ -40,9 +40,17 @@ using nvdla::onnx::TensorData;
 
 constexpr int kCalibrationSamples = 8;
 constexpr int kTop1Inputs = 32;
-// Issue 10 asks for 95%; the classifiers with depthwise layers (random weights, so the top two
-// logits are often close) reach 29 to 30 of 32 today: docs/onnx.md.
-constexpr int kTop1PercentGrouped = 90;
+// Issue 10 asks for 95%; these classifiers with depthwise layers (random weights, so the top
+// two logits are often close) reach 29 to 30 of 32 today: docs/onnx.md.
+constexpr const char* kTop1Below95[] = {"mnasnet", "mobilenet_v3_small", "shufflenet_v2"};
+constexpr int kTop1PercentBelow = 90;
+
+// NVDLA_TEST_TOP1_INPUTS=n measures the top-1 agreement over n inputs instead (docs/onnx.md).
+int top1_input_count() {
+    const char* e = std::getenv("NVDLA_TEST_TOP1_INPUTS");
+    const int n = e ? std::atoi(e) : 0;
+    return n > 0 ? n : kTop1Inputs;
+}
 
 std::string models_dir() {
     return std::string(NVDLA_TESTS_DIR) + "/onnx/models";
@@ -219,8 +227,24 @@ TEST_P(OnnxModel, MatchesPyTorch) {
             ASSERT_TRUE(cal.add_sample(model->network, item));
 
     const bool grouped = has_grouped_convolution(bytes);
+    const bool below95 =
+        std::find(std::begin(kTop1Below95), std::end(kTop1Below95), name) != std::end(kTop1Below95);
     const bool classifier = model->outputs.size() == 1 && model->outputs[0].shape.size() == 2 &&
                             model->outputs[0].shape[1] > 1;
+    // The top-1 inputs and the float reference's classes (batch item 0).
+    std::vector<std::vector<TensorData>> top1_inputs;
+    std::vector<size_t> top1_classes;
+    std::vector<std::vector<float>> top1_references;
+    if (classifier) {
+        const size_t classes = size_t(model->outputs[0].shape[1]);
+        for (int k = 0; k < top1_input_count(); ++k) {
+            top1_inputs.push_back(random_inputs(*model, rng));
+            auto ref = nvdla::onnx::run_reference(*model, top1_inputs.back());
+            ASSERT_TRUE(ref) << ref.message();
+            top1_classes.push_back(argmax((*ref)[0].values, 0, classes));
+            top1_references.push_back((*ref)[0].values);
+        }
+    }
     const Target targets[] = {{"nv_full", nvdla::Precision::Fp16},
                               {"nv_full", nvdla::Precision::Int8},
                               {"nv_small", nvdla::Precision::Int8}};
@@ -261,18 +285,17 @@ TEST_P(OnnxModel, MatchesPyTorch) {
             }
         }
         int agree = -1;
-        if (!fp16 && classifier && std::string(target.config) == "nv_full") {
+        double top1_mean_error = 0;  // 1 - cosine
+        if (!fp16 && classifier) {
             agree = 0;
             const size_t classes = size_t(model->outputs[0].shape[1]);
-            for (int k = 0; k < kTop1Inputs; ++k) {
-                const std::vector<TensorData> inputs = random_inputs(*model, rng);
-                auto ref = nvdla::onnx::run_reference(*model, inputs);
-                ASSERT_TRUE(ref) << ref.message();
-                auto out = run_model(*model, *built, **rt, inputs);
+            for (size_t k = 0; k < top1_inputs.size(); ++k) {
+                auto out = run_model(*model, *built, **rt, top1_inputs[k]);
                 ASSERT_TRUE(out);
                 // Batch item 0.
-                agree +=
-                    argmax((*out)[0].values, 0, classes) == argmax((*ref)[0].values, 0, classes);
+                agree += argmax((*out)[0].values, 0, classes) == top1_classes[k];
+                top1_mean_error +=
+                    (1 - cosine((*out)[0].values, top1_references[k])) / double(top1_inputs.size());
             }
         }
         const size_t cpu = built->cpu_operations.size();
@@ -283,7 +306,9 @@ TEST_P(OnnxModel, MatchesPyTorch) {
             name.c_str(), label.c_str(), hw, cpu,
             built->model_macs ? double(built->hardware_macs) / double(built->model_macs) : 0.0,
             worst_relative, worst_cosine);
-        if (agree >= 0) std::printf(", top-1 %d/%d", agree, kTop1Inputs);
+        if (agree >= 0) std::printf(", top-1 %d/%zu", agree, top1_inputs.size());
+        if (agree >= 0 && std::getenv("NVDLA_TEST_VERBOSE"))
+            std::printf(" (mean 1 - cosine %.5f)", top1_mean_error);
         std::printf("\n");
         if (std::getenv("NVDLA_TEST_VERBOSE"))
             for (const auto& line : built->cpu_operations) std::printf("    %s\n", line.c_str());
@@ -292,7 +317,8 @@ TEST_P(OnnxModel, MatchesPyTorch) {
         } else {
             EXPECT_GE(worst_cosine, grouped ? 0.99 : 0.999) << "int8 cosine to PyTorch";
             if (agree >= 0) {
-                EXPECT_GE(agree * 100, (grouped ? kTop1PercentGrouped : 95) * kTop1Inputs)
+                EXPECT_GE(size_t(agree) * 100,
+                          size_t(below95 ? kTop1PercentBelow : 95) * top1_inputs.size())
                     << "int8 top-1 agreement";
             }
         }
