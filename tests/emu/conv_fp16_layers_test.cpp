@@ -7,6 +7,8 @@
 // instruction-set level this CPU runs and for several thread counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <random>
 #include <vector>
 
@@ -170,6 +172,57 @@ TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
     while (uint64_t(t.l.out_width) * t.l.out_height * t.l.kernels * t.l.kernel_channels < 20000)
         t = random_feature_layer(rng, false);
     expect_fast_equals_reference(t, "large layer");
+}
+
+// cmac_fp16_accumulate against the scalar cell and CACC, operation by operation: operands
+// whose exponents span a few steps of 4 (truncations of 0 .. 16, which AVX2 computes in 16-bit
+// lanes) or many (20 .. 28 too, which it takes through the 32-bit array, and 32 and more),
+// ReLU-like zeros, every operation width and 1 .. 17 positions (pairs of positions and a
+// position left over).
+TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
+    std::mt19937_64 rng(16);
+    const auto operand = [&](uint32_t spread) {
+        const uint64_t r = rng();
+        if (r % 10 < 3) return uint16_t(0);
+        const uint32_t exponent = 14 - spread / 2 + uint32_t(r >> 8) % (spread + 1);
+        return static_cast<uint16_t>((r & 1) << 15 | exponent << 10 | (r >> 20 & 0x3ff));
+    };
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        uint64_t differ = 0, compared = 0;
+        for (int round = 0; round < 200; ++round) {
+            const unsigned width = 1u << (rng() % 7);
+            const uint32_t spread = std::array<uint32_t, 4>{3, 7, 14, 28}[rng() % 4];
+            const unsigned positions = 1 + rng() % 17;
+            const uint32_t operations = std::max(1u, 16 / width) * (1 + uint32_t(rng() % 4));
+            std::vector<int16_t> data(size_t(positions) * operations * width),
+                weights(size_t(operations) * width);
+            for (auto& v : data) v = static_cast<int16_t>(operand(spread));
+            for (auto& v : weights) v = static_cast<int16_t>(operand(spread));
+            Fp16Operands d, w;
+            d.resize(size_t(positions) * operations, width);
+            w.resize(operations, width);
+            for (size_t op = 0; op < size_t(positions) * operations; ++op)
+                d.set(op, data.data() + op * width, width);
+            for (size_t op = 0; op < operations; ++op)
+                w.set(op, weights.data() + op * width, width);
+            std::vector<uint64_t> out(positions);
+            cmac_fp16_accumulate(d, 0, operations, positions, w, 0, operations, out.data());
+            for (unsigned p = 0; p < positions; ++p) {
+                uint64_t acc = 0;
+                for (uint32_t op = 0; op < operations; ++op)
+                    acc = cacc_fp48_add(
+                        acc,
+                        cmac_fp16_dot_scalar(
+                            reinterpret_cast<const uint16_t*>(data.data()) +
+                                (size_t(p) * operations + op) * width,
+                            reinterpret_cast<const uint16_t*>(weights.data()) + op * width, width));
+                differ += out[p] != acc;
+                ++compared;
+            }
+        }
+        EXPECT_EQ(differ, 0u) << isa_name(level) << ": of " << compared << " outputs";
+    }
 }
 
 // CACC's fp48 addition in the vector form the fast path uses against cacc_fp48_add: random
