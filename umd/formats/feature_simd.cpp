@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -36,10 +37,11 @@ namespace {
 
 using emu::IsaLevel;
 
-// Bytes of the tile buffer: k rows of `tile` surface elements, as many bytes as `tile` atoms.
-constexpr uint32_t kTileBytes = 8192;
-// Outputs at least this large are written with non-temporal stores: they do not stay in the
-// caches anyway, and such stores do not read the lines they fill.
+// Bytes of the tile buffer (k rows of `tile` surface elements, as many bytes as `tile` atoms):
+// measured best (docs/emu/performance.md) at 8 KiB for packing, whose next tile's host runs
+// are prefetched into L1 meanwhile, and 16 KiB for unpacking, whose host runs are streamed out.
+constexpr uint32_t kPackTileBytes = 8192;
+constexpr uint32_t kUnpackTileBytes = 16384;
 constexpr uint64_t kStreamBytes = uint64_t(4) << 20;
 
 // GCC's unmasked forms of some AVX-512 intrinsics pass an undefined vector through, which
@@ -339,18 +341,32 @@ NVDLA_AVX2_INLINE void store_lanes(__m256i v, uint8_t* lo, uint8_t* hi) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(v));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(v, 1));
 }
-NVDLA_AVX2_INLINE void store_atom(uint8_t* p, __m256i v, bool stream) {
-    if (stream)
+// How atoms are stored: non-temporal where asked for and as aligned as the atoms allow (large
+// buffers from malloc start 16 bytes into a page).
+enum class AtomStore { Cached, Stream16, Stream32 };
+
+AtomStore atom_store(const uint8_t* atoms, bool stream) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(atoms);
+    if (!stream || address % 16 != 0) return AtomStore::Cached;
+    return address % 32 == 0 ? AtomStore::Stream32 : AtomStore::Stream16;
+}
+
+NVDLA_AVX2_INLINE void store_atom(uint8_t* p, __m256i v, AtomStore how) {
+    if (how == AtomStore::Stream32) {
         _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
-    else
+    } else if (how == AtomStore::Stream16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p + 16), _mm256_extracti128_si256(v, 1));
+    } else {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    }
 }
 
 // 16 lanes of 16 bits (fp16 and int16 on 32-byte atoms), 8 pixels at a time: lane 0 carries
 // channels 0..7, lane 1 channels 8..15, so each transposed register is one whole atom.
 NVDLA_AVX2 void to_atoms_16x16bit(const uint8_t* rows, uint32_t pitch, uint32_t count,
                                   uint8_t* atoms, bool stream, AtomShape shape) {
-    stream &= reinterpret_cast<uintptr_t>(atoms) % 32 == 0;
+    const AtomStore how = atom_store(atoms, stream);
     uint32_t p = 0;
     for (; p + 8 <= count; p += 8) {
         __m256i v[8];
@@ -359,7 +375,7 @@ NVDLA_AVX2 void to_atoms_16x16bit(const uint8_t* rows, uint32_t pitch, uint32_t 
             v[j] = load_lanes(rows + j * pitch + p * 2, rows + (8 + j) * pitch + p * 2);
         transpose8x8_epi16(v);
 #pragma GCC unroll 16
-        for (uint32_t i = 0; i < 8; ++i) store_atom(atoms + (p + i) * 32, v[i], stream);
+        for (uint32_t i = 0; i < 8; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
     }
     to_atoms_scalar(rows + p * 2, pitch, count - p, atoms + p * 32, false, shape);
 }
@@ -383,7 +399,7 @@ NVDLA_AVX2 void from_atoms_16x16bit(const uint8_t* atoms, uint32_t count, uint8_
 // 0..15, lane 1 channels 16..31.
 NVDLA_AVX2 void to_atoms_32x8bit(const uint8_t* rows, uint32_t pitch, uint32_t count,
                                  uint8_t* atoms, bool stream, AtomShape shape) {
-    stream &= reinterpret_cast<uintptr_t>(atoms) % 32 == 0;
+    const AtomStore how = atom_store(atoms, stream);
     uint32_t p = 0;
     for (; p + 16 <= count; p += 16) {
         __m256i v[16];
@@ -392,7 +408,7 @@ NVDLA_AVX2 void to_atoms_32x8bit(const uint8_t* rows, uint32_t pitch, uint32_t c
             v[j] = load_lanes(rows + j * pitch + p, rows + (16 + j) * pitch + p);
         transpose16x16_epi8(v);
 #pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], stream);
+        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
     }
     to_atoms_scalar(rows + p, pitch, count - p, atoms + p * 32, false, shape);
 }
@@ -527,10 +543,10 @@ void prefetch(const uint8_t* p, size_t bytes) {
 void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube, uint8_t* dst,
                const Plan& plan, double scale) {
     const uint32_t k = plan.shape.lanes, e = plan.shape.element_bytes;
-    const uint32_t tile = kTileBytes / cube.atom_bytes, pitch = tile * e;
+    const uint32_t tile = kPackTileBytes / cube.atom_bytes, pitch = tile * e;
     const uint64_t plane = uint64_t(cube.height) * cube.width;
     const bool stream = cube.size_bytes() >= kStreamBytes;
-    alignas(64) uint8_t buffer[kTileBytes];
+    alignas(64) uint8_t buffer[kPackTileBytes];
     for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
             const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
@@ -539,12 +555,13 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
             uint8_t* surface = dst + n * cube.batch_stride + s * cube.surface_stride;
             for (uint64_t p0 = 0; p0 < plane; p0 += tile) {
                 const uint32_t count = uint32_t(std::min<uint64_t>(tile, plane - p0));
-                const uint64_t next = std::min<uint64_t>(tile, plane - p0 - count);
                 for (uint32_t j = 0; j < valid; ++j) {
                     const uint8_t* run = rows + (j * plane + p0) * host_bytes;
                     plan.pack_row(run, buffer + j * pitch, count, scale);
                     // The next tile's run now: k streams are more than the prefetchers follow.
-                    prefetch(run + count * host_bytes, next * host_bytes);
+                    if (p0 + tile < plane)
+                        prefetch(run + tile * host_bytes,
+                                 std::min<uint64_t>(tile, plane - p0 - tile) * host_bytes);
                 }
                 for (uint64_t p = p0, end = p0 + count; p < end;) {
                     const uint32_t h = uint32_t(p / cube.width), w = uint32_t(p % cube.width);
@@ -562,10 +579,10 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
 void unpack_nchw(const uint8_t* src, const FeatureCube& cube, uint8_t* host, uint32_t host_bytes,
                  const Plan& plan) {
     const uint32_t k = plan.shape.lanes, e = plan.shape.element_bytes;
-    const uint32_t tile = kTileBytes / cube.atom_bytes, pitch = tile * e;
+    const uint32_t tile = kUnpackTileBytes / cube.atom_bytes, pitch = tile * e;
     const uint64_t plane = uint64_t(cube.height) * cube.width;
     const bool stream = uint64_t(cube.batches) * cube.channels * plane * host_bytes >= kStreamBytes;
-    alignas(64) uint8_t buffer[kTileBytes];
+    alignas(64) uint8_t buffer[kUnpackTileBytes];
     for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
             const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
