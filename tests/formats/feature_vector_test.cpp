@@ -218,5 +218,35 @@ TEST(FeatureVector, Int8RoundingInVectorLanesWorkedByHand) {
     }
 }
 
+// Scaled products that round to an exact tie in float but not in the exact (double) product,
+// worked by hand: 5 * 0.7f = 3.49999994 (float 3.5) -> 3; 5 * 0.1f = 0.500000007 (float 0.5)
+// -> 1; 25 * 0.1f = 2.50000004 -> 3; 50 * 0.03f = 1.49999997 (float 1.5) -> 1.
+TEST(FeatureVector, Int8ScaledTiesFollowTheExactProduct) {
+    struct Case {
+        float scale, value;
+        int8_t expected;
+    };
+    const Case cases[] = {{0.7f, 5.0f, 3},    {0.7f, -5.0f, -3}, {0.1f, 5.0f, 1},
+                          {0.1f, -5.0f, -1},  {0.1f, 25.0f, 3},  {0.03f, 50.0f, 1},
+                          {0.03f, -50.0f, -1}};
+    const Dims4 d{1, 1, 1, 16};
+    auto cube = make_feature_cube(test::config("nv_full"), Precision::Int8, d);
+    ASSERT_TRUE(cube.ok());
+    for (IsaLevel level : emu::levels_of_this_cpu())
+        for (const Case& c : cases) {
+            const IsaLimit limit(level);
+            const std::vector<float> host(16, c.value);
+            std::vector<uint8_t> surface(cube->size_bytes(), 0x77);
+            ConvertOptions opt;
+            opt.quant_scale = c.scale;
+            ASSERT_TRUE(pack_feature({host.data(), 64, HostType::Float32, HostLayout::NCHW, d},
+                                     *cube, std::as_writable_bytes(std::span(surface)), opt)
+                            .ok());
+            for (uint32_t w = 0; w < 16; ++w)
+                ASSERT_EQ(static_cast<int8_t>(surface[w * 32]), c.expected)
+                    << c.value << " * " << c.scale << " at " << emu::isa_name(level);
+        }
+}
+
 }  // namespace
 }  // namespace nvdla

@@ -126,33 +126,41 @@ void copy_row(const void* in, void* out, uint32_t n, double) {
     std::memcpy(out, in, size_t(n) * Bytes);
 }
 
-// round(x * scale) half away from zero, clamped to [lo, hi], NaN as 0, for 4 floats.
-NVDLA_AVX2 __m128i scaled_int32_avx2(__m128 v, __m256d scale, __m256d lo, __m256d hi) {
-    const __m256d x = _mm256_mul_pd(_mm256_cvtps_pd(v), scale);
-    const __m256d sign_bit = _mm256_set1_pd(-0.0);
-    const __m256d t = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256d away = _mm256_cmp_pd(_mm256_andnot_pd(sign_bit, _mm256_sub_pd(x, t)),
-                                       _mm256_set1_pd(0.5), _CMP_GE_OQ);
-    const __m256d step = _mm256_or_pd(_mm256_and_pd(x, sign_bit), _mm256_set1_pd(1.0));
-    __m256d r = _mm256_add_pd(t, _mm256_and_pd(away, step));
-    r = _mm256_min_pd(_mm256_max_pd(r, lo), hi);
-    r = _mm256_andnot_pd(_mm256_cmp_pd(x, x, _CMP_UNORD_Q), r);
-    return _mm256_cvtpd_epi32(r);
+// round(v * scale) half away from zero, clamped to [lo, hi], NaN as 0, for 8 floats, with the
+// result of element.cpp's double arithmetic. v * scale = p + e exactly (p the float product, e
+// its rounding error from an FMA; e is inexact only where the product is far too small to
+// round away from 0). p's fraction is a multiple of its ulp and |e| at most half an ulp, so e
+// only decides where p's fraction is exactly one half: the tie goes away from zero unless e
+// points back towards it.
+NVDLA_AVX2 __m256i scaled_int32_avx2(__m256 v, __m256 scale, __m256 lo, __m256 hi) {
+    const __m256 sign_bit = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 p = _mm256_mul_ps(v, scale);
+    const __m256 e = _mm256_fmsub_ps(v, scale, p);
+    const __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 fraction = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(p, t));
+    const __m256 sign = _mm256_and_ps(p, sign_bit);
+    const __m256 e_outward = _mm256_cmp_ps(_mm256_xor_ps(e, sign), _mm256_setzero_ps(), _CMP_GE_OQ);
+    const __m256 away =
+        _mm256_or_ps(_mm256_cmp_ps(fraction, half, _CMP_GT_OQ),
+                     _mm256_and_ps(_mm256_cmp_ps(fraction, half, _CMP_EQ_OQ), e_outward));
+    __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, _mm256_or_ps(sign, _mm256_set1_ps(1.0f))));
+    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+    r = _mm256_andnot_ps(_mm256_cmp_ps(p, p, _CMP_UNORD_Q), r);
+    return _mm256_cvtps_epi32(r);
 }
 
 template <class T>
 NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double scale) {
     const auto* s = static_cast<const float*>(in);
     auto* d = static_cast<T*>(out);
-    const __m256d k = _mm256_set1_pd(scale);
-    const __m256d lo = _mm256_set1_pd(std::numeric_limits<T>::min());
-    const __m256d hi = _mm256_set1_pd(std::numeric_limits<T>::max());
+    const __m256 k = _mm256_set1_ps(float(scale));  // scale is a float widened
+    const __m256 lo = _mm256_set1_ps(std::numeric_limits<T>::min());
+    const __m256 hi = _mm256_set1_ps(std::numeric_limits<T>::max());
     uint32_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(s + i);
-        const __m128i a = scaled_int32_avx2(_mm256_castps256_ps128(v), k, lo, hi);
-        const __m128i b = scaled_int32_avx2(_mm256_extractf128_ps(v, 1), k, lo, hi);
-        const __m128i words = _mm_packs_epi32(a, b);  // in range already: no saturation
+        const __m256i ints = scaled_int32_avx2(_mm256_loadu_ps(s + i), k, lo, hi);
+        const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(ints),
+                                              _mm256_extracti128_si256(ints, 1));  // in range
         if constexpr (sizeof(T) == 1)
             _mm_storel_epi64(reinterpret_cast<__m128i*>(d + i), _mm_packs_epi16(words, words));
         else
@@ -161,32 +169,34 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
     for (; i < n; ++i) d[i] = scaled_integer<T>(s[i], scale);
 }
 
-// The same for 8 floats in one vector.
-NVDLA_AVX512 __m256i scaled_int32_avx512(__m256 v, __m512d scale, __m512d lo, __m512d hi) {
-    const __m512d x = _mm512_mul_pd(_mm512_maskz_cvtps_pd(kAll8, v), scale);
-    const __m512d t = _mm512_maskz_roundscale_pd(kAll8, x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __mmask8 away =
-        _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(x, t)), _mm512_set1_pd(0.5), _CMP_GE_OQ);
-    const __m512d step = _mm512_or_pd(_mm512_and_pd(x, _mm512_set1_pd(-0.0)), _mm512_set1_pd(1.0));
-    __m512d r = _mm512_mask_add_pd(t, away, t, step);
-    r = _mm512_maskz_min_pd(kAll8, _mm512_maskz_max_pd(kAll8, r, lo), hi);
-    r = _mm512_mask_mov_pd(r, _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), _mm512_setzero_pd());
-    return _mm512_maskz_cvtpd_epi32(kAll8, r);
+// The same for 16 floats.
+NVDLA_AVX512 __m512i scaled_int32_avx512(__m512 v, __m512 scale, __m512 lo, __m512 hi) {
+    const __m512 sign_bit = _mm512_set1_ps(-0.0f), half = _mm512_set1_ps(0.5f);
+    const __m512 p = _mm512_mul_ps(v, scale);
+    const __m512 e = _mm512_fmsub_ps(v, scale, p);
+    const __m512 t = _mm512_maskz_roundscale_ps(kAll16, p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m512 fraction = _mm512_andnot_ps(sign_bit, _mm512_sub_ps(p, t));
+    const __m512 sign = _mm512_and_ps(p, sign_bit);
+    const __mmask16 e_outward =
+        _mm512_cmp_ps_mask(_mm512_xor_ps(e, sign), _mm512_setzero_ps(), _CMP_GE_OQ);
+    const __mmask16 away = _mm512_cmp_ps_mask(fraction, half, _CMP_GT_OQ) |
+                           (_mm512_cmp_ps_mask(fraction, half, _CMP_EQ_OQ) & e_outward);
+    __m512 r = _mm512_mask_add_ps(t, away, t, _mm512_or_ps(sign, _mm512_set1_ps(1.0f)));
+    r = _mm512_maskz_min_ps(kAll16, _mm512_maskz_max_ps(kAll16, r, lo), hi);
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), _mm512_setzero_ps());
+    return _mm512_maskz_cvtps_epi32(kAll16, r);
 }
 
 template <class T>
 NVDLA_AVX512 void fp32_to_int_avx512(const void* in, void* out, uint32_t n, double scale) {
     const auto* s = static_cast<const float*>(in);
     auto* d = static_cast<T*>(out);
-    const __m512d k = _mm512_set1_pd(scale);
-    const __m512d lo = _mm512_set1_pd(std::numeric_limits<T>::min());
-    const __m512d hi = _mm512_set1_pd(std::numeric_limits<T>::max());
+    const __m512 k = _mm512_set1_ps(float(scale));
+    const __m512 lo = _mm512_set1_ps(std::numeric_limits<T>::min());
+    const __m512 hi = _mm512_set1_ps(std::numeric_limits<T>::max());
     uint32_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(s + i);
-        const __m256i a = scaled_int32_avx512(_mm512_maskz_extractf32x8_ps(kAll8, v, 0), k, lo, hi);
-        const __m256i b = scaled_int32_avx512(_mm512_maskz_extractf32x8_ps(kAll8, v, 1), k, lo, hi);
-        const __m512i ints = _mm512_maskz_inserti64x4(kAll8, _mm512_castsi256_si512(a), b, 1);
+        const __m512i ints = scaled_int32_avx512(_mm512_loadu_ps(s + i), k, lo, hi);
         if constexpr (sizeof(T) == 1)
             _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
                              _mm512_maskz_cvtepi32_epi8(kAll16, ints));
