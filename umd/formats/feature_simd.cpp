@@ -42,6 +42,7 @@ using emu::IsaLevel;
 // are prefetched into L1 meanwhile, and 16 KiB for unpacking, whose host runs are streamed out.
 constexpr uint32_t kPackTileBytes = 8192;
 constexpr uint32_t kUnpackTileBytes = 16384;
+constexpr uint32_t kPackHostBytes = 16384;
 constexpr uint64_t kStreamBytes = uint64_t(4) << 20;
 
 // GCC's unmasked forms of some AVX-512 intrinsics pass an undefined vector through, which
@@ -553,7 +554,11 @@ void prefetch(const uint8_t* p, size_t bytes) {
 void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube, uint8_t* dst,
                const Plan& plan, double scale) {
     const uint32_t k = plan.shape.lanes, e = plan.shape.element_bytes;
-    const uint32_t tile = kPackTileBytes / cube.atom_bytes, pitch = tile * e;
+    // As many pixels as fill the buffer, or as many whose host runs (prefetched a tile ahead)
+    // fill half of L1, whichever is less.
+    const uint32_t tile =
+        std::min(kPackTileBytes / cube.atom_bytes, kPackHostBytes / (k * host_bytes));
+    const uint32_t pitch = tile * e;
     const uint64_t plane = uint64_t(cube.height) * cube.width;
     const bool stream = cube.size_bytes() >= kStreamBytes;
     alignas(64) uint8_t buffer[kPackTileBytes];
