@@ -4,17 +4,18 @@
 // often a multiple of 4 KiB apart (224 x 224 floats are), so k rows read or written side by side
 // fight for the same L1 sets and are more streams than the prefetchers follow. The plane is
 // instead cut into tiles of a few hundred pixels: each channel's run of the tile is converted
-// sequentially into a small buffer (8 KiB, it stays in L1) and the buffer is transposed into
-// atoms, or the reverse. Outputs larger than the caches are written with non-temporal stores.
+// sequentially into a small buffer (8 or 16 KiB, it stays in L1) and the buffer is transposed
+// into atoms, or the reverse. Outputs larger than the caches are written with non-temporal
+// stores.
 // NHWC converts each atom's run of channels directly.
 //
 // The conversions give element.cpp's bits: F16C rounds like fp16::from_float and widens like
-// fp16::to_float; integers are scaled, rounded and clamped in double as to_integer does.
+// fp16::to_float; integers are scaled, rounded and clamped as to_integer does in double (in
+// float lanes with the product's exact error, see scaled_int32_avx2).
 #include "formats/feature_simd.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -42,7 +43,10 @@ using emu::IsaLevel;
 // are prefetched into L1 meanwhile, and 16 KiB for unpacking, whose host runs are streamed out.
 constexpr uint32_t kPackTileBytes = 8192;
 constexpr uint32_t kUnpackTileBytes = 16384;
+// Host bytes of one pack tile at most (all k runs, prefetched a tile ahead into L1).
 constexpr uint32_t kPackHostBytes = 16384;
+// Outputs at least this large are written with non-temporal stores: they do not stay in the
+// caches anyway, and such stores do not read the lines they fill.
 constexpr uint64_t kStreamBytes = uint64_t(4) << 20;
 
 // GCC's unmasked forms of some AVX-512 intrinsics pass an undefined vector through, which
