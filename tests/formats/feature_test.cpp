@@ -306,42 +306,6 @@ TEST(FeatureCube, RandomRoundTripsOverEveryConfigTypeAndLayout) {
     EXPECT_GT(cases, 50);
 }
 
-// The vectorised float32 <-> fp16 path must give the bits of the element-wise path (asking
-// for statistics forces the element-wise path).
-TEST(FeatureCube, VectorPathMatchesElementPath) {
-    auto rng = test::rng_for_test();
-    std::uniform_int_distribution<uint32_t> any_bits;
-    for (int round = 0; round < 40; ++round) {
-        Dims4 d{1, test::random_between(rng, 1, 40), test::random_between(rng, 1, 4),
-                test::random_between(rng, 1, 37)};
-        if (round == 0) d = {1, 64, 3, 16};
-        const HostLayout layout = round % 2 ? HostLayout::NHWC : HostLayout::NCHW;
-        auto cube = make_feature_cube(config("nv_full"), Precision::Fp16, d);
-        ASSERT_TRUE(cube.ok());
-        std::vector<float> host(d.elements());
-        for (auto& f : host) f = std::bit_cast<float>(any_bits(rng));  // NaN, inf, denormals too
-        std::vector<uint8_t> fast(cube->size_bytes(), 1), slow(cube->size_bytes(), 1);
-        ConstTensorView in{host.data(), host.size() * 4, HostType::Float32, layout, d};
-        ASSERT_TRUE(pack_feature(in, *cube, bytes(fast)).ok());
-        ConversionStats stats;
-        ConvertOptions opt;
-        opt.stats = &stats;
-        ASSERT_TRUE(pack_feature(in, *cube, bytes(slow), opt).ok());
-        ASSERT_EQ(fast, slow) << "pack " << d.c << "x" << d.h << "x" << d.w;
-
-        std::vector<float> back_fast(host.size()), back_slow(host.size());
-        ASSERT_TRUE(
-            unpack_feature(cbytes(fast), *cube,
-                           {back_fast.data(), back_fast.size() * 4, HostType::Float32, layout, d})
-                .ok());
-        ASSERT_TRUE(unpack_feature(
-                        cbytes(fast), *cube,
-                        {back_slow.data(), back_slow.size() * 4, HostType::Float32, layout, d}, opt)
-                        .ok());
-        ASSERT_EQ(0, std::memcmp(back_fast.data(), back_slow.data(), back_fast.size() * 4));
-    }
-}
-
 TEST(FeatureCube, RejectsWhatTheHardwareCannotHold) {
     const HwConfig& full = config("nv_full");
     auto r = make_feature_cube(config("nv_small"), Precision::Fp16, {1, 8, 2, 2});

@@ -93,12 +93,6 @@ void unpack_generic(const uint8_t* src, const FeatureCube& cube, const TensorVie
         }
 }
 
-// float32 <-> fp16 at scale 1 without counters is the hot path (network inputs and outputs).
-bool is_plain_fp32_fp16(HostType t, const FeatureCube& cube, const ConvertOptions& opt) {
-    return t == HostType::Float32 && cube.precision == Precision::Fp16 && opt.quant_scale == 1.0f &&
-           !opt.saturate_fp16 && opt.stats == nullptr;
-}
-
 }  // namespace
 
 Result<FeatureCube> make_feature_cube(const HwConfig& cfg, Precision p, Dims4 dims,
@@ -178,9 +172,7 @@ Status pack_feature(const ConstTensorView& src, const FeatureCube& cube, ByteSpa
     if (Status s = check_dims_match(src.dims, cube, "pack feature cube"); !s.ok()) return s;
     if (Status s = check_cube(cube, dst.size(), "pack feature cube"); !s.ok()) return s;
     auto* out = reinterpret_cast<uint8_t*>(dst.data());
-    if (is_plain_fp32_fp16(src.type, cube, opt) &&
-        detail::pack_fp32_to_fp16(static_cast<const float*>(src.data), src.layout, cube, out))
-        return {};
+    if (detail::pack_feature_vector(src, cube, out, opt)) return {};
     pack_generic(src, cube, out, opt);
     return {};
 }
@@ -191,9 +183,7 @@ Status unpack_feature(ConstByteSpan src, const FeatureCube& cube, const TensorVi
     if (Status s = check_dims_match(dst.dims, cube, "unpack feature cube"); !s.ok()) return s;
     if (Status s = check_cube(cube, src.size(), "unpack feature cube"); !s.ok()) return s;
     const auto* in = reinterpret_cast<const uint8_t*>(src.data());
-    if (is_plain_fp32_fp16(dst.type, cube, opt) &&
-        detail::unpack_fp16_to_fp32(in, cube, static_cast<float*>(dst.data), dst.layout))
-        return {};
+    if (detail::unpack_feature_vector(in, cube, dst, opt)) return {};
     unpack_generic(in, cube, dst, opt);
     return {};
 }

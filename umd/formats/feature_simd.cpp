@@ -1,14 +1,26 @@
-// float32 <-> fp16 feature cubes with 16 channels per surface, vectorised with AVX2 + F16C.
+// Feature cubes <-> host tensors with vector instructions (AVX2, or AVX-512 where it helps).
 //
-// NCHW: 8 pixels of 16 channel rows are converted to fp16 (16 x 8 halves) and transposed in
-// two 8x8 blocks into 8 atoms of 16 channels. NHWC: every atom is 16 consecutive floats.
-// F16C rounds exactly like nvdla::fp16::from_float, so results equal the element-wise path.
+// NCHW is a transpose: an atom holds one pixel of k channel rows, and the rows of one plane are
+// often a multiple of 4 KiB apart (224 x 224 floats are), so k rows read or written side by side
+// fight for the same L1 sets and are more streams than the prefetchers follow. The plane is
+// instead cut into tiles of a few hundred pixels: each channel's run of the tile is converted
+// sequentially into a small buffer (8 or 16 KiB, it stays in L1) and the buffer is transposed
+// into atoms, or the reverse. Outputs larger than the caches are written with non-temporal
+// stores.
+// NHWC converts each atom's run of channels directly.
+//
+// The conversions give element.cpp's bits: F16C rounds like fp16::from_float and widens like
+// fp16::to_float; integers are scaled, rounded and clamped as to_integer does in double (in
+// float lanes with the product's exact error, see scaled_int32_avx2).
 #include "formats/feature_simd.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <vector>
+#include <limits>
 
+#include "emu/isa.hpp"
+#include "formats/element.hpp"
 #include "nvdla/precision/fp16.hpp"
 #include "precision/cpu.hpp"
 
@@ -17,260 +29,677 @@
 #endif
 
 namespace nvdla::detail {
-namespace {
-
-constexpr uint32_t kLanes = 16;  // fp16 channels in a 32-byte atom
 
 #if defined(__x86_64__)
+namespace {
 
-#define NVDLA_SIMD __attribute__((target("avx2,f16c")))
+#define NVDLA_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define NVDLA_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")))
 
-// In-place transpose of an 8x8 matrix of 16-bit elements held in 8 registers.
-NVDLA_SIMD inline void transpose8x8_epi16(__m128i* r) {
-    const __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpackhi_epi16(r[0], r[1]);
-    const __m128i t2 = _mm_unpacklo_epi16(r[2], r[3]), t3 = _mm_unpackhi_epi16(r[2], r[3]);
-    const __m128i t4 = _mm_unpacklo_epi16(r[4], r[5]), t5 = _mm_unpackhi_epi16(r[4], r[5]);
-    const __m128i t6 = _mm_unpacklo_epi16(r[6], r[7]), t7 = _mm_unpackhi_epi16(r[6], r[7]);
-    const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
-    const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
-    const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
-    const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
-    r[0] = _mm_unpacklo_epi64(u0, u4);
-    r[1] = _mm_unpackhi_epi64(u0, u4);
-    r[2] = _mm_unpacklo_epi64(u1, u5);
-    r[3] = _mm_unpackhi_epi64(u1, u5);
-    r[4] = _mm_unpacklo_epi64(u2, u6);
-    r[5] = _mm_unpackhi_epi64(u2, u6);
-    r[6] = _mm_unpacklo_epi64(u3, u7);
-    r[7] = _mm_unpackhi_epi64(u3, u7);
+using emu::IsaLevel;
+
+// Bytes of the tile buffer (k rows of `tile` surface elements, as many bytes as `tile` atoms):
+// measured best (docs/emu/performance.md) at 8 KiB for packing, whose next tile's host runs
+// are prefetched into L1 meanwhile, and 16 KiB for unpacking, whose host runs are streamed out.
+constexpr uint32_t kPackTileBytes = 8192;
+constexpr uint32_t kUnpackTileBytes = 16384;
+// Host bytes of one pack tile at most (all k runs, prefetched a tile ahead into L1).
+constexpr uint32_t kPackHostBytes = 16384;
+// Outputs at least this large are written with non-temporal stores: they do not stay in the
+// caches anyway, and such stores do not read the lines they fill.
+constexpr uint64_t kStreamBytes = uint64_t(4) << 20;
+
+// GCC's unmasked forms of some AVX-512 intrinsics pass an undefined vector through, which
+// -Wmaybe-uninitialized reports; the maskz forms with every lane set do not.
+constexpr __mmask8 kAll8 = 0xff;
+constexpr __mmask16 kAll16 = 0xffff;
+
+// ---- Row conversions ----
+// Pack: n host elements -> n surface elements. Unpack: n surface elements -> n host elements,
+// with non-temporal stores where `stream` and the destination is aligned.
+using PackRowFn = void (*)(const void* in, void* out, uint32_t n, double scale);
+using UnpackRowFn = void (*)(const void* in, void* out, uint32_t n, bool stream);
+
+uint16_t saturated(uint16_t h) {
+    return fp16::is_inf(h) ? static_cast<uint16_t>((h & 0x8000) | fp16::kMaxFinite) : h;
 }
 
-// One line of one surface from NCHW rows: rows[j] is channel c0 + j at (n, h, 0).
-// Rows of one plane are often a multiple of 4 KiB apart (224 x 224 floats is), so the 16 rows'
-// cache lines compete for the same L1 sets: 16 pixels at a time use each line whole (64 bytes)
-// while it is still there, instead of coming back to it for its second half.
-NVDLA_SIMD void pack_line_nchw(const float* const* rows, uint32_t valid, uint32_t width,
-                               uint8_t* line) {
-    uint32_t w = 0;
-    for (; w + 16 <= width; w += 16) {
-        __m128i v[2][kLanes];
-        // 16 streams are more than the hardware prefetchers follow: ask for each row's data
-        // 4 lines ahead (past the row's end that is the next line's row, read next).
-        for (uint32_t j = 0; j < valid; ++j)
-            _mm_prefetch(reinterpret_cast<const char*>(rows[j] + w + 64), _MM_HINT_T0);
-        for (uint32_t j = 0; j < kLanes; ++j) {
-            if (j < valid) {
-                v[0][j] = _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w), _MM_FROUND_TO_NEAREST_INT);
-                v[1][j] =
-                    _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w + 8), _MM_FROUND_TO_NEAREST_INT);
-            } else {
-                v[0][j] = v[1][j] = _mm_setzero_si128();
-            }
-        }
-        for (uint32_t half = 0; half < 2; ++half) {
-            transpose8x8_epi16(v[half]);
-            transpose8x8_epi16(v[half] + 8);
-            for (uint32_t i = 0; i < 8; ++i) {
-                auto* atom = reinterpret_cast<__m128i*>(line + (w + 8 * half + i) * 32);
-                _mm_storeu_si128(atom, v[half][i]);
-                _mm_storeu_si128(atom + 1, v[half][8 + i]);
-            }
-        }
-    }
-    for (; w + 8 <= width; w += 8) {
-        __m128i v[kLanes];
-        for (uint32_t j = 0; j < kLanes; ++j)
-            v[j] = j < valid
-                       ? _mm256_cvtps_ph(_mm256_loadu_ps(rows[j] + w), _MM_FROUND_TO_NEAREST_INT)
-                       : _mm_setzero_si128();
-        transpose8x8_epi16(v);
-        transpose8x8_epi16(v + 8);
-        for (uint32_t i = 0; i < 8; ++i) {
-            auto* atom = reinterpret_cast<__m128i*>(line + (w + i) * 32);
-            _mm_storeu_si128(atom, v[i]);
-            _mm_storeu_si128(atom + 1, v[8 + i]);
-        }
-    }
-    for (; w < width; ++w) {
-        uint16_t atom[kLanes] = {};
-        for (uint32_t j = 0; j < valid; ++j) atom[j] = fp16::from_float(rows[j][w]);
-        std::memcpy(line + w * 32, atom, sizeof atom);
-    }
+// element.cpp's to_integer: half away from zero, clamped; NaN becomes 0.
+template <class T>
+T scaled_integer(float v, double scale) {
+    const double x = double(v) * scale;
+    if (std::isnan(x)) return 0;
+    return static_cast<T>(std::clamp(std::round(x), double(std::numeric_limits<T>::min()),
+                                     double(std::numeric_limits<T>::max())));
 }
 
-// Copies n floats with non-temporal stores where dst is 32-byte aligned: the host tensor is
-// written once here and not read back, so its cache lines need not be fetched first.
-NVDLA_SIMD void stream_copy(float* dst, const float* src, uint32_t n) {
+NVDLA_AVX2 __m128i saturated_avx2(__m128i h) {
+    const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
+    const __m128i inf = _mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7c00));
+    const __m128i max = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(int16_t(0x8000))),
+                                     _mm_set1_epi16(fp16::kMaxFinite));
+    return _mm_blendv_epi8(h, max, inf);
+}
+
+template <bool Saturate>
+NVDLA_AVX2 void fp32_to_fp16_avx2(const void* in, void* out, uint32_t n, double) {
+    const auto* s = static_cast<const float*>(in);
+    auto* d = static_cast<uint16_t*>(out);
     uint32_t i = 0;
-    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
-    for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
-    for (; i < n; ++i) dst[i] = src[i];
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+        if constexpr (Saturate) h = saturated_avx2(h);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
+    }
+    for (; i < n; ++i) d[i] = Saturate ? saturated(fp16::from_float(s[i])) : fp16::from_float(s[i]);
 }
 
-// Where every row is 16-byte aligned: 16 pixels at a time, each channel's 64 bytes written at
-// once with non-temporal stores, which need no cache line (the 4 KiB aliasing of the rows does
-// not matter to them) and fill a write-combining buffer whole. Returns the pixels done.
-NVDLA_SIMD uint32_t unpack_line_nchw_streaming(const uint8_t* line, uint32_t valid, uint32_t width,
-                                               float* const* rows) {
-    uint32_t w = 0;
-    for (; w + 16 <= width; w += 16) {
-        __m128i v[2][kLanes];
-        for (uint32_t half = 0; half < 2; ++half) {
-            for (uint32_t i = 0; i < 8; ++i) {
-                const auto* atom = reinterpret_cast<const __m128i*>(line + (w + 8 * half + i) * 32);
-                v[half][i] = _mm_loadu_si128(atom);
-                v[half][8 + i] = _mm_loadu_si128(atom + 1);
-            }
-            transpose8x8_epi16(v[half]);
-            transpose8x8_epi16(v[half] + 8);
+template <bool Saturate>
+NVDLA_AVX512 void fp32_to_fp16_avx512(const void* in, void* out, uint32_t n, double scale) {
+    const auto* s = static_cast<const float*>(in);
+    auto* d = static_cast<uint16_t*>(out);
+    uint32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i h =
+            _mm512_maskz_cvtps_ph(kAll16, _mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+        if constexpr (Saturate) {
+            const __m256i magnitude = _mm256_and_si256(h, _mm256_set1_epi16(0x7fff));
+            const __mmask16 inf = _mm256_cmpeq_epi16_mask(magnitude, _mm256_set1_epi16(0x7c00));
+            const __m256i max =
+                _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16(int16_t(0x8000))),
+                                _mm256_set1_epi16(fp16::kMaxFinite));
+            h = _mm256_mask_blend_epi16(inf, h, max);
         }
-        for (uint32_t j = 0; j < valid; ++j) {
-            const __m256 a = _mm256_cvtph_ps(v[0][j]), b = _mm256_cvtph_ps(v[1][j]);
-            float* dst = rows[j] + w;
-            _mm_stream_ps(dst, _mm256_castps256_ps128(a));
-            _mm_stream_ps(dst + 4, _mm256_extractf128_ps(a, 1));
-            _mm_stream_ps(dst + 8, _mm256_castps256_ps128(b));
-            _mm_stream_ps(dst + 12, _mm256_extractf128_ps(b, 1));
-        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), h);
     }
-    return w;
+    fp32_to_fp16_avx2<Saturate>(s + i, d + i, n - i, scale);
 }
 
-// The same 4 KiB aliasing: 16 rows written side by side would fight over the same L1 sets, so
-// the line is transposed into a line-sized scratch buffer first, then each channel's row goes
-// out in one sequential run.
-NVDLA_SIMD void unpack_line_nchw(const uint8_t* line, uint32_t valid, uint32_t width,
-                                 float* const* rows, float* scratch) {
-    bool aligned = true;
-    for (uint32_t j = 0; j < valid; ++j)
-        aligned &= (reinterpret_cast<uintptr_t>(rows[j]) & 15) == 0;
-    if (aligned) {
-        const uint32_t done = unpack_line_nchw_streaming(line, valid, width, rows);
-        for (uint32_t w = done; w < width; ++w) {
-            uint16_t atom[kLanes];
-            std::memcpy(atom, line + w * 32, sizeof atom);
-            for (uint32_t j = 0; j < valid; ++j) rows[j][w] = fp16::to_float(atom[j]);
-        }
-        return;
+NVDLA_AVX2 void saturate_fp16_avx2(const void* in, void* out, uint32_t n, double) {
+    const auto* s = static_cast<const uint16_t*>(in);
+    auto* d = static_cast<uint16_t*>(out);
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), saturated_avx2(h));
     }
-    uint32_t w = 0;
-    for (; w + 8 <= width; w += 8) {
-        __m128i v[kLanes];
-        for (uint32_t i = 0; i < 8; ++i) {
-            const auto* atom = reinterpret_cast<const __m128i*>(line + (w + i) * 32);
-            v[i] = _mm_loadu_si128(atom);
-            v[8 + i] = _mm_loadu_si128(atom + 1);
+    for (; i < n; ++i) d[i] = saturated(s[i]);
+}
+
+template <uint32_t Bytes>
+void copy_row(const void* in, void* out, uint32_t n, double) {
+    std::memcpy(out, in, size_t(n) * Bytes);
+}
+
+// round(v * scale) half away from zero, clamped to [lo, hi], NaN as 0, for 8 floats, with the
+// result of element.cpp's double arithmetic. v * scale = p + e exactly (p the float product, e
+// its rounding error from an FMA; e is inexact only where the product is far too small to
+// round away from 0). p's fraction is a multiple of its ulp and |e| at most half an ulp, so e
+// only decides where p's fraction is exactly one half: the tie goes away from zero unless e
+// points back towards it.
+NVDLA_AVX2 __m256i scaled_int32_avx2(__m256 v, __m256 scale, __m256 lo, __m256 hi) {
+    const __m256 sign_bit = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 p = _mm256_mul_ps(v, scale);
+    const __m256 e = _mm256_fmsub_ps(v, scale, p);
+    const __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 fraction = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(p, t));
+    const __m256 sign = _mm256_and_ps(p, sign_bit);
+    const __m256 e_outward = _mm256_cmp_ps(_mm256_xor_ps(e, sign), _mm256_setzero_ps(), _CMP_GE_OQ);
+    const __m256 away =
+        _mm256_or_ps(_mm256_cmp_ps(fraction, half, _CMP_GT_OQ),
+                     _mm256_and_ps(_mm256_cmp_ps(fraction, half, _CMP_EQ_OQ), e_outward));
+    __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, _mm256_or_ps(sign, _mm256_set1_ps(1.0f))));
+    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+    r = _mm256_andnot_ps(_mm256_cmp_ps(p, p, _CMP_UNORD_Q), r);
+    return _mm256_cvtps_epi32(r);
+}
+
+template <class T>
+NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double scale) {
+    const auto* s = static_cast<const float*>(in);
+    auto* d = static_cast<T*>(out);
+    const __m256 k = _mm256_set1_ps(float(scale));  // scale is a float widened
+    const __m256 lo = _mm256_set1_ps(std::numeric_limits<T>::min());
+    const __m256 hi = _mm256_set1_ps(std::numeric_limits<T>::max());
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i ints = scaled_int32_avx2(_mm256_loadu_ps(s + i), k, lo, hi);
+        const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(ints),
+                                              _mm256_extracti128_si256(ints, 1));  // in range
+        if constexpr (sizeof(T) == 1)
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(d + i), _mm_packs_epi16(words, words));
+        else
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), words);
+    }
+    for (; i < n; ++i) d[i] = scaled_integer<T>(s[i], scale);
+}
+
+// The same for 16 floats.
+NVDLA_AVX512 __m512i scaled_int32_avx512(__m512 v, __m512 scale, __m512 lo, __m512 hi) {
+    const __m512 sign_bit = _mm512_set1_ps(-0.0f), half = _mm512_set1_ps(0.5f);
+    const __m512 p = _mm512_mul_ps(v, scale);
+    const __m512 e = _mm512_fmsub_ps(v, scale, p);
+    const __m512 t = _mm512_maskz_roundscale_ps(kAll16, p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m512 fraction = _mm512_andnot_ps(sign_bit, _mm512_sub_ps(p, t));
+    const __m512 sign = _mm512_and_ps(p, sign_bit);
+    const __mmask16 e_outward =
+        _mm512_cmp_ps_mask(_mm512_xor_ps(e, sign), _mm512_setzero_ps(), _CMP_GE_OQ);
+    const __mmask16 away = _mm512_cmp_ps_mask(fraction, half, _CMP_GT_OQ) |
+                           (_mm512_cmp_ps_mask(fraction, half, _CMP_EQ_OQ) & e_outward);
+    __m512 r = _mm512_mask_add_ps(t, away, t, _mm512_or_ps(sign, _mm512_set1_ps(1.0f)));
+    r = _mm512_maskz_min_ps(kAll16, _mm512_maskz_max_ps(kAll16, r, lo), hi);
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), _mm512_setzero_ps());
+    return _mm512_maskz_cvtps_epi32(kAll16, r);
+}
+
+template <class T>
+NVDLA_AVX512 void fp32_to_int_avx512(const void* in, void* out, uint32_t n, double scale) {
+    const auto* s = static_cast<const float*>(in);
+    auto* d = static_cast<T*>(out);
+    const __m512 k = _mm512_set1_ps(float(scale));
+    const __m512 lo = _mm512_set1_ps(std::numeric_limits<T>::min());
+    const __m512 hi = _mm512_set1_ps(std::numeric_limits<T>::max());
+    uint32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i ints = scaled_int32_avx512(_mm512_loadu_ps(s + i), k, lo, hi);
+        if constexpr (sizeof(T) == 1)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                             _mm512_maskz_cvtepi32_epi8(kAll16, ints));
+        else
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
+                                _mm512_maskz_cvtepi32_epi16(kAll16, ints));
+    }
+    fp32_to_int_avx2<T>(s + i, d + i, n - i, scale);
+}
+
+NVDLA_AVX512 void fp16_to_fp32_avx512(const void* in, void* out, uint32_t n, bool stream) {
+    const auto* s = static_cast<const uint16_t*>(in);
+    auto* d = static_cast<float*>(out);
+    uint32_t i = 0;
+    if (stream)
+        for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 63) != 0; ++i)
+            d[i] = fp16::to_float(s[i]);
+    for (; i + 16 <= n; i += 16) {
+        const __m512 f = _mm512_maskz_cvtph_ps(
+            kAll16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+        if (stream)
+            _mm512_stream_ps(d + i, f);
+        else
+            _mm512_storeu_ps(d + i, f);
+    }
+    for (; i < n; ++i) d[i] = fp16::to_float(s[i]);
+}
+
+NVDLA_AVX2 void fp16_to_fp32_avx2(const void* in, void* out, uint32_t n, bool stream) {
+    const auto* s = static_cast<const uint16_t*>(in);
+    auto* d = static_cast<float*>(out);
+    uint32_t i = 0;
+    if (stream)
+        for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 31) != 0; ++i)
+            d[i] = fp16::to_float(s[i]);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+        if (stream)
+            _mm256_stream_ps(d + i, f);
+        else
+            _mm256_storeu_ps(d + i, f);
+    }
+    for (; i < n; ++i) d[i] = fp16::to_float(s[i]);
+}
+
+template <uint32_t Bytes>
+NVDLA_AVX2 void copy_row_streaming(const void* in, void* out, uint32_t n, bool stream) {
+    const auto* s = static_cast<const uint8_t*>(in);
+    auto* d = static_cast<uint8_t*>(out);
+    const size_t bytes = size_t(n) * Bytes;
+    size_t i = 0;
+    if (stream) {
+        const size_t head =
+            std::min<size_t>(bytes, (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32);
+        std::memcpy(d, s, head);
+        for (i = head; i + 32 <= bytes; i += 32)
+            _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i),
+                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+    }
+    std::memcpy(d + i, s + i, bytes - i);
+}
+
+// ---- Transposes between the tile buffer (k rows `pitch` bytes apart) and `count` atoms ----
+
+struct AtomShape {
+    uint32_t lanes;          // k: elements per atom
+    uint32_t element_bytes;  // 1 or 2
+};
+using ToAtomsFn = void (*)(const uint8_t* rows, uint32_t pitch, uint32_t count, uint8_t* atoms,
+                           bool stream, AtomShape shape);
+using FromAtomsFn = void (*)(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint32_t pitch,
+                             AtomShape shape);
+
+void to_atoms_scalar(const uint8_t* rows, uint32_t pitch, uint32_t count, uint8_t* atoms, bool,
+                     AtomShape shape) {
+    const uint32_t e = shape.element_bytes, atom = shape.lanes * e;
+    for (uint32_t p = 0; p < count; ++p)
+        for (uint32_t j = 0; j < shape.lanes; ++j)
+            std::memcpy(atoms + p * atom + j * e, rows + j * pitch + p * e, e);
+}
+
+void from_atoms_scalar(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint32_t pitch,
+                       AtomShape shape) {
+    const uint32_t e = shape.element_bytes, atom = shape.lanes * e;
+    for (uint32_t p = 0; p < count; ++p)
+        for (uint32_t j = 0; j < shape.lanes; ++j)
+            std::memcpy(rows + j * pitch + p * e, atoms + p * atom + j * e, e);
+}
+
+#define NVDLA_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+
+// In-place transposes of the two 128-bit lanes of 8 registers at once: 8x8 16-bit elements,
+// and (of 16 registers) 16x16 bytes. Lane 0 of the inputs forms lane 0 of the outputs.
+NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
+    const __m256i t0 = _mm256_unpacklo_epi16(r[0], r[1]), t1 = _mm256_unpackhi_epi16(r[0], r[1]);
+    const __m256i t2 = _mm256_unpacklo_epi16(r[2], r[3]), t3 = _mm256_unpackhi_epi16(r[2], r[3]);
+    const __m256i t4 = _mm256_unpacklo_epi16(r[4], r[5]), t5 = _mm256_unpackhi_epi16(r[4], r[5]);
+    const __m256i t6 = _mm256_unpacklo_epi16(r[6], r[7]), t7 = _mm256_unpackhi_epi16(r[6], r[7]);
+    const __m256i u0 = _mm256_unpacklo_epi32(t0, t2), u1 = _mm256_unpackhi_epi32(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi32(t1, t3), u3 = _mm256_unpackhi_epi32(t1, t3);
+    const __m256i u4 = _mm256_unpacklo_epi32(t4, t6), u5 = _mm256_unpackhi_epi32(t4, t6);
+    const __m256i u6 = _mm256_unpacklo_epi32(t5, t7), u7 = _mm256_unpackhi_epi32(t5, t7);
+    r[0] = _mm256_unpacklo_epi64(u0, u4);
+    r[1] = _mm256_unpackhi_epi64(u0, u4);
+    r[2] = _mm256_unpacklo_epi64(u1, u5);
+    r[3] = _mm256_unpackhi_epi64(u1, u5);
+    r[4] = _mm256_unpacklo_epi64(u2, u6);
+    r[5] = _mm256_unpackhi_epi64(u2, u6);
+    r[6] = _mm256_unpacklo_epi64(u3, u7);
+    r[7] = _mm256_unpackhi_epi64(u3, u7);
+}
+
+NVDLA_AVX2_INLINE void transpose16x16_epi8(__m256i* r) {
+    __m256i a[16], b[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 8; ++i) {  // a[2i + h]: byte pairs of rows 2i, 2i+1, columns 8h..8h+7
+        a[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < 4; ++m) {  // b[4m + q]: rows 4m..4m+3 of columns 4q..4q+3
+        b[4 * m] = _mm256_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
+        b[4 * m + 1] = _mm256_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
+        b[4 * m + 2] = _mm256_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
+        b[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
+    }
+#pragma GCC unroll 16
+    for (int p = 0; p < 2; ++p)  // a[8p + s]: rows 8p..8p+7 of columns 2s, 2s+1
+#pragma GCC unroll 16
+        for (int q = 0; q < 4; ++q) {
+            a[8 * p + 2 * q] = _mm256_unpacklo_epi32(b[8 * p + q], b[8 * p + 4 + q]);
+            a[8 * p + 2 * q + 1] = _mm256_unpackhi_epi32(b[8 * p + q], b[8 * p + 4 + q]);
         }
+#pragma GCC unroll 16
+    for (int s = 0; s < 8; ++s) {
+        r[2 * s] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
+        r[2 * s + 1] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
+    }
+}
+
+NVDLA_AVX2_INLINE __m128i load128(const uint8_t* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+NVDLA_AVX2_INLINE __m256i load256(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+// 16 bytes at lo in lane 0, 16 at hi in lane 1.
+NVDLA_AVX2_INLINE __m256i load_lanes(const uint8_t* lo, const uint8_t* hi) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(load128(lo)), load128(hi), 1);
+}
+NVDLA_AVX2_INLINE void store_lanes(__m256i v, uint8_t* lo, uint8_t* hi) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(v, 1));
+}
+// How atoms are stored: non-temporal where asked for and as aligned as the atoms allow (large
+// buffers from malloc start 16 bytes into a page).
+enum class AtomStore { Cached, Stream16, Stream32 };
+
+AtomStore atom_store(const uint8_t* atoms, bool stream) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(atoms);
+    if (!stream || address % 16 != 0) return AtomStore::Cached;
+    return address % 32 == 0 ? AtomStore::Stream32 : AtomStore::Stream16;
+}
+
+NVDLA_AVX2_INLINE void store_atom(uint8_t* p, __m256i v, AtomStore how) {
+    if (how == AtomStore::Stream32) {
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+    } else if (how == AtomStore::Stream16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p + 16), _mm256_extracti128_si256(v, 1));
+    } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    }
+}
+
+// 16 lanes of 16 bits (fp16 and int16 on 32-byte atoms), 8 pixels at a time: lane 0 carries
+// channels 0..7, lane 1 channels 8..15, so each transposed register is one whole atom.
+NVDLA_AVX2 void to_atoms_16x16bit(const uint8_t* rows, uint32_t pitch, uint32_t count,
+                                  uint8_t* atoms, bool stream, AtomShape shape) {
+    const AtomStore how = atom_store(atoms, stream);
+    uint32_t p = 0;
+    for (; p + 8 <= count; p += 8) {
+        __m256i v[8];
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 8; ++j)
+            v[j] = load_lanes(rows + j * pitch + p * 2, rows + (8 + j) * pitch + p * 2);
         transpose8x8_epi16(v);
-        transpose8x8_epi16(v + 8);
-        for (uint32_t j = 0; j < valid; ++j)
-            _mm256_storeu_ps(scratch + j * width + w, _mm256_cvtph_ps(v[j]));
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 8; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
     }
-    for (; w < width; ++w) {
-        uint16_t atom[kLanes];
-        std::memcpy(atom, line + w * 32, sizeof atom);
-        for (uint32_t j = 0; j < valid; ++j) scratch[j * width + w] = fp16::to_float(atom[j]);
-    }
-    for (uint32_t j = 0; j < valid; ++j) stream_copy(rows[j], scratch + j * width, width);
+    to_atoms_scalar(rows + p * 2, pitch, count - p, atoms + p * 32, false, shape);
 }
 
-// One atom from NHWC: `valid` consecutive floats, zero padded.
-NVDLA_SIMD inline void pack_atom_nhwc(const float* px, uint32_t valid, uint8_t* atom) {
-    if (valid == kLanes) {
-        const __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(px), _MM_FROUND_TO_NEAREST_INT);
-        const __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(px + 8), _MM_FROUND_TO_NEAREST_INT);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(atom), lo);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(atom) + 1, hi);
-        return;
+NVDLA_AVX2 void from_atoms_16x16bit(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                    uint32_t pitch, AtomShape shape) {
+    uint32_t p = 0;
+    for (; p + 8 <= count; p += 8) {
+        __m256i v[8];
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 8; ++i) v[i] = load256(atoms + (p + i) * 32);
+        transpose8x8_epi16(v);
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 8; ++j)
+            store_lanes(v[j], rows + j * pitch + p * 2, rows + (8 + j) * pitch + p * 2);
     }
-    uint16_t halves[kLanes] = {};
-    for (uint32_t j = 0; j < valid; ++j) halves[j] = fp16::from_float(px[j]);
-    std::memcpy(atom, halves, sizeof halves);
+    from_atoms_scalar(atoms + p * 32, count - p, rows + p * 2, pitch, shape);
 }
 
-NVDLA_SIMD inline void unpack_atom_nhwc(const uint8_t* atom, uint32_t valid, float* px) {
-    if (valid == kLanes) {
-        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(atom));
-        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(atom) + 1);
-        _mm256_storeu_ps(px, _mm256_cvtph_ps(lo));
-        _mm256_storeu_ps(px + 8, _mm256_cvtph_ps(hi));
-        return;
+// 32 lanes of 8 bits (int8 on 32-byte atoms), 16 pixels at a time: lane 0 carries channels
+// 0..15, lane 1 channels 16..31.
+NVDLA_AVX2 void to_atoms_32x8bit(const uint8_t* rows, uint32_t pitch, uint32_t count,
+                                 uint8_t* atoms, bool stream, AtomShape shape) {
+    const AtomStore how = atom_store(atoms, stream);
+    uint32_t p = 0;
+    for (; p + 16 <= count; p += 16) {
+        __m256i v[16];
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 16; ++j)
+            v[j] = load_lanes(rows + j * pitch + p, rows + (16 + j) * pitch + p);
+        transpose16x16_epi8(v);
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
     }
-    uint16_t halves[kLanes];
-    std::memcpy(halves, atom, sizeof halves);
-    for (uint32_t j = 0; j < valid; ++j) px[j] = fp16::to_float(halves[j]);
+    to_atoms_scalar(rows + p, pitch, count - p, atoms + p * 32, false, shape);
 }
 
-bool applies(const FeatureCube& cube) {
-    return cpu_has_avx2() && cube.precision == Precision::Fp16 &&
-           cube.channels_per_surface() == kLanes;
+NVDLA_AVX2 void from_atoms_32x8bit(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                   uint32_t pitch, AtomShape shape) {
+    uint32_t p = 0;
+    for (; p + 16 <= count; p += 16) {
+        __m256i v[16];
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 16; ++i) v[i] = load256(atoms + (p + i) * 32);
+        transpose16x16_epi8(v);
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 16; ++j)
+            store_lanes(v[j], rows + j * pitch + p, rows + (16 + j) * pitch + p);
+    }
+    from_atoms_scalar(atoms + p * 32, count - p, rows + p, pitch, shape);
 }
 
-#endif  // __x86_64__
+// 8 lanes of 8 bits (int8 on nv_small's 8-byte atoms), 32 pixels at a time: lane 0 carries
+// pixels 0..15, lane 1 pixels 16..31; rows 8..15 of each 16x16 block are zero.
+NVDLA_AVX2 void to_atoms_8x8bit(const uint8_t* rows, uint32_t pitch, uint32_t count, uint8_t* atoms,
+                                bool, AtomShape shape) {
+    uint32_t p = 0;
+    for (; p + 32 <= count; p += 32) {
+        __m256i v[16];
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 8; ++j) {
+            v[j] = load256(rows + j * pitch + p);
+            v[8 + j] = _mm256_setzero_si256();
+        }
+        transpose16x16_epi8(v);
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 16; ++i) {
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(atoms + (p + i) * 8),
+                             _mm256_castsi256_si128(v[i]));
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(atoms + (p + 16 + i) * 8),
+                             _mm256_extracti128_si256(v[i], 1));
+        }
+    }
+    to_atoms_scalar(rows + p, pitch, count - p, atoms + p * 8, false, shape);
+}
+
+NVDLA_AVX2 void from_atoms_8x8bit(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                  uint32_t pitch, AtomShape shape) {
+    uint32_t p = 0;
+    for (; p + 32 <= count; p += 32) {
+        __m256i v[16];
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 16; ++i) {
+            const auto* lo = reinterpret_cast<const __m128i*>(atoms + (p + i) * 8);
+            const auto* hi = reinterpret_cast<const __m128i*>(atoms + (p + 16 + i) * 8);
+            v[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadl_epi64(lo)),
+                                           _mm_loadl_epi64(hi), 1);
+        }
+        transpose16x16_epi8(v);
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 8; ++j)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows + j * pitch + p), v[j]);
+    }
+    from_atoms_scalar(atoms + p * 8, count - p, rows + p, pitch, shape);
+}
+
+// ---- Choosing the kernels ----
+
+struct Plan {
+    PackRowFn pack_row = nullptr;
+    UnpackRowFn unpack_row = nullptr;
+    ToAtomsFn to_atoms = to_atoms_scalar;
+    FromAtomsFn from_atoms = from_atoms_scalar;
+    AtomShape shape{};
+};
+
+// Vector forms need AVX2 with F16C (every AVX2 CPU has it) at the emulator's level.
+bool vector_level(IsaLevel* level) {
+    *level = emu::isa_level();
+    return *level != IsaLevel::Scalar && cpu_has_avx2();
+}
+
+void choose_transposes(const FeatureCube& cube, Plan& plan) {
+    plan.shape = {cube.channels_per_surface(), cube.bytes_per_element()};
+    const AtomShape s = plan.shape;
+    if (s.element_bytes == 2 && s.lanes == 16) {
+        plan.to_atoms = to_atoms_16x16bit;
+        plan.from_atoms = from_atoms_16x16bit;
+    } else if (s.element_bytes == 1 && s.lanes == 32) {
+        plan.to_atoms = to_atoms_32x8bit;
+        plan.from_atoms = from_atoms_32x8bit;
+    } else if (s.element_bytes == 1 && s.lanes == 8) {
+        plan.to_atoms = to_atoms_8x8bit;
+        plan.from_atoms = from_atoms_8x8bit;
+    }
+}
+
+PackRowFn pack_row_for(HostType from, Precision to, const ConvertOptions& opt, IsaLevel level) {
+    if (opt.stats) return nullptr;  // counting is the element-wise path's
+    const bool avx512 = level == IsaLevel::Avx512;
+    const bool unscaled = opt.quant_scale == 1.0f;
+    if (from == HostType::Float32 && to == Precision::Fp16 && unscaled) {
+        if (opt.saturate_fp16) return avx512 ? fp32_to_fp16_avx512<true> : fp32_to_fp16_avx2<true>;
+        return avx512 ? fp32_to_fp16_avx512<false> : fp32_to_fp16_avx2<false>;
+    }
+    if (from == HostType::Float32 && to == Precision::Int8)
+        return avx512 ? fp32_to_int_avx512<int8_t> : fp32_to_int_avx2<int8_t>;
+    if (from == HostType::Float32 && to == Precision::Int16)
+        return avx512 ? fp32_to_int_avx512<int16_t> : fp32_to_int_avx2<int16_t>;
+    if (from == HostType::Float16 && to == Precision::Fp16 && unscaled)
+        return opt.saturate_fp16 ? saturate_fp16_avx2 : copy_row<2>;
+    if (from == HostType::Int8 && to == Precision::Int8 && unscaled) return copy_row<1>;
+    if (from == HostType::Int16 && to == Precision::Int16 && unscaled) return copy_row<2>;
+    return nullptr;
+}
+
+UnpackRowFn unpack_row_for(Precision from, HostType to, const ConvertOptions& opt, IsaLevel level) {
+    if (opt.stats || opt.quant_scale != 1.0f) return nullptr;
+    if (from == Precision::Fp16 && to == HostType::Float32)
+        return level == IsaLevel::Avx512 ? fp16_to_fp32_avx512 : fp16_to_fp32_avx2;
+    if (from == Precision::Fp16 && to == HostType::Float16 && !opt.saturate_fp16)
+        return copy_row_streaming<2>;
+    if (from == Precision::Int8 && to == HostType::Int8) return copy_row_streaming<1>;
+    if (from == Precision::Int16 && to == HostType::Int16) return copy_row_streaming<2>;
+    return nullptr;
+}
+
+void prefetch(const uint8_t* p, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + i), _MM_HINT_T0);
+}
+
+// ---- The walks ----
+
+void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube, uint8_t* dst,
+               const Plan& plan, double scale) {
+    const uint32_t k = plan.shape.lanes, e = plan.shape.element_bytes;
+    // As many pixels as fill the buffer, or as many whose host runs (prefetched a tile ahead)
+    // fill half of L1, whichever is less.
+    const uint32_t tile =
+        std::min(kPackTileBytes / cube.atom_bytes, kPackHostBytes / (k * host_bytes));
+    const uint32_t pitch = tile * e;
+    const uint64_t plane = uint64_t(cube.height) * cube.width;
+    const bool stream = cube.size_bytes() >= kStreamBytes;
+    alignas(64) uint8_t buffer[kPackTileBytes];
+    for (uint32_t n = 0; n < cube.batches; ++n)
+        for (uint32_t s = 0; s < cube.surfaces(); ++s) {
+            const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
+            std::memset(buffer + valid * pitch, 0, (k - valid) * pitch);  // padding channels
+            const uint8_t* rows = host + (uint64_t(n) * cube.channels + c0) * plane * host_bytes;
+            uint8_t* surface = dst + n * cube.batch_stride + s * cube.surface_stride;
+            for (uint64_t p0 = 0; p0 < plane; p0 += tile) {
+                const uint32_t count = uint32_t(std::min<uint64_t>(tile, plane - p0));
+                for (uint32_t j = 0; j < valid; ++j) {
+                    const uint8_t* run = rows + (j * plane + p0) * host_bytes;
+                    plan.pack_row(run, buffer + j * pitch, count, scale);
+                    // The next tile's run now: k streams are more than the prefetchers follow.
+                    if (p0 + tile < plane)
+                        prefetch(run + tile * host_bytes,
+                                 std::min<uint64_t>(tile, plane - p0 - tile) * host_bytes);
+                }
+                for (uint64_t p = p0, end = p0 + count; p < end;) {
+                    const uint32_t h = uint32_t(p / cube.width), w = uint32_t(p % cube.width);
+                    const uint32_t len = uint32_t(std::min<uint64_t>(cube.width - w, end - p));
+                    plan.to_atoms(buffer + (p - p0) * e, pitch, len,
+                                  surface + h * cube.line_stride + uint64_t(w) * cube.atom_bytes,
+                                  stream, plan.shape);
+                    p += len;
+                }
+            }
+        }
+    if (stream) _mm_sfence();  // the non-temporal stores, before anyone reads the cube
+}
+
+void unpack_nchw(const uint8_t* src, const FeatureCube& cube, uint8_t* host, uint32_t host_bytes,
+                 const Plan& plan) {
+    const uint32_t k = plan.shape.lanes, e = plan.shape.element_bytes;
+    const uint32_t tile = kUnpackTileBytes / cube.atom_bytes, pitch = tile * e;
+    const uint64_t plane = uint64_t(cube.height) * cube.width;
+    const bool stream = uint64_t(cube.batches) * cube.channels * plane * host_bytes >= kStreamBytes;
+    alignas(64) uint8_t buffer[kUnpackTileBytes];
+    for (uint32_t n = 0; n < cube.batches; ++n)
+        for (uint32_t s = 0; s < cube.surfaces(); ++s) {
+            const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
+            uint8_t* rows = host + (uint64_t(n) * cube.channels + c0) * plane * host_bytes;
+            const uint8_t* surface = src + n * cube.batch_stride + s * cube.surface_stride;
+            for (uint64_t p0 = 0; p0 < plane; p0 += tile) {
+                const uint32_t count = uint32_t(std::min<uint64_t>(tile, plane - p0));
+                for (uint64_t p = p0, end = p0 + count; p < end;) {
+                    const uint32_t h = uint32_t(p / cube.width), w = uint32_t(p % cube.width);
+                    const uint32_t len = uint32_t(std::min<uint64_t>(cube.width - w, end - p));
+                    plan.from_atoms(surface + h * cube.line_stride + uint64_t(w) * cube.atom_bytes,
+                                    len, buffer + (p - p0) * e, pitch, plan.shape);
+                    p += len;
+                }
+                for (uint32_t j = 0; j < valid; ++j)
+                    plan.unpack_row(buffer + j * pitch, rows + (j * plane + p0) * host_bytes, count,
+                                    stream);
+            }
+        }
+    if (stream) _mm_sfence();
+}
 
 }  // namespace
 
-#if defined(__x86_64__)
-
-bool pack_fp32_to_fp16(const float* src, HostLayout layout, const FeatureCube& cube, uint8_t* dst) {
-    if (!applies(cube)) return false;
-    const uint64_t plane = uint64_t(cube.height) * cube.width;
-    for (uint32_t n = 0; n < cube.batches; ++n) {
-        const float* batch = src + uint64_t(n) * cube.channels * plane;
+bool pack_feature_vector(const ConstTensorView& src, const FeatureCube& cube, uint8_t* dst,
+                         const ConvertOptions& opt) {
+    IsaLevel level;
+    if (!vector_level(&level)) return false;
+    Plan plan;
+    plan.pack_row = pack_row_for(src.type, cube.precision, opt, level);
+    if (!plan.pack_row) return false;
+    choose_transposes(cube, plan);
+    const auto* host = static_cast<const uint8_t*>(src.data);
+    const uint32_t host_bytes = bytes_per_element(src.type);
+    const double scale = double(opt.quant_scale);
+    if (src.layout == HostLayout::NCHW) {
+        pack_nchw(host, host_bytes, cube, dst, plan, scale);
+        return true;
+    }
+    const uint32_t k = plan.shape.lanes, e = plan.shape.element_bytes;
+    for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
-            const uint32_t c0 = s * kLanes, valid = std::min(kLanes, cube.channels - c0);
+            const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
             for (uint32_t h = 0; h < cube.height; ++h) {
-                uint8_t* line = dst + cube.offset(n, c0, h, 0);
-                if (layout == HostLayout::NCHW) {
-                    const float* rows[kLanes];
-                    for (uint32_t j = 0; j < valid; ++j)
-                        rows[j] = batch + (c0 + j) * plane + uint64_t(h) * cube.width;
-                    pack_line_nchw(rows, valid, cube.width, line);
-                } else {
-                    const float* px = batch + uint64_t(h) * cube.width * cube.channels + c0;
-                    for (uint32_t w = 0; w < cube.width; ++w, px += cube.channels)
-                        pack_atom_nhwc(px, valid, line + w * 32);
+                uint8_t* atom = dst + cube.offset(n, c0, h, 0);
+                const uint8_t* px =
+                    host + host_offset(src.dims, HostLayout::NHWC, host_bytes, n, c0, h, 0);
+                for (uint32_t w = 0; w < cube.width; ++w) {
+                    plan.pack_row(px, atom, valid, scale);
+                    std::memset(atom + valid * e, 0, (k - valid) * e);
+                    atom += cube.atom_bytes;
+                    px += uint64_t(cube.channels) * host_bytes;
                 }
             }
         }
-    }
     return true;
 }
 
-bool unpack_fp16_to_fp32(const uint8_t* src, const FeatureCube& cube, float* dst,
-                         HostLayout layout) {
-    if (!applies(cube)) return false;
-    const uint64_t plane = uint64_t(cube.height) * cube.width;
-    std::vector<float> scratch(layout == HostLayout::NCHW ? size_t(kLanes) * cube.width : 0);
-    for (uint32_t n = 0; n < cube.batches; ++n) {
-        float* batch = dst + uint64_t(n) * cube.channels * plane;
+bool unpack_feature_vector(const uint8_t* src, const FeatureCube& cube, const TensorView& dst,
+                           const ConvertOptions& opt) {
+    IsaLevel level;
+    if (!vector_level(&level)) return false;
+    Plan plan;
+    plan.unpack_row = unpack_row_for(cube.precision, dst.type, opt, level);
+    if (!plan.unpack_row) return false;
+    choose_transposes(cube, plan);
+    auto* host = static_cast<uint8_t*>(dst.data);
+    const uint32_t host_bytes = bytes_per_element(dst.type);
+    if (dst.layout == HostLayout::NCHW) {
+        unpack_nchw(src, cube, host, host_bytes, plan);
+        return true;
+    }
+    const uint32_t k = plan.shape.lanes;
+    for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
-            const uint32_t c0 = s * kLanes, valid = std::min(kLanes, cube.channels - c0);
+            const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
             for (uint32_t h = 0; h < cube.height; ++h) {
-                const uint8_t* line = src + cube.offset(n, c0, h, 0);
-                if (layout == HostLayout::NCHW) {
-                    float* rows[kLanes];
-                    for (uint32_t j = 0; j < valid; ++j)
-                        rows[j] = batch + (c0 + j) * plane + uint64_t(h) * cube.width;
-                    unpack_line_nchw(line, valid, cube.width, rows, scratch.data());
-                } else {
-                    float* px = batch + uint64_t(h) * cube.width * cube.channels + c0;
-                    for (uint32_t w = 0; w < cube.width; ++w, px += cube.channels)
-                        unpack_atom_nhwc(line + w * 32, valid, px);
+                const uint8_t* atom = src + cube.offset(n, c0, h, 0);
+                uint8_t* px =
+                    host + host_offset(dst.dims, HostLayout::NHWC, host_bytes, n, c0, h, 0);
+                for (uint32_t w = 0; w < cube.width; ++w) {
+                    plan.unpack_row(atom, px, valid, false);
+                    atom += cube.atom_bytes;
+                    px += uint64_t(cube.channels) * host_bytes;
                 }
             }
         }
-    }
-    if (layout == HostLayout::NCHW) _mm_sfence();  // the streaming stores, before the caller reads
     return true;
 }
 
-#else
+#else  // not x86-64: the element-wise path
 
-bool pack_fp32_to_fp16(const float*, HostLayout, const FeatureCube&, uint8_t*) {
+bool pack_feature_vector(const ConstTensorView&, const FeatureCube&, uint8_t*,
+                         const ConvertOptions&) {
     return false;
 }
-bool unpack_fp16_to_fp32(const uint8_t*, const FeatureCube&, float*, HostLayout) {
+bool unpack_feature_vector(const uint8_t*, const FeatureCube&, const TensorView&,
+                           const ConvertOptions&) {
     return false;
 }
 

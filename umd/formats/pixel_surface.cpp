@@ -10,6 +10,10 @@
 #include "nvdla/formats/pixel.hpp"
 #include "nvdla/precision/fp16.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace nvdla {
 namespace detail {
 namespace {
@@ -316,6 +320,61 @@ Result<PixelSurface> dense_pixel_surface(const HwConfig& cfg, PixelFormat f, uin
     return s;
 }
 
+namespace {
+
+// Writes one line of 4-byte pixels from the 4 rows holding their bytes 0..3.
+void interleave_bytes4(const uint8_t* const* rows, uint32_t width, std::byte* line) {
+    uint32_t x = 0;
+#if defined(__SSE2__)
+    for (; x + 16 <= width; x += 16) {
+        __m128i r[4];
+        for (int b = 0; b < 4; ++b)
+            r[b] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[b] + x));
+        const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+        const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+        auto* out = reinterpret_cast<__m128i*>(line + uint64_t(x) * 4);
+        _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+    }
+#endif
+    for (; x < width; ++x)
+        for (int b = 0; b < 4; ++b) line[uint64_t(x) * 4 + b] = std::byte(rows[b][x]);
+}
+
+// 8-bit NCHW host rows into a format whose 8-bit fields fill its one-plane pixel (R8 and the
+// 8-bit RGBA/YUV orders, the runtime's image inputs): every value fits its field, so nothing
+// needs checking, and each line is the channel rows interleaved. False if that is not the case.
+bool pack_whole_bytes(const PixelFormatInfo& f, const ConstTensorView& src, const PixelSurface& s,
+                      const detail::PixelPlaneGeometry& g, std::byte* dst) {
+    if (f.planes != 1 || src.layout != HostLayout::NCHW ||
+        (src.type != HostType::Uint8 && src.type != HostType::Int8) ||
+        f.bytes_per_pixel[0] != f.channels || (f.channels != 1 && f.channels != 4))
+        return false;
+    std::array<uint32_t, 4> channel_of_byte{};
+    for (uint32_t ch = 0; ch < f.channels; ++ch) {
+        const PixelComponent& c = f.components[ch];
+        if (c.bits != 8 || c.bit_offset % 8 != 0) return false;
+        channel_of_byte[c.bit_offset / 8] = ch;
+    }
+    const auto* in = static_cast<const uint8_t*>(src.data);
+    const uint64_t plane = uint64_t(s.width) * s.height;
+    for (uint32_t y = 0; y < s.height; ++y) {
+        std::array<const uint8_t*, 4> rows{};
+        for (uint32_t b = 0; b < f.channels; ++b)
+            rows[b] = in + channel_of_byte[b] * plane + uint64_t(y) * s.width;
+        std::byte* line = dst + g.address(y, 0);
+        if (f.channels == 1)
+            std::memcpy(line, rows[0], s.width);
+        else
+            interleave_bytes4(rows.data(), s.width, line);
+    }
+    return true;
+}
+
+}  // namespace
+
 Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelSurface& s,
                    ByteSpan dst) {
     const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
@@ -328,9 +387,10 @@ Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelS
     if (dst.size() < *bytes)
         return error("pack pixels: destination of ", dst.size(), " bytes is too small for ", f.name,
                      " ", s.width, "x", s.height, " (", *bytes, " bytes)");
+    const auto g = detail::pixel_geometry(cfg, s);
+    if (pack_whole_bytes(f, src, s, g[0], dst.data())) return {};
     if (Status st = detail::check_pixel_values(src, f, "pack pixels: source"); !st) return st;
 
-    const auto g = detail::pixel_geometry(cfg, s);
     const uint32_t bpe = bytes_per_element(src.type);
     const auto* in = static_cast<const uint8_t*>(src.data);
     for (uint32_t y = 0; y < s.height; ++y) {

@@ -1,0 +1,252 @@
+// The vectorised feature packing (formats/feature_simd.cpp) against the plain element-wise
+// path, at every instruction-set level this CPU has (NVDLA_EMU_ISA only lowers the default).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../emu/isa_levels.hpp"
+#include "formats/feature_simd.hpp"
+#include "nvdla/formats/feature.hpp"
+#include "test_support.hpp"
+
+namespace nvdla {
+namespace {
+
+using emu::IsaLevel;
+using emu::IsaLimit;
+
+struct Conversion {
+    HostType host;
+    Precision precision;
+    bool saturate;
+    bool scaled;  // a random quant_scale (the runtime's float -> int8 inputs)
+};
+
+std::string describe(const Conversion& c, const FeatureCube& cube, HostLayout layout,
+                     IsaLevel level) {
+    return std::string(to_string(c.host)) + " <-> " + std::string(to_string(c.precision)) +
+           (c.saturate ? " saturated" : "") + " " + std::string(to_string(layout)) + " " +
+           std::to_string(cube.batches) + "x" + std::to_string(cube.channels) + "x" +
+           std::to_string(cube.height) + "x" + std::to_string(cube.width) + " atom " +
+           std::to_string(cube.atom_bytes) + " line " + std::to_string(cube.line_stride) +
+           " surface " + std::to_string(cube.surface_stride) + " at " + emu::isa_name(level);
+}
+
+// Host elements: any bit pattern (NaN, infinity, denormals) or values near the rounding ties
+// of the surface precision after scaling.
+std::vector<uint8_t> random_host(std::mt19937_64& rng, size_t n, HostType t, double scale) {
+    std::vector<uint8_t> out(n * bytes_per_element(t));
+    for (size_t i = 0; i < n; ++i) {
+        uint8_t* p = out.data() + i * bytes_per_element(t);
+        if (t == HostType::Float32) {
+            float f;
+            switch (rng() % 4) {
+                case 0: f = std::bit_cast<float>(uint32_t(rng())); break;
+                case 1:  // exact ties and their neighbours after scaling
+                    f = float((int64_t(rng() % 600) - 300) * 0.5 / scale);
+                    if (rng() % 2) f = std::nextafter(f, rng() % 2 ? 1e30f : -1e30f);
+                    break;
+                case 2: f = float((double(rng() % 2000001) - 1e6) * 1e-3 / scale); break;
+                default: f = float(int64_t(rng() % 140000) - 70000); break;  // fp16 overflow
+            }
+            std::memcpy(p, &f, 4);
+        } else {
+            const uint64_t bits = rng();
+            std::memcpy(p, &bits, bytes_per_element(t));
+        }
+    }
+    return out;
+}
+
+// Packs and unpacks a random tensor at `level` and with the element-wise path; both must write
+// the same bytes (also where they must not write at all: the strides' gaps).
+void check_case(std::mt19937_64& rng, const HwConfig& hw, const Conversion& c, HostLayout layout,
+                Dims4 d, FeatureStrides strides, IsaLevel level, size_t misalign = 0) {
+    auto cube = make_feature_cube(hw, c.precision, d, strides);
+    ASSERT_TRUE(cube.ok()) << cube.message();
+    ConvertOptions opt;
+    opt.saturate_fp16 = c.saturate;
+    if (c.scaled) {
+        const float scales[] = {0.25f, 2.0f, 1.0f / 3.0f, 0.01f, 37.5f};
+        opt.quant_scale = scales[rng() % 5];
+    }
+    const std::string what = describe(c, *cube, layout, level);
+    const std::vector<uint8_t> host = random_host(rng, d.elements(), c.host, opt.quant_scale);
+    std::vector<uint8_t> host_misaligned(host.size() + misalign);
+    std::memcpy(host_misaligned.data() + misalign, host.data(), host.size());
+    const ConstTensorView in{host_misaligned.data() + misalign, host.size(), c.host, layout, d};
+
+    std::vector<uint8_t> expected(cube->size_bytes() + misalign, 0x5a);
+    std::vector<uint8_t> got = expected;
+    {
+        const IsaLimit limit(level);
+        ASSERT_TRUE(
+            pack_feature(in, *cube, std::as_writable_bytes(std::span(got)).subspan(misalign), opt)
+                .ok());
+    }
+    {  // the reference: the scalar level is the element-wise path
+        const IsaLimit scalar(IsaLevel::Scalar);
+        ASSERT_TRUE(pack_feature(in, *cube,
+                                 std::as_writable_bytes(std::span(expected)).subspan(misalign), opt)
+                        .ok());
+    }
+    ASSERT_EQ(got, expected) << "pack " << what;
+
+    // Unpack to the same host type where the library converts that way (integers from a scaled
+    // pack come back to float32 only through the element-wise path: same check, less value).
+    std::vector<uint8_t> back_expected(host.size() + misalign, 0xee), back_got = back_expected;
+    const ConstByteSpan surface = std::as_bytes(std::span(got)).subspan(misalign);
+    const TensorView out_expected{back_expected.data() + misalign, host.size(), c.host, layout, d};
+    const TensorView out_got{back_got.data() + misalign, host.size(), c.host, layout, d};
+    {
+        const IsaLimit scalar(IsaLevel::Scalar);
+        ASSERT_TRUE(unpack_feature(surface, *cube, out_expected, opt).ok());
+    }
+    {
+        const IsaLimit limit(level);
+        ASSERT_TRUE(unpack_feature(surface, *cube, out_got, opt).ok());
+    }
+    ASSERT_EQ(0, std::memcmp(back_got.data(), back_expected.data(), back_got.size()))
+        << "unpack " << what;
+}
+
+const Conversion kConversions[] = {
+    {HostType::Float32, Precision::Fp16, false, false},
+    {HostType::Float32, Precision::Fp16, true, false},
+    {HostType::Float32, Precision::Int8, false, true},
+    {HostType::Float32, Precision::Int16, false, true},
+    {HostType::Float16, Precision::Fp16, false, false},
+    {HostType::Float16, Precision::Fp16, true, false},
+    {HostType::Int8, Precision::Int8, false, false},
+    {HostType::Int16, Precision::Int16, false, false},
+};
+
+TEST(FeatureVector, RandomCubesMatchTheElementPathAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    int cases = 0;
+    for (IsaLevel level : emu::levels_of_this_cpu())
+        for (const HwConfig& hw : hw_configs())
+            for (const Conversion& c : kConversions) {
+                if (!supports(hw, c.precision)) continue;
+                for (int round = 0; round < 6; ++round) {
+                    const HostLayout layout = round % 2 ? HostLayout::NHWC : HostLayout::NCHW;
+                    const uint32_t batches =
+                        hw.max_batch > 1 && round == 5 ? test::random_between(rng, 2, 3) : 1;
+                    // Widths around the vector widths (8, 16 pixels), odd channel counts.
+                    Dims4 d{batches, test::random_between(rng, 1, 70),
+                            test::random_between(rng, 1, 7), test::random_between(rng, 1, 53)};
+                    if (round == 0) d.w = 16 * test::random_between(rng, 1, 4);
+                    FeatureStrides strides;
+                    if (round >= 2) {  // spare atoms after lines and surfaces
+                        strides.line =
+                            (d.w + test::random_between(rng, 0, 3)) * uint64_t(hw.atom_bytes);
+                        strides.surface =
+                            d.h * strides.line + test::random_between(rng, 0, 5) * hw.atom_bytes;
+                    }
+                    check_case(rng, hw, c, layout, d, strides, level, round == 3 ? 4 : 0);
+                    if (HasFatalFailure()) return;
+                    ++cases;
+                }
+            }
+    EXPECT_GT(cases, 100);
+}
+
+// Outputs past the non-temporal threshold take other stores; host rows start unaligned too.
+TEST(FeatureVector, LargeCubesMatchTheElementPathAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    for (IsaLevel level : emu::levels_of_this_cpu()) {
+        if (level == IsaLevel::Scalar) continue;
+        for (const Conversion& c : {kConversions[0], kConversions[2], kConversions[6]}) {
+            check_case(rng, test::config("nv_full"), c, HostLayout::NCHW, {1, 35, 129, 257}, {},
+                       level, level == IsaLevel::Avx2 ? 4 : 0);
+            if (HasFatalFailure()) return;
+        }
+    }
+}
+
+// Every vector level takes the conversions the runtime uses (not the element-wise fallback).
+TEST(FeatureVector, TheRuntimesConversionsHaveAVectorForm) {
+    for (IsaLevel level : emu::levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        for (const Conversion& c : kConversions)
+            for (const char* name : {"nv_full", "nv_small"}) {
+                const HwConfig& hw = test::config(name);
+                if (!supports(hw, c.precision)) continue;
+                const Dims4 d{1, 3, 2, 5};
+                auto cube = make_feature_cube(hw, c.precision, d);
+                ASSERT_TRUE(cube.ok());
+                std::vector<uint8_t> host(d.elements() * bytes_per_element(c.host));
+                std::vector<uint8_t> surface(cube->size_bytes());
+                ConvertOptions opt;
+                opt.saturate_fp16 = c.saturate;
+                const ConstTensorView in{host.data(), host.size(), c.host, HostLayout::NCHW, d};
+                EXPECT_EQ(detail::pack_feature_vector(in, *cube, surface.data(), opt),
+                          level != IsaLevel::Scalar)
+                    << to_string(c.host) << " -> " << to_string(c.precision) << " on " << name
+                    << " at " << emu::isa_name(level);
+            }
+    }
+}
+
+// Rounding of float -> int8 in the vector lanes, worked by hand: half away from zero, clamped,
+// NaN as 0 (16 values so that whole vectors take them at every level).
+TEST(FeatureVector, Int8RoundingInVectorLanesWorkedByHand) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> host{1.5f,        -1.5f,  2.5f,    -2.5f,     0.5f, -0.5f,
+                                  0.49999997f, 127.5f, -128.5f, 126.5f,    NAN,  inf,
+                                  -inf,        1e10f,  -0.0f,   3.4999998f};
+    const int8_t expected[] = {2, -2, 3, -3, 1, -1, 0, 127, -128, 127, 0, 127, -128, 127, 0, 3};
+    const Dims4 d{1, 1, 1, 16};
+    auto cube = make_feature_cube(test::config("nv_full"), Precision::Int8, d);
+    ASSERT_TRUE(cube.ok());
+    for (IsaLevel level : emu::levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        std::vector<uint8_t> surface(cube->size_bytes(), 0x77);
+        ASSERT_TRUE(pack_feature({host.data(), 64, HostType::Float32, HostLayout::NCHW, d}, *cube,
+                                 std::as_writable_bytes(std::span(surface)))
+                        .ok());
+        for (uint32_t w = 0; w < 16; ++w) {
+            EXPECT_EQ(static_cast<int8_t>(surface[w * 32]), expected[w])
+                << host[w] << " at " << emu::isa_name(level);
+            for (uint32_t c = 1; c < 32; ++c) ASSERT_EQ(surface[w * 32 + c], 0);  // padding
+        }
+    }
+}
+
+// Scaled products that round to an exact tie in float but not in the exact (double) product,
+// worked by hand: 5 * 0.7f = 3.49999994 (float 3.5) -> 3; 5 * 0.1f = 0.500000007 (float 0.5)
+// -> 1; 25 * 0.1f = 2.50000004 -> 3; 50 * 0.03f = 1.49999997 (float 1.5) -> 1.
+TEST(FeatureVector, Int8ScaledTiesFollowTheExactProduct) {
+    struct Case {
+        float scale, value;
+        int8_t expected;
+    };
+    const Case cases[] = {{0.7f, 5.0f, 3},    {0.7f, -5.0f, -3}, {0.1f, 5.0f, 1},
+                          {0.1f, -5.0f, -1},  {0.1f, 25.0f, 3},  {0.03f, 50.0f, 1},
+                          {0.03f, -50.0f, -1}};
+    const Dims4 d{1, 1, 1, 16};
+    auto cube = make_feature_cube(test::config("nv_full"), Precision::Int8, d);
+    ASSERT_TRUE(cube.ok());
+    for (IsaLevel level : emu::levels_of_this_cpu())
+        for (const Case& c : cases) {
+            const IsaLimit limit(level);
+            const std::vector<float> host(16, c.value);
+            std::vector<uint8_t> surface(cube->size_bytes(), 0x77);
+            ConvertOptions opt;
+            opt.quant_scale = c.scale;
+            ASSERT_TRUE(pack_feature({host.data(), 64, HostType::Float32, HostLayout::NCHW, d},
+                                     *cube, std::as_writable_bytes(std::span(surface)), opt)
+                            .ok());
+            for (uint32_t w = 0; w < 16; ++w)
+                ASSERT_EQ(static_cast<int8_t>(surface[w * 32]), c.expected)
+                    << c.value << " * " << c.scale << " at " << emu::isa_name(level);
+        }
+}
+
+}  // namespace
+}  // namespace nvdla
