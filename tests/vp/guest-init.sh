@@ -58,7 +58,12 @@ for m in $(cat /mod/order); do
 	[ "$m" = drm ] && [ "$MODE" = test ] && args="debug=0x2" # the validator's reasons
 	insmod /mod/$m.ko $args || echo "FAIL guest: insmod $m"
 done
+# LIB_MODULE_MARKER (tests/kmd/lib.sh): without this line, a failure is a boot's.
+echo "guest: loading nvdla.ko"
+# GUEST_APPEND=NVDLA_INJECT=...: failures to test the harness with.
+[ "${NVDLA_INJECT:-}" = fail ] && step "NVDLA_INJECT=fail: a check made to fail" false
 step "insmod nvdla (job_timeout_ms=$JOB_TIMEOUT_MS)" insmod /mod/nvdla.ko job_timeout_ms=$JOB_TIMEOUT_MS
+[ "${NVDLA_INJECT:-}" = crash ] && echo c >/proc/sysrq-trigger
 step "three NVDLAs behind the host model (nv_full, nv_small, nv_large)" \
 	sh -c '[ "$(dmesg | grep -c "hardware model attached")" = 3 ]'
 nvdla_vp_guest info | sed 's/^/info /'
