@@ -140,6 +140,7 @@ step "insmod nvdla_test_platdev (a platform-bus instance)" insmod /mod/nvdla_tes
 step "dmesg: the engine is dla" logged "engine: dla"
 step "dmesg: the validator's reason for a rejected job" logged "E_COUNT: the network has no operations"
 step "dmesg: a 0.10 task detected by its layout" logged "job accepted in the 0.10/0.11 layout"
+step "dmesg: the scattered vgem buffers refused for being in pieces" logged "import: 65536 bytes in [0-9]* pieces, not contiguous"
 step "dmesg: why a valid job failed to start" logged "job failed to start: operation 0: SDP register group"
 step "dmesg: the hung BDMA job timed out" logged "ran longer than 300 ms"
 step "dmesg: nv_large's registers beyond its MMIO window" logged "outside the 4096-byte MMIO window"
