@@ -203,6 +203,7 @@ echo "---- host model (nvdla_vp) ----"
 grep -E '^nvdla_vp|^NVDLA-VP' "$vplog" || cat "$vplog"
 pass=$(grep -caE '^ok  ' "$log" || true)
 fails=$(grep -caE '^FAIL' "$log" || true)
+skips=$(grep -caE '^SKIP ' "$log" || true)
 say "QEMU ran ${qsecs}s, total $(($(date +%s) - start))s; serial log: $log; host log: $vplog"
 ok=yes
 grep -qa 'TEST-VP-RESULT: PASS' "$log" || ok=no
@@ -212,7 +213,7 @@ if ! grep -q 'NVDLA-VP-HOST: clean' "$vplog"; then
 fi
 if [ $ok != yes ]; then
 	[ $qrc = 124 ] && say "QEMU timed out after ${QEMU_TIMEOUT}s"
-	echo "test-vp: $pass passed, $((fails > 0 ? fails : 1)) failed, boots retried: $lib_boot_retries"
+	echo "test-vp: $pass passed, $((fails > 0 ? fails : 1)) failed, $skips skipped, boots retried: $lib_boot_retries"
 	exit 1
 fi
-echo "test-vp: $pass passed, $fails failed, boots retried: $lib_boot_retries; host model clean"
+echo "test-vp: $pass passed, $fails failed, $skips skipped, boots retried: $lib_boot_retries; host model clean"
