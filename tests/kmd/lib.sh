@@ -435,3 +435,46 @@ lib_add_module_deps() { # ko dir
 		lib_add_module "$dep" "$2"
 	done
 }
+
+# The line the guests' /init prints just before it loads nvdla.ko. A guest whose
+# serial log lacks it died or hung while booting (the kernel or the emulator: an
+# oops in early boot under TCG has happened, before any module of ours), not in
+# the driver: lib_boot boots such a guest once more. Never after the module loaded.
+LIB_MODULE_MARKER="guest: loading nvdla.ko"
+
+# Kernel command-line words appended for a run (GUEST_APPEND): e.g.
+# rdinit=/none (a boot that always dies), NVDLA_INJECT=fail (a failing guest check)
+# or NVDLA_INJECT=crash (a crash right after nvdla.ko loaded); the guests' /init sees
+# NVDLA_INJECT in its environment. For testing the harness itself.
+# shellcheck disable=SC2034 # used by the callers
+LIB_GUEST_APPEND=${GUEST_APPEND:-}
+
+# Runs the caller's BOOT function (QEMU writing the serial LOG; it sets qrc, QEMU's
+# exit status) and, when the guest never reached nvdla.ko, once more, saying so; a
+# second such boot fails the test. FILES: more logs of a boot to keep apart
+# (FILE.boot1). Sets lib_boot_retries (0 or 1).
+# shellcheck disable=SC2034,SC2154 # lib_boot_retries: the caller's; qrc: set by its BOOT
+lib_boot() { # log boot-function [files...]
+	local log=$1 boot=$2 f
+	shift 2
+	lib_boot_retries=0
+	for f in "$log" "$@"; do
+		rm -f "$f.boot1"
+	done
+	"$boot"
+	# No output at all and not a timeout: QEMU cannot run (the caller's verdict).
+	[ -s "$log" ] || [ "$qrc" = 124 ] || return 0
+	grep -qa "$LIB_MODULE_MARKER" "$log" && return 0
+	say "the guest died before loading nvdla.ko (no \"$LIB_MODULE_MARKER\" line; QEMU exit $qrc):" \
+		"a kernel or emulator failure at boot, not the driver's; booting once more (retry 1 of 1)"
+	grep -a -m4 -E 'Kernel panic|BUG:|Oops|WARNING:|RIP:|int3' "$log" | sed 's/^/    first boot: /' || true
+	for f in "$log" "$@"; do
+		[ -e "$f" ] && mv -f "$f" "$f.boot1"
+	done
+	lib_boot_retries=1
+	"$boot"
+	[ -s "$log" ] || [ "$qrc" = 124 ] || return 0
+	grep -qa "$LIB_MODULE_MARKER" "$log" && return 0
+	grep -a -m8 -E 'Kernel panic|BUG:|Oops|WARNING:|RIP:|int3|No working init' "$log" | sed 's/^/    second boot: /' || true
+	die "the guest died before loading nvdla.ko on both boots (QEMU exit $qrc): the kernel or QEMU fails at boot; serial logs: $log.boot1, $log"
+}

@@ -29,7 +29,9 @@
 #
 # Environment: WORK (default build/kmd-test), KVER (an ABI, a series such as 6.12: its
 # newest Debian 12 kernel, or newest / 7.x: Debian 13's; default: from
-# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240), QEMU_ACCEL (kvm, tcg).
+# linux-headers-amd64), QEMU_TIMEOUT (seconds, default 240), QEMU_ACCEL (kvm, tcg),
+# GUEST_APPEND (kernel command-line words, e.g. failures injected: tests/kmd/lib.sh).
+# A guest that dies before it loads nvdla.ko is booted once more (lib_boot).
 # Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
 # cannot run).
 
@@ -127,12 +129,18 @@ for m in $(cat /mod/order); do
 done
 logged() { dmesg | grep -q "$1"; }
 clean_log() { ! dmesg | grep -E "$1"; }
+# LIB_MODULE_MARKER (tests/kmd/lib.sh): without this line, a failure is a boot's.
+echo "test-kmd guest: loading nvdla.ko"
+# GUEST_APPEND=NVDLA_INJECT=...: failures to test the harness with.
+[ "${NVDLA_INJECT:-}" = fail ] && step "NVDLA_INJECT=fail: a check made to fail" false
 step "insmod nvdla (production build, DLA engine)" insmod /mod/nvdla.ko job_timeout_ms=300
 step "insmod nvdla_test_platdev (a platform-bus instance)" insmod /mod/nvdla_test_platdev.ko
+[ "${NVDLA_INJECT:-}" = crash ] && echo c >/proc/sysrq-trigger
 /bin/nvdla_kmd_test dla || fail=$((fail + 1))
 step "dmesg: the engine is dla" logged "engine: dla"
 step "dmesg: the validator's reason for a rejected job" logged "E_COUNT: the network has no operations"
 step "dmesg: a 0.10 task detected by its layout" logged "job accepted in the 0.10/0.11 layout"
+step "dmesg: the scattered vgem buffers refused for being in pieces" logged "import: 65536 bytes in [0-9]* pieces, not contiguous"
 step "dmesg: why a valid job failed to start" logged "job failed to start: operation 0: SDP register group"
 step "dmesg: the hung BDMA job timed out" logged "ran longer than 300 ms"
 step "dmesg: nv_large's registers beyond its MMIO window" logged "outside the 4096-byte MMIO window"
@@ -187,27 +195,30 @@ make_shm() { # file size config memory_offset memory_size
 	printf '%b' "$hdr" | dd of="$1" conv=notrunc status=none
 	printf '%b' "$(le "$4" 8)$(le "$5" 8)" | dd of="$1" bs=1 seek=64 conv=notrunc status=none
 }
-make_shm "$WORK/shm-a" $((16 << 20)) nv_full $((64 << 10)) $(((16 << 20) - (64 << 10)))
-make_shm "$WORK/shm-b" $((1 << 20)) nv_small 0 0
 
 log=$WORK/serial.log
-rm -f "$log"
 lib_qemu_accel
-say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
-qstart=$(date +%s)
-set +e
-timeout "$QEMU_TIMEOUT" qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M \
-	-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
-	-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
-	-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG" \
-	-object "memory-backend-file,id=shma,size=16M,mem-path=$WORK/shm-a,share=on" \
-	-device ivshmem-plain,memdev=shma \
-	-object "memory-backend-file,id=shmb,size=1M,mem-path=$WORK/shm-b,share=on" \
-	-device ivshmem-plain,memdev=shmb -device pci-testdev \
-	>"$WORK/qemu.log" 2>&1
-qrc=$?
-set -e
-qsecs=$(($(date +%s) - qstart))
+boot() {
+	rm -f "$log"
+	make_shm "$WORK/shm-a" $((16 << 20)) nv_full $((64 << 10)) $(((16 << 20) - (64 << 10)))
+	make_shm "$WORK/shm-b" $((1 << 20)) nv_small 0 0
+	say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs): NVDLA on two ivshmem devices and the platform bus"
+	qstart=$(date +%s)
+	set +e
+	timeout "$QEMU_TIMEOUT" qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M \
+		-display none -vga none -nic none -no-reboot -monitor none -serial "file:$log" \
+		-kernel "$cache/vmlinux" -initrd "$WORK/initramfs.cpio" \
+		-append "console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG $LIB_GUEST_APPEND" \
+		-object "memory-backend-file,id=shma,size=16M,mem-path=$WORK/shm-a,share=on" \
+		-device ivshmem-plain,memdev=shma \
+		-object "memory-backend-file,id=shmb,size=1M,mem-path=$WORK/shm-b,share=on" \
+		-device ivshmem-plain,memdev=shmb -device pci-testdev \
+		>"$WORK/qemu.log" 2>&1
+	qrc=$?
+	set -e
+	qsecs=$(($(date +%s) - qstart))
+}
+lib_boot "$log" boot "$WORK/qemu.log"
 
 if [ ! -s "$log" ]; then
 	cat "$WORK/qemu.log"
@@ -226,7 +237,7 @@ skips=$(grep -cE '^(TODO|SKIP) ' "$log" || true)
 say "QEMU ran ${qsecs}s, total $(($(date +%s) - start))s; serial log: $log"
 if ! grep -q 'TEST-KMD-RESULT: PASS' "$log"; then
 	[ $qrc = 124 ] && say "QEMU timed out after ${QEMU_TIMEOUT}s"
-	echo "test-kmd: $pass passed, $((fails > 0 ? fails : 1)) failed, $skips skipped"
+	echo "test-kmd: $pass passed, $((fails > 0 ? fails : 1)) failed, $skips skipped, boots retried: $lib_boot_retries"
 	exit 1
 fi
-echo "test-kmd: $pass passed, $fails failed, $skips skipped"
+echo "test-kmd: $pass passed, $fails failed, $skips skipped, boots retried: $lib_boot_retries"

@@ -19,17 +19,22 @@ mount -t tmpfs tmp /tmp
 export PATH=/bin
 echo "guest: booted $(uname -r), mode $MODE"
 
-# `on CONFIG COMMAND...`: runs COMMAND seeing only CONFIG's render node in /dev/dri
+# `on CONFIG COMMAND...`: runs COMMAND seeing only CONFIG's node: its render node in
+# /dev/dri, or with accel=1 its accel node in /dev/accel, the other directory empty
 # (the runtime takes the first nvdla node it finds; nv_small loadables need nv_small's).
 cat >/bin/on <<'EOF'
 #!/bin/sh
 [ $# -ge 2 ] || { echo "usage: on nv_full|nv_small|nv_large COMMAND [ARGS...]" >&2; exit 2; }
 node=$(nvdla_vp_guest node "$1") || exit 1
 shift
-n=${node#/dev/dri/}
-dev=$(cat "/sys/class/drm/$n/dev")
-exec unshare -m sh -c 'mount -t tmpfs none /dev/dri && mknod "/dev/dri/$1" c "$2" "$3" &&
-	shift 3 && exec "$@"' sh "$n" "${dev%:*}" "${dev#*:}" "$@"
+dir=${node%/*}
+n=${node##*/}
+class=drm
+[ "$dir" = /dev/accel ] && class=accel
+dev=$(cat "/sys/class/$class/$n/dev")
+mkdir -p /dev/dri /dev/accel
+exec unshare -m sh -c 'mount -t tmpfs none /dev/dri && mount -t tmpfs none /dev/accel &&
+	mknod "$1/$2" c "$3" "$4" && shift 4 && exec "$@"' sh "$dir" "$n" "${dev%:*}" "${dev#*:}" "$@"
 EOF
 chmod +x /bin/on
 
@@ -44,6 +49,7 @@ zero() { # values...: all are 0
 	for v in "$@"; do [ "$v" = 0 ] || return 1; done
 }
 same() { [ -n "$1" ] && [ "$1" = "$2" ]; }
+same_output() { same "$1" "$2" && cmp -s "$3" "$4"; } # md5 golden file other-file
 clean_log() { ! dmesg | grep -E "$1"; }
 # A counter of CONFIG's vp_stats (sysfs of the ivshmem device).
 vp_stat() { # config name
@@ -58,7 +64,12 @@ for m in $(cat /mod/order); do
 	[ "$m" = drm ] && [ "$MODE" = test ] && args="debug=0x2" # the validator's reasons
 	insmod /mod/$m.ko $args || echo "FAIL guest: insmod $m"
 done
+# LIB_MODULE_MARKER (tests/kmd/lib.sh): without this line, a failure is a boot's.
+echo "guest: loading nvdla.ko"
+# GUEST_APPEND=NVDLA_INJECT=...: failures to test the harness with.
+[ "${NVDLA_INJECT:-}" = fail ] && step "NVDLA_INJECT=fail: a check made to fail" false
 step "insmod nvdla (job_timeout_ms=$JOB_TIMEOUT_MS)" insmod /mod/nvdla.ko job_timeout_ms=$JOB_TIMEOUT_MS
+[ "${NVDLA_INJECT:-}" = crash ] && echo c >/proc/sysrq-trigger
 step "three NVDLAs behind the host model (nv_full, nv_small, nv_large)" \
 	sh -c '[ "$(dmesg | grep -c "hardware model attached")" = 3 ]'
 nvdla_vp_guest info | sed 's/^/info /'
@@ -151,6 +162,44 @@ churn() { # config seconds cycles seed
 		zero $ra $rb
 }
 
+# accel=1: the instances as compute-accelerator nodes (/dev/accel/accel*), where the
+# runtime's device discovery must find them: the regression loadables on them, each
+# output against its golden md5 and the bytes the render node gave.
+accel_checks() {
+	local cfg f name golden md5 node
+	if [ ! -d /sys/class/accel ]; then
+		echo "SKIP guest: the runtime on /dev/accel: this kernel has no compute-accelerator nodes (CONFIG_DRM_ACCEL, from 6.2; accel=1 would keep the render nodes)"
+		return
+	fi
+	step "insmod nvdla accel=1" insmod /mod/nvdla.ko accel=1 job_timeout_ms=$JOB_TIMEOUT_MS
+	for cfg in nv_full nv_small; do
+		[ -d /vp/vectors/$cfg ] || continue
+		node=$(nvdla_vp_guest node $cfg)
+		step "accel=1: $cfg is an accel node, not a render node: ${node:-none}" \
+			same "${node%/*}" /dev/accel
+		on $cfg nvdla_runtime --backend drm --regression /vp/vectors/$cfg >/tmp/reg.txt 2>&1
+		rc=$?
+		prefixed "info accel $cfg: " /tmp/reg.txt
+		step "$cfg on ${node#/dev/}: nvdla_runtime --backend drm --regression: $(tail -n1 /tmp/reg.txt)" \
+			[ $rc = 0 ]
+		mkdir -p /tmp/accel
+		for f in /vp/vectors/$cfg/flatbufs/*_fbuf; do
+			[ -f "$f" ] || continue
+			name=$(basename "$f" _fbuf)
+			golden=$(cut -d' ' -f1 /vp/vectors/$cfg/golden/${name}_*/lead.md5 2>/dev/null | head -n1)
+			rm -f /tmp/accel/output.dimg
+			(cd /tmp/accel && on $cfg nvdla_runtime --backend drm --config $cfg --loadable "$f") \
+				>/tmp/accel/$name.log 2>&1
+			md5=$(md5sum /tmp/accel/output.dimg 2>/dev/null | cut -d' ' -f1)
+			step "$cfg $name on ${node#/dev/}: output.dimg md5 ${md5:-none}, golden ${golden:-none}, the render node's bytes" \
+				same_output "$md5" "$golden" /tmp/accel/output.dimg /tmp/out/$name.render.dimg
+			[ -n "$md5" ] || prefixed "info accel $name: " /tmp/accel/$name.log
+		done
+	done
+	step "rmmod nvdla (accel=1)" rmmod nvdla
+	step "no leaked buffers or jobs (accel=1)" clean_log "leaked|still alive"
+}
+
 final_checks() {
 	for cfg in nv_full nv_small; do
 		node=$(nvdla_vp_guest node $cfg)
@@ -177,6 +226,7 @@ final_checks() {
 	done
 	step "rmmod nvdla" rmmod nvdla
 	step "no leaked buffers or jobs after the second unload" clean_log "leaked|still alive"
+	[ "$MODE" = test ] && accel_checks
 	step "no kernel warning or oops" clean_log "WARNING:|BUG:|Oops|general protection|RCU stall|soft lockup"
 	if [ "$fail" = 0 ]; then echo "TEST-VP-RESULT: PASS"; else echo "TEST-VP-RESULT: FAIL ($fail)"; fi
 	poweroff -f
@@ -206,6 +256,7 @@ for cfg in nv_full nv_small; do
 		md5=$(md5sum /tmp/out/output.dimg 2>/dev/null | cut -d' ' -f1)
 		step "$cfg $name: output.dimg md5 ${md5:-none}, golden ${golden:-none}" \
 			same "$md5" "$golden"
+		cp /tmp/out/output.dimg /tmp/out/$name.render.dimg 2>/dev/null
 		same "$md5" "$golden" || prefixed "info $name: " /tmp/out/$name.log
 	done
 done

@@ -5,9 +5,10 @@
  * on the host (tools/nvdla_vp).
  *
  *   nvdla_vp_guest info
- *       the NVDLA render nodes, their configurations and sysfs directories
+ *       the NVDLA render nodes (or accel nodes: nvdla.ko accel=1), their
+ *       configurations and sysfs directories
  *   nvdla_vp_guest node CONFIG
- *       prints the render node of CONFIG (nv_full, nv_small, nv_large)
+ *       prints the render (or accel) node of CONFIG (nv_full, nv_small, nv_large)
  *   nvdla_vp_guest reject CONFIG
  *       jobs whose descriptors point outside the submitter's buffers are
  *       rejected (EINVAL) and the host model sees no register access for them
@@ -139,7 +140,18 @@ static const char *config_name(uint64_t id)
 	       id == NVDLA_HW_CONFIG_NV_LARGE ? "nv_large" : "other";
 }
 
-/* Opens render node @minor if nvdla drives it. */
+/*
+ * The nodes looked at, in order: render nodes (minors 128 to 191), then
+ * compute-accelerator nodes (nvdla.ko accel=1: /dev/accel/accel0 to 63).
+ */
+#define NODE_COUNT 128
+
+static int node_minor(int i)
+{
+	return i < 64 ? 128 + i : i - 64;
+}
+
+/* Opens render node @minor (128 and up) or accel node @minor (below 128) if nvdla drives it. */
 static bool dev_open_minor(int minor, struct dev *d)
 {
 	struct drm_version v = { 0 };
@@ -147,8 +159,13 @@ static bool dev_open_minor(int minor, struct dev *d)
 
 	memset(d, 0, sizeof(*d));
 	d->minor = minor;
-	snprintf(d->node, sizeof(d->node), "/dev/dri/renderD%d", minor);
-	snprintf(d->sysfs, sizeof(d->sysfs), "/sys/class/drm/renderD%d/device", minor);
+	if (minor >= 128) {
+		snprintf(d->node, sizeof(d->node), "/dev/dri/renderD%d", minor);
+		snprintf(d->sysfs, sizeof(d->sysfs), "/sys/class/drm/renderD%d/device", minor);
+	} else {
+		snprintf(d->node, sizeof(d->node), "/dev/accel/accel%d", minor);
+		snprintf(d->sysfs, sizeof(d->sysfs), "/sys/class/accel/accel%d/device", minor);
+	}
 	d->fd = open(d->node, O_RDWR | O_CLOEXEC);
 	if (d->fd < 0)
 		return false;
@@ -169,10 +186,10 @@ static bool dev_open_minor(int minor, struct dev *d)
 static bool dev_open_quiet(const char *config, struct dev *d)
 {
 	uint64_t want = config_id(config);
-	int minor;
+	int i;
 
-	for (minor = 128; minor < 192; minor++) {
-		if (!dev_open_minor(minor, d))
+	for (i = 0; i < NODE_COUNT; i++) {
+		if (!dev_open_minor(node_minor(i), d))
 			continue;
 		if (d->config == want)
 			return true;
@@ -185,7 +202,8 @@ static bool dev_open(const char *config, struct dev *d)
 {
 	if (dev_open_quiet(config, d))
 		return true;
-	fprintf(stderr, "nvdla_vp_guest: no nvdla render node of configuration %s\n", config);
+	fprintf(stderr, "nvdla_vp_guest: no nvdla render or accel node of configuration %s\n",
+		config);
 	return false;
 }
 
@@ -1406,10 +1424,10 @@ static int cmd_count_ioctls(char **argv)
 static int cmd_info(void)
 {
 	struct dev d;
-	int minor, n = 0;
+	int i, n = 0;
 
-	for (minor = 128; minor < 192; minor++) {
-		if (!dev_open_minor(minor, &d))
+	for (i = 0; i < NODE_COUNT; i++) {
+		if (!dev_open_minor(node_minor(i), &d))
 			continue;
 		printf("%s %s atom %" PRIu64 " job timeout %" PRIu64 " ms sysfs %s\n", d.node,
 		       config_name(d.config), d.atom, d.timeout_ms, d.sysfs);

@@ -21,11 +21,13 @@
 #  4. nvdla_vp starts QEMU (KVM when it works, else TCG; 2 vCPUs) with the three
 #     devices and serves them; the guest's result lines go to the serial log, the
 #     host model's report to nvdla_vp.log. The verdict needs both: TEST-VP-RESULT: PASS and a clean host.
+#     A guest that dies before it loads nvdla.ko is booted once more (lib_boot).
 #
 # Environment: WORK (build/vp-test), KMD_CACHE (build/kmd-test/cache), NVDLA_VP,
 # NVDLA_RUNTIME (the programs), SHARED_DIR (../shared), QEMU_TIMEOUT (seconds),
 # FUZZ_ITERATIONS (test: 10000 over both devices; fuzz: 100000), FUZZ_SEED,
-# JOB_TIMEOUT_MS (5000, the module's default), KVER, QEMU_ACCEL, VP_GUEST_SCRIPT (a shell script the guest runs instead
+# JOB_TIMEOUT_MS (5000, the module's default), KVER, QEMU_ACCEL, GUEST_APPEND (kernel
+# command-line words, e.g. failures injected: tests/kmd/lib.sh), VP_GUEST_SCRIPT (a shell script the guest runs instead
 # of the checks, after loading the module; for debugging).
 # Exit status: 0 pass (or skipped on purpose: SKIP_KERNEL_TESTS=1), 1 fail (also when QEMU
 # cannot run).
@@ -153,7 +155,7 @@ log=$WORK/serial.log
 vplog=$WORK/nvdla_vp.log
 stats=$WORK/nvdla_vp-stats.json
 rm -f "$log" "$vplog" "$stats"
-append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG"
+append="console=ttyS0 quiet no_timer_check log_buf_len=8M panic=-1 oops=panic panic_on_warn=1 $LIB_MEMORY_DEBUG $LIB_GUEST_APPEND"
 lib_qemu_accel
 qemu=(qemu-system-x86_64 "${lib_qemu_accel[@]}" -machine pc -smp 2 -m 512M
 	-display none -vga none -nic none -no-reboot
@@ -172,15 +174,19 @@ if [ "$MODE" = shell ]; then
 	exit 0
 fi
 
-say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs) behind nvdla_vp: nv_full, nv_small and nv_large on ivshmem-doorbell"
-qstart=$(date +%s)
-set +e
-# shellcheck disable=SC2086 # VP_FLAGS: options, split on purpose
-timeout "$QEMU_TIMEOUT" "${vp[@]}" ${VP_FLAGS:-} -- "${qemu[@]}" -monitor none -serial "file:$log" \
-	>"$WORK/qemu.log" 2>"$vplog"
-qrc=$?
-set -e
-qsecs=$(($(date +%s) - qstart))
+boot() {
+	rm -f "$log" "$vplog" "$stats"
+	say "booting $KVER under QEMU (${lib_qemu_accel[1]}, 2 vCPUs) behind nvdla_vp: nv_full, nv_small and nv_large on ivshmem-doorbell"
+	qstart=$(date +%s)
+	set +e
+	# shellcheck disable=SC2086 # VP_FLAGS: options, split on purpose
+	timeout "$QEMU_TIMEOUT" "${vp[@]}" ${VP_FLAGS:-} -- "${qemu[@]}" -monitor none -serial "file:$log" \
+		>"$WORK/qemu.log" 2>"$vplog"
+	qrc=$?
+	set -e
+	qsecs=$(($(date +%s) - qstart))
+}
+lib_boot "$log" boot "$vplog" "$stats" "$WORK/qemu.log"
 
 if [ ! -s "$log" ]; then
 	cat "$WORK/qemu.log" "$vplog"
@@ -197,6 +203,7 @@ echo "---- host model (nvdla_vp) ----"
 grep -E '^nvdla_vp|^NVDLA-VP' "$vplog" || cat "$vplog"
 pass=$(grep -caE '^ok  ' "$log" || true)
 fails=$(grep -caE '^FAIL' "$log" || true)
+skips=$(grep -caE '^SKIP ' "$log" || true)
 say "QEMU ran ${qsecs}s, total $(($(date +%s) - start))s; serial log: $log; host log: $vplog"
 ok=yes
 grep -qa 'TEST-VP-RESULT: PASS' "$log" || ok=no
@@ -206,7 +213,7 @@ if ! grep -q 'NVDLA-VP-HOST: clean' "$vplog"; then
 fi
 if [ $ok != yes ]; then
 	[ $qrc = 124 ] && say "QEMU timed out after ${QEMU_TIMEOUT}s"
-	echo "test-vp: $pass passed, $((fails > 0 ? fails : 1)) failed"
+	echo "test-vp: $pass passed, $((fails > 0 ? fails : 1)) failed, $skips skipped, boots retried: $lib_boot_retries"
 	exit 1
 fi
-echo "test-vp: $pass passed, $fails failed; host model clean"
+echo "test-vp: $pass passed, $fails failed, $skips skipped, boots retried: $lib_boot_retries; host model clean"
