@@ -302,6 +302,8 @@ dmesg | grep -m 2 -E "job rejected .*E_(EXTENT|LIST)" | sed 's/^/info /'
 nvdla_vp_guest stall nv_full || fail=$((fail + 1))
 step "dmesg: the stalled job ran longer than $JOB_TIMEOUT_MS ms and the engine was reset" \
 	logged "ran longer than $JOB_TIMEOUT_MS ms: resetting the engine"
+# The model stops answering: the job fails with EIO within the register-access limit.
+sh /vp/model-hang.sh || fail=$((fail + $?))
 faults 8 "$FUZZ_SEED"
 churn nv_full 12 3 "$FUZZ_SEED"
 

@@ -146,6 +146,7 @@ EOF
 # shellcheck source=tests/vp/orig-runtime.sh
 . "$here/orig-runtime.sh"
 orig_stage "$initrd" "$SHARED_DIR" "${NVDLA_VP_ORIG:-$(dirname "$NVDLA_RUNTIME")/nvdla_vp_orig_static}"
+cp "$here/model-hang.sh" "$initrd/vp/"
 cp "$here/guest-init.sh" "$initrd/init"
 chmod +x "$initrd/init"
 (cd "$initrd" && find . | cpio -o -H newc --quiet) >"$WORK/initramfs.cpio"
