@@ -377,70 +377,50 @@ NVDLA_AVX2_INLINE void store_atom(uint8_t* p, __m256i v, AtomStore how) {
     }
 }
 
-// 16 lanes of 16 bits (fp16 and int16 on 32-byte atoms), 8 pixels at a time: lane 0 carries
-// channels 0..7, lane 1 channels 8..15, so each transposed register is one whole atom.
-NVDLA_AVX2 void to_atoms_16x16bit(const uint8_t* rows, uint32_t pitch, uint32_t count,
-                                  uint8_t* atoms, bool stream, AtomShape shape) {
+// 32-byte atoms of 16 lanes of 16 bits (fp16, int16: 8 pixels at a time, lane 0 carries
+// channels 0..7, lane 1 channels 8..15) or 32 lanes of 8 bits (int8: 16 pixels at a time, lane 0
+// channels 0..15, lane 1 channels 16..31), so each transposed register is one whole atom.
+template <uint32_t Bytes>
+NVDLA_AVX2_INLINE void transpose_atoms(__m256i* v) {
+    if constexpr (Bytes == 2)
+        transpose8x8_epi16(v);
+    else
+        transpose16x16_epi8(v);
+}
+
+template <uint32_t Bytes>
+NVDLA_AVX2 void to_atoms_32byte(const uint8_t* rows, uint32_t pitch, uint32_t count, uint8_t* atoms,
+                                bool stream, AtomShape shape) {
+    constexpr uint32_t block = 16 / Bytes;
     const AtomStore how = atom_store(atoms, stream);
     uint32_t p = 0;
-    for (; p + 8 <= count; p += 8) {
-        __m256i v[8];
+    for (; p + block <= count; p += block) {
+        __m256i v[block];
 #pragma GCC unroll 16
-        for (uint32_t j = 0; j < 8; ++j)
-            v[j] = load_lanes(rows + j * pitch + p * 2, rows + (8 + j) * pitch + p * 2);
-        transpose8x8_epi16(v);
+        for (uint32_t j = 0; j < block; ++j)
+            v[j] = load_lanes(rows + j * pitch + p * Bytes, rows + (block + j) * pitch + p * Bytes);
+        transpose_atoms<Bytes>(v);
 #pragma GCC unroll 16
-        for (uint32_t i = 0; i < 8; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
+        for (uint32_t i = 0; i < block; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
     }
-    to_atoms_scalar(rows + p * 2, pitch, count - p, atoms + p * 32, false, shape);
+    to_atoms_scalar(rows + p * Bytes, pitch, count - p, atoms + p * 32, false, shape);
 }
 
-NVDLA_AVX2 void from_atoms_16x16bit(const uint8_t* atoms, uint32_t count, uint8_t* rows,
-                                    uint32_t pitch, AtomShape shape) {
+template <uint32_t Bytes>
+NVDLA_AVX2 void from_atoms_32byte(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                  uint32_t pitch, AtomShape shape) {
+    constexpr uint32_t block = 16 / Bytes;
     uint32_t p = 0;
-    for (; p + 8 <= count; p += 8) {
-        __m256i v[8];
+    for (; p + block <= count; p += block) {
+        __m256i v[block];
 #pragma GCC unroll 16
-        for (uint32_t i = 0; i < 8; ++i) v[i] = load256(atoms + (p + i) * 32);
-        transpose8x8_epi16(v);
+        for (uint32_t i = 0; i < block; ++i) v[i] = load256(atoms + (p + i) * 32);
+        transpose_atoms<Bytes>(v);
 #pragma GCC unroll 16
-        for (uint32_t j = 0; j < 8; ++j)
-            store_lanes(v[j], rows + j * pitch + p * 2, rows + (8 + j) * pitch + p * 2);
+        for (uint32_t j = 0; j < block; ++j)
+            store_lanes(v[j], rows + j * pitch + p * Bytes, rows + (block + j) * pitch + p * Bytes);
     }
-    from_atoms_scalar(atoms + p * 32, count - p, rows + p * 2, pitch, shape);
-}
-
-// 32 lanes of 8 bits (int8 on 32-byte atoms), 16 pixels at a time: lane 0 carries channels
-// 0..15, lane 1 channels 16..31.
-NVDLA_AVX2 void to_atoms_32x8bit(const uint8_t* rows, uint32_t pitch, uint32_t count,
-                                 uint8_t* atoms, bool stream, AtomShape shape) {
-    const AtomStore how = atom_store(atoms, stream);
-    uint32_t p = 0;
-    for (; p + 16 <= count; p += 16) {
-        __m256i v[16];
-#pragma GCC unroll 16
-        for (uint32_t j = 0; j < 16; ++j)
-            v[j] = load_lanes(rows + j * pitch + p, rows + (16 + j) * pitch + p);
-        transpose16x16_epi8(v);
-#pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
-    }
-    to_atoms_scalar(rows + p, pitch, count - p, atoms + p * 32, false, shape);
-}
-
-NVDLA_AVX2 void from_atoms_32x8bit(const uint8_t* atoms, uint32_t count, uint8_t* rows,
-                                   uint32_t pitch, AtomShape shape) {
-    uint32_t p = 0;
-    for (; p + 16 <= count; p += 16) {
-        __m256i v[16];
-#pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i) v[i] = load256(atoms + (p + i) * 32);
-        transpose16x16_epi8(v);
-#pragma GCC unroll 16
-        for (uint32_t j = 0; j < 16; ++j)
-            store_lanes(v[j], rows + j * pitch + p, rows + (16 + j) * pitch + p);
-    }
-    from_atoms_scalar(atoms + p * 32, count - p, rows + p, pitch, shape);
+    from_atoms_scalar(atoms + p * 32, count - p, rows + p * Bytes, pitch, shape);
 }
 
 // 8 lanes of 8 bits (int8 on nv_small's 8-byte atoms), 32 pixels at a time: lane 0 carries
@@ -507,11 +487,11 @@ void choose_transposes(const FeatureCube& cube, Plan& plan) {
     plan.shape = {cube.channels_per_surface(), cube.bytes_per_element()};
     const AtomShape s = plan.shape;
     if (s.element_bytes == 2 && s.lanes == 16) {
-        plan.to_atoms = to_atoms_16x16bit;
-        plan.from_atoms = from_atoms_16x16bit;
+        plan.to_atoms = to_atoms_32byte<2>;
+        plan.from_atoms = from_atoms_32byte<2>;
     } else if (s.element_bytes == 1 && s.lanes == 32) {
-        plan.to_atoms = to_atoms_32x8bit;
-        plan.from_atoms = from_atoms_32x8bit;
+        plan.to_atoms = to_atoms_32byte<1>;
+        plan.from_atoms = from_atoms_32byte<1>;
     } else if (s.element_bytes == 1 && s.lanes == 8) {
         plan.to_atoms = to_atoms_8x8bit;
         plan.from_atoms = from_atoms_8x8bit;
