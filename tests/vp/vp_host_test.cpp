@@ -172,6 +172,23 @@ class VpHost : public ::testing::Test {
         return true;
     }
     const nvdla_vp_entry& entry(uint32_t index) { return ring_[index % mb_->ring_entries]; }
+    // Launches a long BDMA copy: a 64 KiB line from the carve-out's start to 1 MiB above it,
+    // 1000 lines x `surfaces` surfaces over the same bytes (strides 0).
+    void launch_long_bdma_copy(uint32_t surfaces) {
+        auto w = [&](uint32_t offset, uint32_t v) {
+            push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
+        };
+        w(NVDLA_BDMA_CFG_SRC_ADDR_LOW, static_cast<uint32_t>(kBase));
+        w(NVDLA_BDMA_CFG_DST_ADDR_LOW, static_cast<uint32_t>(kBase + 0x100000));
+        w(NVDLA_BDMA_CFG_LINE, 0x10000 / 32 - 1);
+        w(NVDLA_BDMA_CFG_CMD, NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, 1) |
+                                  NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, 1));
+        w(NVDLA_BDMA_CFG_LINE_REPEAT, 999);
+        w(NVDLA_BDMA_CFG_SURF_REPEAT, surfaces - 1);
+        w(NVDLA_BDMA_CFG_OP, 1);
+        w(NVDLA_BDMA_CFG_LAUNCH0, 1);
+        ASSERT_TRUE(flush());
+    }
     uint32_t read(uint32_t r) {
         const uint32_t i = push(NVDLA_VP_OP_READ, r);
         EXPECT_TRUE(flush());
@@ -385,21 +402,8 @@ TEST_F(VpHost, RegistersAnswerAtOnceWhileALayerComputes) {
     start();
     push(NVDLA_VP_OP_ATTACH, 0, kBase);
     ASSERT_TRUE(flush());
-    // A long BDMA transfer: a 64 KiB line copied 100 000 times over the same bytes (strides 0),
-    // gigabytes of copying for the model.
-    auto w = [&](uint32_t offset, uint32_t v) {
-        push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
-    };
-    w(NVDLA_BDMA_CFG_SRC_ADDR_LOW, static_cast<uint32_t>(kBase));
-    w(NVDLA_BDMA_CFG_DST_ADDR_LOW, static_cast<uint32_t>(kBase + 0x100000));
-    w(NVDLA_BDMA_CFG_LINE, 0x10000 / 32 - 1);
-    w(NVDLA_BDMA_CFG_CMD, NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, 1) |
-                              NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, 1));
-    w(NVDLA_BDMA_CFG_LINE_REPEAT, 999);
-    w(NVDLA_BDMA_CFG_SURF_REPEAT, 99);
-    w(NVDLA_BDMA_CFG_OP, 1);
-    w(NVDLA_BDMA_CFG_LAUNCH0, 1);
-    ASSERT_TRUE(flush());
+    // A long BDMA transfer: a 64 KiB line copied 100 000 times, gigabytes of copying.
+    launch_long_bdma_copy(100);
 
     // The model is still copying, yet a read is answered at once, as hardware answers it: the
     // launched group busy, no completion yet.
@@ -439,19 +443,7 @@ TEST_F(VpHost, AResetDuringAComputationStopsItsDma) {
     // A long copy (shorter than above: refused DMA is slow to report), then a reset at once: the
     // reset is answered once the model stopped, and what the copy had not written by then stays
     // unwritten (its DMA is refused).
-    auto w = [&](uint32_t offset, uint32_t v) {
-        push(NVDLA_VP_OP_WRITE, reg(NVDLA_UNIT_BDMA, offset), v);
-    };
-    w(NVDLA_BDMA_CFG_SRC_ADDR_LOW, static_cast<uint32_t>(kBase));
-    w(NVDLA_BDMA_CFG_DST_ADDR_LOW, static_cast<uint32_t>(kBase + 0x100000));
-    w(NVDLA_BDMA_CFG_LINE, 0x10000 / 32 - 1);
-    w(NVDLA_BDMA_CFG_CMD, NVDLA_FIELD_SET(BDMA, CFG_CMD, SRC_RAM_TYPE, 1) |
-                              NVDLA_FIELD_SET(BDMA, CFG_CMD, DST_RAM_TYPE, 1));
-    w(NVDLA_BDMA_CFG_LINE_REPEAT, 999);
-    w(NVDLA_BDMA_CFG_SURF_REPEAT, 49);
-    w(NVDLA_BDMA_CFG_OP, 1);
-    w(NVDLA_BDMA_CFG_LAUNCH0, 1);
-    ASSERT_TRUE(flush());
+    launch_long_bdma_copy(50);
     const uint32_t reset = push(NVDLA_VP_OP_RESET);
     ASSERT_TRUE(flush());
     EXPECT_EQ(entry(reset).status, NVDLA_VP_OK);
