@@ -282,6 +282,7 @@ struct EmuJob {
     uint64_t faults = 0;
     std::optional<emu::DmaAccess> first_fault;
     uint64_t programming_errors_before = 0;
+    bool for_waiter = false;  // left to the wait that follows its submission (submit_for_wait)
 };
 
 struct EmuBackend::State {
@@ -502,8 +503,10 @@ struct EmuBackend::State {
     void worker_loop() {
         std::unique_lock lock(mutex);
         while (!stopping) {
-            // Queued jobs are left to a waiting thread, which runs them without a hand-over.
-            if (!executing && !running && !queue.empty() && waiters == 0) {
+            // Queued jobs are left to a waiting thread, which runs them without a hand-over,
+            // and to the one about to wait (submit_for_wait).
+            if (!executing && !running && !queue.empty() && waiters == 0 &&
+                !queue.front()->for_waiter) {
                 as_executor(lock, [this] { run_queue(); });
                 continue;
             }
@@ -660,16 +663,26 @@ Status EmuBackend::validate(const Task& task) {
 }
 
 Result<JobId> EmuBackend::submit(const Task& task) {
+    return queue(task, false);
+}
+
+Result<JobId> EmuBackend::submit_for_wait(const Task& task) {
+    return queue(task, true);
+}
+
+Result<JobId> EmuBackend::queue(const Task& task, bool for_waiter) {
     Result<ValidatedTask> checked = state_->check(task);
     if (!checked) return checked.status();
     auto job = std::make_shared<EmuJob>();
     job->validated = std::move(checked).value();
     job->profile.queued = Clock::now();
+    job->for_waiter = for_waiter;
     std::lock_guard lock(state_->mutex);
     job->id = state_->next_id++;
     state_->jobs.emplace(job->id, job);
     state_->queue.push_back(job);
-    state_->changed.notify_all();
+    // The worker is woken for jobs it may take; a waiter about to come runs the others.
+    if (!for_waiter) state_->changed.notify_all();
     return job->id;
 }
 
@@ -689,7 +702,9 @@ Status EmuBackend::wait_with_profile(JobId id, std::chrono::nanoseconds timeout,
         State& s;
         ~Leave() {
             --s.waiters;
-            s.changed.notify_all();  // the worker takes over what is still queued
+            // The worker takes over what is still queued, left to a waiter or not.
+            for (const std::shared_ptr<EmuJob>& job : s.queue) job->for_waiter = false;
+            s.changed.notify_all();
         }
     } leave{s};
     for (;;) {
