@@ -296,7 +296,8 @@ struct EmuBackend::State {
     nvdla_dla_engine* engine = nullptr;
 
     std::mutex mutex;
-    std::condition_variable changed;
+    std::condition_variable changed;         // for waiters and the executor role
+    std::condition_variable worker_changed;  // for the worker: only when it has work
     std::deque<std::shared_ptr<EmuJob>> queue;
     std::shared_ptr<EmuJob> running;
     std::unordered_map<JobId, std::shared_ptr<EmuJob>> jobs;
@@ -493,6 +494,16 @@ struct EmuBackend::State {
         lock.lock();
         executing = false;
         changed.notify_all();
+        wake_worker();
+    }
+
+    // Wakes the worker when there is something for it: queued jobs nobody is there to run, a
+    // stalled job whose deadline it keeps, or the end. (Not after every job: a thread that
+    // runs its own jobs pays no wake-up of the worker.) The mutex is held.
+    void wake_worker() {
+        const bool queued = !queue.empty() && waiters == 0 && !queue.front()->for_waiter;
+        const bool stalled = running && running->phase == EmuJob::Phase::Stalled;
+        if (stopping || queued || stalled) worker_changed.notify_one();
     }
 
     bool stalled_past_deadline() const {
@@ -519,9 +530,9 @@ struct EmuBackend::State {
             }
             if (running && running->phase == EmuJob::Phase::Stalled) {
                 const Clock::time_point deadline = running->deadline;  // the job may go away
-                changed.wait_until(lock, deadline);
+                worker_changed.wait_until(lock, deadline);
             } else
-                changed.wait(lock);
+                worker_changed.wait(lock);
         }
     }
 };
@@ -533,6 +544,7 @@ EmuBackend::~EmuBackend() {
         std::lock_guard lock(state_->mutex);
         state_->stopping = true;
         state_->changed.notify_all();
+        state_->worker_changed.notify_all();
     }
     if (state_->worker.joinable()) state_->worker.join();
     // A job still in the device is abandoned with the device.
@@ -681,8 +693,10 @@ Result<JobId> EmuBackend::queue(const Task& task, bool for_waiter) {
     job->id = state_->next_id++;
     state_->jobs.emplace(job->id, job);
     state_->queue.push_back(job);
-    // The worker is woken for jobs it may take; a waiter about to come runs the others.
-    if (!for_waiter) state_->changed.notify_all();
+    // Waiters see the new job; the worker is woken for jobs it may take (a waiter about to
+    // come runs the others).
+    state_->changed.notify_all();
+    state_->wake_worker();
     return job->id;
 }
 
@@ -705,6 +719,7 @@ Status EmuBackend::wait_with_profile(JobId id, std::chrono::nanoseconds timeout,
             // The worker takes over what is still queued, left to a waiter or not.
             for (const std::shared_ptr<EmuJob>& job : s.queue) job->for_waiter = false;
             s.changed.notify_all();
+            s.wake_worker();
         }
     } leave{s};
     for (;;) {
