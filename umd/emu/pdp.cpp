@@ -428,12 +428,16 @@ class Pooling {
         // Every line is read (PDP_RDMA does, and counts its NaNs), used or not.
         uint32_t next_out = 0;
         for (uint32_t h = 0; h < c_.height; ++h) {
-            fetch_line(split_index, surface, h);
             int32_t* row = &ring_[size_t(h % c_.kernel_h) * s.out_width * lanes];
-            if (c_.precision == Precision::Fp16)
-                width_pass_fp(row);
-            else
-                width_pass_int(row);
+            if (flying_ && c_.precision != Precision::Fp16) {
+                width_pass_flying_int(s, surface, h, row);
+            } else {
+                fetch_line(split_index, surface, h);
+                if (c_.precision == Precision::Fp16)
+                    width_pass_fp(row);
+                else
+                    width_pass_int(row);
+            }
             for (; next_out < c_.out_height; ++next_out) {
                 const Window rows =
                     window_at(next_out, c_.stride_h, c_.pad_top, c_.kernel_h, c_.height);
@@ -575,6 +579,54 @@ class Pooling {
                     v = wrap(v, c_.acc_bits);
                 }
                 out[l] = static_cast<int32_t>(v);
+            }
+        }
+    }
+
+    // width_pass_int straight from SDP's cube, lane by lane along its rows (no transposition
+    // of the input line into lanes first): the same sums, maxima and minima per lane.
+    void width_pass_flying_int(const Split& s, uint32_t surface, uint32_t h, int32_t* row) {
+        const uint32_t lanes = lanes_, held = flying_->held();
+        const size_t columns = columns_.size();
+        const Window* windows = columns_.data();
+        for (uint32_t j = 0; j < lanes; ++j) {
+            const int32_t ch = identity_ ? int32_t(surface * c_.lanes + j) : work_[j].channel;
+            const int16_t* src;
+            if (ch < 0 || uint32_t(ch) >= held) {  // one value everywhere
+                constant_row_.assign(s.in_width, ch < 0 ? work_[j].value : int16_t(0));
+                src = constant_row_.data();
+            } else {
+                src = flying_->values.data() + flying_->index(0, uint32_t(ch), h, 0) + s.in_offset;
+            }
+            int32_t* out = row + j;
+            switch (c_.method) {
+                case Method::Max:
+                    for (size_t k = 0; k < columns; ++k) {
+                        const int16_t* in = src + windows[k].first;
+                        int32_t v = in[0];
+                        for (uint32_t i = 1; i < windows[k].count; ++i)
+                            v = std::max<int32_t>(v, in[i]);
+                        out[k * lanes] = v;
+                    }
+                    break;
+                case Method::Min:
+                    for (size_t k = 0; k < columns; ++k) {
+                        const int16_t* in = src + windows[k].first;
+                        int32_t v = in[0];
+                        for (uint32_t i = 1; i < windows[k].count; ++i)
+                            v = std::min<int32_t>(v, in[i]);
+                        out[k * lanes] = v;
+                    }
+                    break;
+                case Method::Average:
+                    for (size_t k = 0; k < columns; ++k) {
+                        const int16_t* in = src + windows[k].first;
+                        int64_t v = 0;
+                        for (uint32_t i = 0; i < windows[k].count; ++i) v += in[i];
+                        if (windows[k].pads) v += c_.pad_int[windows[k].pads - 1];
+                        out[k * lanes] = wrap(v, c_.acc_bits);
+                    }
+                    break;
             }
         }
     }
@@ -774,6 +826,7 @@ class Pooling {
     std::vector<int32_t> line_;  // one input line of the split: in_width x lanes
     std::vector<int32_t> ring_;  // W results of the last kernel_h lines: out_width x lanes each
     std::vector<int32_t> out_;   // one output line
+    std::vector<int16_t> constant_row_;  // an input row of one value (flying)
     std::vector<uint8_t> bytes_;
 };
 
