@@ -601,22 +601,12 @@ class Pooling {
             int32_t* out = row + j;
             switch (c_.method) {
                 case Method::Max:
-                    for (size_t k = 0; k < columns; ++k) {
-                        const int16_t* in = src + windows[k].first;
-                        int32_t v = in[0];
-                        for (uint32_t i = 1; i < windows[k].count; ++i)
-                            v = std::max<int32_t>(v, in[i]);
-                        out[k * lanes] = v;
-                    }
+                    for (size_t k = 0; k < columns; ++k)
+                        out[k * lanes] = pick<true>(src + windows[k].first, windows[k].count);
                     break;
                 case Method::Min:
-                    for (size_t k = 0; k < columns; ++k) {
-                        const int16_t* in = src + windows[k].first;
-                        int32_t v = in[0];
-                        for (uint32_t i = 1; i < windows[k].count; ++i)
-                            v = std::min<int32_t>(v, in[i]);
-                        out[k * lanes] = v;
-                    }
+                    for (size_t k = 0; k < columns; ++k)
+                        out[k * lanes] = pick<false>(src + windows[k].first, windows[k].count);
                     break;
                 case Method::Average:
                     for (size_t k = 0; k < columns; ++k) {
@@ -629,6 +619,18 @@ class Pooling {
                     break;
             }
         }
+    }
+
+    // The largest (or smallest) of count values; the common 2- and 3-wide windows without a
+    // loop.
+    template <bool Max>
+    static int32_t pick(const int16_t* in, uint32_t count) {
+        auto better = [](int32_t a, int32_t b) { return Max ? std::max(a, b) : std::min(a, b); };
+        if (count == 2) return better(in[0], in[1]);
+        if (count == 3) return better(better(in[0], in[1]), in[2]);
+        int32_t v = in[0];
+        for (uint32_t i = 1; i < count; ++i) v = better(v, in[i]);
+        return v;
     }
 
     // Max (or min) along W: int32 lane by lane, which the compiler vectorises.
