@@ -200,8 +200,12 @@ class NVDLA_API Context {
     Status validate();
     // Starts the network; the context must not have a job still running.
     Result<Job> submit();
-    // submit() and wait().
+    // submit() and wait(). The network may run on the calling thread (no hand-over to another
+    // one); networks with CPU tasks then run to their end (each hardware task still fails at
+    // the runtime's job_timeout).
     Status run(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max());
+    // The timing of the last run() or submitted job (valid once it completed).
+    const RunTiming& last_timing() const;
 
     struct Impl;
     explicit Context(std::unique_ptr<Impl> impl);

@@ -296,6 +296,33 @@ TEST(EmuBackend, WorkerRunsJobsNobodyWaitsFor) {
     EXPECT_TRUE(b->wait(job, 0ns).ok());
 }
 
+TEST(EmuBackend, JobsSubmittedForAWaitRunInThatWait) {
+    auto b = backend();
+    CopyTask t(*b, 256, 8);
+    fill(*t.src, 78);
+    const runtime::JobId job = *b->submit_for_wait(t.task);
+    std::this_thread::sleep_for(50ms);  // the worker leaves it alone
+    EXPECT_NE(std::memcmp(t.src->data(), t.dst->data(), 2048), 0);
+    ASSERT_TRUE(b->wait(job, 1s).ok());
+    EXPECT_EQ(std::memcmp(t.src->data(), t.dst->data(), 2048), 0);
+}
+
+TEST(EmuBackend, JobsSubmittedForAWaitRunEvenWhenTheWaitGivesUp) {
+    auto b = backend();
+    CopyTask first(*b, 256, 8), second(*b, 256, 8);
+    fill(*second.src, 79);
+    b->set_stalled(true);
+    const runtime::JobId held = *b->submit(first.task);
+    const runtime::JobId job = *b->submit_for_wait(second.task);
+    EXPECT_TRUE(runtime::timed_out(b->wait(job, 2ms)));  // gives up while the device stalls
+    b->set_stalled(false);  // runs the first job and whatever is queued behind it
+    for (int i = 0; i < 2000 && std::memcmp(second.src->data(), second.dst->data(), 2048) != 0; ++i)
+        std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(std::memcmp(second.src->data(), second.dst->data(), 2048), 0);
+    EXPECT_TRUE(b->wait(held, 1s).ok());
+    EXPECT_TRUE(b->wait(job, 1s).ok());
+}
+
 TEST(EmuBackend, WaitTimesOutWhileTheDeviceStalls) {
     auto b = backend();
     CopyTask t(*b, 256, 8);
@@ -336,7 +363,7 @@ TEST(EmuBackend, ManyThreadsShareTheDevice) {
             CopyTask t(*b, 256, 8);
             for (int i = 0; i < 50; ++i) {
                 fill(*t.src, static_cast<uint8_t>(k * 50 + i));
-                Result<runtime::JobId> job = b->submit(t.task);
+                Result<runtime::JobId> job = i % 2 ? b->submit_for_wait(t.task) : b->submit(t.task);
                 if (!job.ok() || !b->wait(*job, 5s).ok() ||
                     std::memcmp(t.src->data(), t.dst->data(), 2048) != 0)
                     ++failures;

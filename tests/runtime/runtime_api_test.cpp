@@ -292,25 +292,36 @@ TEST(RuntimeMixed, CpuAndHardwareTasks) {
             largest = std::max(largest, expected[i]);
         }
         for (float e : expected) sum += std::exp(e - largest);
-        Result<Job> job = ctx->submit();
-        ASSERT_TRUE(job.ok()) << job.message();
-        ASSERT_TRUE(job->wait(5s).ok()) << job->wait(0ns).message();
-        for (int i = 0; i < 10; ++i) {
-            uint16_t h;
-            std::memcpy(&h, ctx->output(0).data() + 2 * i, 2);
-            EXPECT_EQ(fp16::to_float(h), fp16::to_float(runtime::fp16_round_ties_away(
-                                             std::exp(expected[i] - largest) / sum)))
-                << i;
+        // submit() and wait() (a thread per run), then run() (on this thread): the same.
+        for (bool at_once : {false, true}) {
+            SCOPED_TRACE(at_once ? "run()" : "submit() and wait()");
+            std::memset(ctx->output(0).data(), 0, ctx->output(0).size());
+            RunTiming t;
+            if (at_once) {
+                ASSERT_TRUE(ctx->run(5s).ok());
+                t = ctx->last_timing();
+            } else {
+                Result<Job> job = ctx->submit();
+                ASSERT_TRUE(job.ok()) << job.message();
+                ASSERT_TRUE(job->wait(5s).ok()) << job->wait(0ns).message();
+                t = job->timing();
+            }
+            for (int i = 0; i < 10; ++i) {
+                uint16_t h;
+                std::memcpy(&h, ctx->output(0).data() + 2 * i, 2);
+                EXPECT_EQ(fp16::to_float(h), fp16::to_float(runtime::fp16_round_ties_away(
+                                                 std::exp(expected[i] - largest) / sum)))
+                    << i;
+            }
+            ASSERT_EQ(t.tasks.size(), 3u);
+            EXPECT_EQ(t.tasks[0].name, "EMU task 0");
+            EXPECT_EQ(t.tasks[1].name, "DLA task 1");
+            EXPECT_EQ(t.tasks[2].name, "EMU task 2");
+            ASSERT_EQ(t.operations.size(), 3u);
+            EXPECT_EQ(t.operations[0].name, "EMU power");
+            EXPECT_EQ(t.operations[1].name, "BDMA");
+            EXPECT_EQ(t.operations[2].name, "EMU softmax");
         }
-        const RunTiming& t = job->timing();
-        ASSERT_EQ(t.tasks.size(), 3u);
-        EXPECT_EQ(t.tasks[0].name, "EMU task 0");
-        EXPECT_EQ(t.tasks[1].name, "DLA task 1");
-        EXPECT_EQ(t.tasks[2].name, "EMU task 2");
-        ASSERT_EQ(t.operations.size(), 3u);
-        EXPECT_EQ(t.operations[0].name, "EMU power");
-        EXPECT_EQ(t.operations[1].name, "BDMA");
-        EXPECT_EQ(t.operations[2].name, "EMU softmax");
     }
 }
 

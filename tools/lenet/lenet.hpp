@@ -121,7 +121,7 @@ class Classifier {
                                                     const RuntimeOptions& options);
     // The 10 probabilities of one image; profiling timings of the last run in timing().
     Result<std::array<float, kClasses>> classify(const uint8_t* pixels);
-    const RunTiming& timing() const { return timing_; }
+    const RunTiming& timing() const { return context_->last_timing(); }
     Runtime& runtime() { return *runtime_; }
 
   private:
@@ -130,7 +130,6 @@ class Classifier {
     std::shared_ptr<Network> network_;
     std::unique_ptr<Context> context_;
     builder::HostTensor image_;
-    RunTiming timing_;
 };
 
 }  // namespace nvdla::lenet

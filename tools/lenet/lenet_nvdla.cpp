@@ -89,10 +89,7 @@ Result<std::unique_ptr<Classifier>> Classifier::open(const builder::CompiledNetw
 Result<std::array<float, kClasses>> Classifier::classify(const uint8_t* pixels) {
     for (uint32_t i = 0; i < kImagePixels; ++i) image_.data[i] = static_cast<float>(pixels[i]);
     if (Status s = builder::pack_input(input_, image_, context_->input(0)); !s) return s;
-    Result<Job> job = context_->submit();
-    if (!job) return job.status();
-    if (Status s = job.value().wait(); !s) return s;
-    timing_ = job.value().timing();
+    if (Status s = context_->run(); !s) return s;
     Result<builder::HostTensor> out = builder::unpack_output(output_, context_->output(0));
     if (!out) return out.status();
     if (out->data.size() != kClasses)

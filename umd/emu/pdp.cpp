@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -375,6 +376,21 @@ int32_t wrap(int64_t v, unsigned bits) {
 constexpr std::array<uint32_t, kMaxKernel + 1> kKernelWidthFp17 = {
     0x0000, 0x7c00, 0x8000, 0x8200, 0x8400, 0x8500, 0x8600, 0x8700, 0x8800};
 
+// Whether the n values at v are all v[0]: four at a time in 64-bit words, no early exit.
+bool one_value(const int16_t* v, size_t n) {
+    const uint64_t pattern = uint64_t(uint16_t(v[0])) * 0x0001000100010001ull;
+    uint64_t differs = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+        std::memcpy(&a, v + i, 8);
+        std::memcpy(&b, v + i + 4, 8);
+        differs |= (a ^ pattern) | (b ^ pattern);
+    }
+    for (; i < n; ++i) differs |= uint16_t(v[i]) ^ uint16_t(v[0]);
+    return differs == 0;
+}
+
 // The fp16 comparison of FpMax/FpMin (a NaN operand wins, the first one first).
 uint32_t fp16_pick(Method method, uint32_t a, uint32_t b) {
     const auto ha = static_cast<uint16_t>(a), hb = static_cast<uint16_t>(b);
@@ -399,7 +415,8 @@ class Pooling {
   private:
     void pool(size_t split_index, uint32_t surface) {
         const Split& s = c_.splits[split_index];
-        const uint32_t lanes = c_.lanes;
+        choose_lanes(surface);
+        const uint32_t lanes = lanes_;
         columns_.resize(s.out_width);
         for (uint32_t k = 0; k < s.out_width; ++k)
             columns_[k] = window_at(k, c_.stride_w, s.pad_left, c_.kernel_w, s.in_width);
@@ -411,12 +428,16 @@ class Pooling {
         // Every line is read (PDP_RDMA does, and counts its NaNs), used or not.
         uint32_t next_out = 0;
         for (uint32_t h = 0; h < c_.height; ++h) {
-            fetch_line(split_index, surface, h);
             int32_t* row = &ring_[size_t(h % c_.kernel_h) * s.out_width * lanes];
-            if (c_.precision == Precision::Fp16)
-                width_pass_fp(row);
-            else
-                width_pass_int(row);
+            if (flying_ && c_.precision != Precision::Fp16) {
+                width_pass_flying_int(s, surface, h, row);
+            } else {
+                fetch_line(split_index, surface, h);
+                if (c_.precision == Precision::Fp16)
+                    width_pass_fp(row);
+                else
+                    width_pass_int(row);
+            }
             for (; next_out < c_.out_height; ++next_out) {
                 const Window rows =
                     window_at(next_out, c_.stride_h, c_.pad_top, c_.kernel_h, c_.height);
@@ -427,25 +448,72 @@ class Pooling {
         }
     }
 
+    // The lanes pooled for this surface. Offline every lane holds what PDP_RDMA reads. Flying,
+    // a lane past the channels holds what SDP computed there (0 past its held channels), which
+    // is often one value over the whole plane (0 + bias, ReLU, the convertor): such lanes pool
+    // to the same results as any lane holding that value everywhere, so one work lane per
+    // distinct value stands for them (store_line writes its results to each). The work is
+    // rounded up to 8 lanes for the vector loops.
+    void choose_lanes(uint32_t surface) {
+        const uint32_t atom_lanes = c_.lanes;
+        identity_ = true;
+        lanes_ = atom_lanes;
+        if (!flying_ || atom_lanes > lane_of_.size()) return;
+        const uint32_t first = surface * atom_lanes, held = flying_->held();
+        const size_t plane = size_t(flying_->height) * flying_->width;
+        work_.clear();
+        for (uint32_t l = 0; l < atom_lanes; ++l) {
+            const uint32_t ch = first + l;
+            std::optional<int16_t> constant;
+            if (ch >= held) {
+                constant = 0;
+            } else if (ch >= c_.channels) {
+                const int16_t* v = flying_->values.data() + flying_->index(0, ch, 0, 0);
+                if (one_value(v, plane)) constant = v[0];
+            }
+            size_t j = work_.size();
+            if (constant) {
+                j = 0;
+                while (j < work_.size() && !(work_[j].channel < 0 && work_[j].value == *constant))
+                    ++j;
+            }
+            if (j == work_.size())
+                work_.push_back({constant ? -1 : int32_t(ch), constant.value_or(0)});
+            lane_of_[l] = static_cast<uint8_t>(j);
+        }
+        if (work_.size() == atom_lanes) return;  // every lane its own
+        while (work_.size() % 8 != 0 && work_.size() < atom_lanes) work_.push_back({-1, 0});
+        if (work_.size() >= atom_lanes) return;
+        identity_ = false;
+        lanes_ = static_cast<uint32_t>(work_.size());
+        standing_.assign(lanes_, 0);
+        for (uint32_t l = 0; l < atom_lanes; ++l) ++standing_[lane_of_[l]];
+    }
+
+    // How many of the atom's lanes work lane j stands for.
+    uint32_t lanes_standing_for(uint32_t j) const { return identity_ ? 1 : standing_[j]; }
+
     // One input line of the split into line_ (in_width x lanes values): int8/int16 values or
     // fp16 patterns; NaN counting and flushing as PDP_RDMA and stage 0 do them offline.
     void fetch_line(size_t split_index, uint32_t surface, uint32_t h) {
         const Split& s = c_.splits[split_index];
-        const uint32_t lanes = c_.lanes;
+        const uint32_t lanes = lanes_;
         if (flying_) {
             // Lane by lane: a lane's row is contiguous in SDP's cube.
             // (Locals: the stores through dst must not make the compiler reload them.)
             const bool fp16 = c_.precision == Precision::Fp16;
-            const uint32_t width = s.in_width, held = flying_->held();
-            for (uint32_t l = 0; l < lanes; ++l) {
-                const uint32_t ch = surface * lanes + l;
-                int32_t* dst = line_.data() + l;
-                if (ch >= held) {  // SDP's lanes past the channels are held too
-                    for (uint32_t w = 0; w < width; ++w) dst[size_t(w) * lanes] = 0;
+            const uint32_t width = s.in_width;
+            for (uint32_t j = 0; j < lanes; ++j) {
+                int32_t* dst = line_.data() + j;
+                const int32_t ch = identity_ ? int32_t(surface * c_.lanes + j) : work_[j].channel;
+                if (ch < 0 || uint32_t(ch) >= flying_->held()) {  // one value everywhere
+                    const int16_t v = ch < 0 ? work_[j].value : 0;
+                    const int32_t x = fp16 ? int32_t(static_cast<uint16_t>(v)) : v;
+                    for (uint32_t w = 0; w < width; ++w) dst[size_t(w) * lanes] = x;
                     continue;
                 }
                 const int16_t* src =
-                    flying_->values.data() + flying_->index(0, ch, h, 0) + s.in_offset;
+                    flying_->values.data() + flying_->index(0, uint32_t(ch), h, 0) + s.in_offset;
                 if (fp16)
                     for (uint32_t w = 0; w < width; ++w)
                         dst[size_t(w) * lanes] = static_cast<uint16_t>(src[w]);
@@ -489,7 +557,7 @@ class Pooling {
     // LineOperation for the int pipelines: max/min of the data columns; the average sums them
     // and adds PAD_VALUE_nX for the n missing columns, in the accumulator's width.
     void width_pass_int(int32_t* row) const {
-        const uint32_t lanes = c_.lanes;
+        const uint32_t lanes = lanes_;
         if (c_.method == Method::Max) return width_pick<true>(row);
         if (c_.method == Method::Min) return width_pick<false>(row);
         for (size_t k = 0; k < columns_.size(); ++k) {
@@ -515,10 +583,60 @@ class Pooling {
         }
     }
 
+    // width_pass_int straight from SDP's cube, lane by lane along its rows (no transposition
+    // of the input line into lanes first): the same sums, maxima and minima per lane.
+    void width_pass_flying_int(const Split& s, uint32_t surface, uint32_t h, int32_t* row) {
+        const uint32_t lanes = lanes_, held = flying_->held();
+        const size_t columns = columns_.size();
+        const Window* windows = columns_.data();
+        for (uint32_t j = 0; j < lanes; ++j) {
+            const int32_t ch = identity_ ? int32_t(surface * c_.lanes + j) : work_[j].channel;
+            const int16_t* src;
+            if (ch < 0 || uint32_t(ch) >= held) {  // one value everywhere
+                constant_row_.assign(s.in_width, ch < 0 ? work_[j].value : int16_t(0));
+                src = constant_row_.data();
+            } else {
+                src = flying_->values.data() + flying_->index(0, uint32_t(ch), h, 0) + s.in_offset;
+            }
+            int32_t* out = row + j;
+            switch (c_.method) {
+                case Method::Max:
+                    for (size_t k = 0; k < columns; ++k)
+                        out[k * lanes] = pick<true>(src + windows[k].first, windows[k].count);
+                    break;
+                case Method::Min:
+                    for (size_t k = 0; k < columns; ++k)
+                        out[k * lanes] = pick<false>(src + windows[k].first, windows[k].count);
+                    break;
+                case Method::Average:
+                    for (size_t k = 0; k < columns; ++k) {
+                        const int16_t* in = src + windows[k].first;
+                        int64_t v = 0;
+                        for (uint32_t i = 0; i < windows[k].count; ++i) v += in[i];
+                        if (windows[k].pads) v += c_.pad_int[windows[k].pads - 1];
+                        out[k * lanes] = wrap(v, c_.acc_bits);
+                    }
+                    break;
+            }
+        }
+    }
+
+    // The largest (or smallest) of count values; the common 2- and 3-wide windows without a
+    // loop.
+    template <bool Max>
+    static int32_t pick(const int16_t* in, uint32_t count) {
+        auto better = [](int32_t a, int32_t b) { return Max ? std::max(a, b) : std::min(a, b); };
+        if (count == 2) return better(in[0], in[1]);
+        if (count == 3) return better(better(in[0], in[1]), in[2]);
+        int32_t v = in[0];
+        for (uint32_t i = 1; i < count; ++i) v = better(v, in[i]);
+        return v;
+    }
+
     // Max (or min) along W: int32 lane by lane, which the compiler vectorises.
     template <bool Max>
     void width_pick(int32_t* row) const {
-        const uint32_t lanes = c_.lanes;
+        const uint32_t lanes = lanes_;
         for (size_t k = 0; k < columns_.size(); ++k) {
             const Window& w = columns_[k];
             const int32_t* in = &line_[size_t(w.first) * lanes];
@@ -536,7 +654,7 @@ class Pooling {
     // average in fp17, ((sum + x) + pad_left) + pad_right for every column, the padding non-zero
     // only at the window's last data column.
     void width_pass_fp(int32_t* row) const {
-        const uint32_t lanes = c_.lanes;
+        const uint32_t lanes = lanes_;
         for (size_t k = 0; k < columns_.size(); ++k) {
             const Window& w = columns_[k];
             const int32_t* in = &line_[size_t(w.first) * lanes];
@@ -566,7 +684,7 @@ class Pooling {
 
     // PoolingStage0Calc along H, then PoolingStage1Calc, into out_.
     void finish_line(const Window& rows, const Split& s) {
-        const uint32_t lanes = c_.lanes;
+        const uint32_t lanes = lanes_;
         std::array<const int32_t*, kMaxKernel> in{};
         for (uint32_t i = 0; i < rows.count; ++i)
             in[i] = &ring_[size_t((rows.first + i) % c_.kernel_h) * s.out_width * lanes];
@@ -646,35 +764,71 @@ class Pooling {
                 }
                 v = precision::fp17_to_fp16(fp17_mul(fp17_mul(v, recip_w), recip_h));
             }
-            nan_output += precision::fp16_is_nan(static_cast<uint16_t>(v)) ? 1 : 0;
+            if (precision::fp16_is_nan(static_cast<uint16_t>(v)))
+                nan_output += lanes_standing_for(static_cast<uint32_t>(j % lanes_));
             out_[j] = static_cast<int32_t>(v);
         }
     }
 
+    // The output line as PDP writes it: every lane of every atom (from its work lane).
     void store_line(const Split& s, uint32_t surface, uint32_t out_row) {
-        const size_t n = size_t(s.out_width) * c_.lanes;
-        if (c_.precision == Precision::Int8) {
-            for (size_t i = 0; i < n; ++i) bytes_[i] = static_cast<uint8_t>(out_[i]);
+        const int32_t* out = out_.data();
+        uint8_t* bytes = bytes_.data();
+        const bool int8 = c_.precision == Precision::Int8;
+        if (identity_) {
+            const size_t n = size_t(s.out_width) * c_.lanes;
+            if (int8) {
+                for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(out[i]);
+            } else {
+                for (size_t i = 0; i < n; ++i) {
+                    bytes[2 * i] = static_cast<uint8_t>(out[i]);
+                    bytes[2 * i + 1] = static_cast<uint8_t>(out[i] >> 8);
+                }
+            }
         } else {
-            for (size_t i = 0; i < n; ++i) {
-                bytes_[2 * i] = static_cast<uint8_t>(out_[i]);
-                bytes_[2 * i + 1] = static_cast<uint8_t>(out_[i] >> 8);
+            // (Locals: the byte stores must not make the compiler reload them.)
+            const std::array<uint8_t, 64> lane_of = lane_of_;
+            const uint32_t atom_lanes = c_.lanes, work_lanes = lanes_, atom = c_.atom;
+            for (uint32_t k = 0; k < s.out_width; ++k) {
+                const int32_t* from = out + size_t(k) * work_lanes;
+                uint8_t* to = bytes + size_t(k) * atom;
+                if (int8) {
+                    for (uint32_t l = 0; l < atom_lanes; ++l)
+                        to[l] = static_cast<uint8_t>(from[lane_of[l]]);
+                } else {
+                    for (uint32_t l = 0; l < atom_lanes; ++l) {
+                        const int32_t v = from[lane_of[l]];
+                        to[2 * l] = static_cast<uint8_t>(v);
+                        to[2 * l + 1] = static_cast<uint8_t>(v >> 8);
+                    }
+                }
             }
         }
         const uint64_t address = c_.dst_base + uint64_t(out_row) * c_.dst_line +
                                  uint64_t(surface) * c_.dst_surface +
                                  uint64_t(s.out_offset) * c_.atom;
-        ctx_.dma.write(NVDLA_UNIT_PDP, c_.dst_port, address, bytes_.data(),
-                       size_t(s.out_width) * c_.atom);
+        ctx_.dma.write(NVDLA_UNIT_PDP, c_.dst_port, address, bytes, size_t(s.out_width) * c_.atom);
     }
 
     Context& ctx_;
     const Config& c_;
     const ElementCube* flying_;
+    // The work lanes (choose_lanes): the atom's lanes in order (identity_), or a cube channel
+    // (channel >= 0) or one value (channel < 0) each, lane_of_ the work lane of each atom lane.
+    struct WorkLane {
+        int32_t channel = -1;
+        int16_t value = 0;
+    };
+    bool identity_ = true;
+    uint32_t lanes_ = 0;
+    std::vector<WorkLane> work_;
+    std::array<uint8_t, 64> lane_of_{};
+    std::vector<uint32_t> standing_;
     std::vector<Window> columns_;
     std::vector<int32_t> line_;  // one input line of the split: in_width x lanes
     std::vector<int32_t> ring_;  // W results of the last kernel_h lines: out_width x lanes each
     std::vector<int32_t> out_;   // one output line
+    std::vector<int16_t> constant_row_;  // an input row of one value (flying)
     std::vector<uint8_t> bytes_;
 };
 

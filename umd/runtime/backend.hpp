@@ -91,6 +91,9 @@ class Backend {
     virtual Status wait(JobId job, std::chrono::nanoseconds timeout) = 0;
 
     // Optional, with defaults for backends that lack them:
+    // submit() for a caller that waits for the job next, at once: a backend may leave the
+    // job to that wait (run it on the waiting thread) instead of handing it to a worker.
+    virtual Result<JobId> submit_for_wait(const Task& task) { return submit(task); }
     // The buffer at host memory the caller owns and keeps alive, used without a copy.
     virtual Result<std::unique_ptr<Buffer>> import_host_memory(void* data, uint64_t size) {
         (void)data;

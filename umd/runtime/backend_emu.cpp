@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <typeinfo>
 #include <unordered_map>
 
 #include "nvdla/hw/dla_engine.h"
@@ -282,6 +283,7 @@ struct EmuJob {
     uint64_t faults = 0;
     std::optional<emu::DmaAccess> first_fault;
     uint64_t programming_errors_before = 0;
+    bool for_waiter = false;  // left to the wait that follows its submission (submit_for_wait)
 };
 
 struct EmuBackend::State {
@@ -295,7 +297,8 @@ struct EmuBackend::State {
     nvdla_dla_engine* engine = nullptr;
 
     std::mutex mutex;
-    std::condition_variable changed;
+    std::condition_variable changed;         // for waiters and the executor role
+    std::condition_variable worker_changed;  // for the worker: only when it has work
     std::deque<std::shared_ptr<EmuJob>> queue;
     std::shared_ptr<EmuJob> running;
     std::unordered_map<JobId, std::shared_ptr<EmuJob>> jobs;
@@ -319,7 +322,10 @@ struct EmuBackend::State {
                          " allowed");
         for (size_t i = 0; i < task.addresses.size(); ++i) {
             const Address& a = task.addresses[i];
-            const auto* buffer = dynamic_cast<const EmuBuffer*>(a.buffer);
+            // (EmuBuffer is final: a type comparison, cheaper than a dynamic_cast per entry.)
+            const auto* buffer = a.buffer && typeid(*a.buffer) == typeid(EmuBuffer)
+                                     ? static_cast<const EmuBuffer*>(a.buffer)
+                                     : nullptr;
             if (!buffer || buffer->space() != space.get())
                 return error("rejected: address-list entry ", i,
                              (a.buffer ? " names a buffer of another backend" : " has no buffer"));
@@ -492,6 +498,16 @@ struct EmuBackend::State {
         lock.lock();
         executing = false;
         changed.notify_all();
+        wake_worker();
+    }
+
+    // Wakes the worker when there is something for it: queued jobs nobody is there to run, a
+    // stalled job whose deadline it keeps, or the end. (Not after every job: a thread that
+    // runs its own jobs pays no wake-up of the worker.) The mutex is held.
+    void wake_worker() {
+        const bool queued = !queue.empty() && waiters == 0 && !queue.front()->for_waiter;
+        const bool stalled = running && running->phase == EmuJob::Phase::Stalled;
+        if (stopping || queued || stalled) worker_changed.notify_one();
     }
 
     bool stalled_past_deadline() const {
@@ -502,8 +518,10 @@ struct EmuBackend::State {
     void worker_loop() {
         std::unique_lock lock(mutex);
         while (!stopping) {
-            // Queued jobs are left to a waiting thread, which runs them without a hand-over.
-            if (!executing && !running && !queue.empty() && waiters == 0) {
+            // Queued jobs are left to a waiting thread, which runs them without a hand-over,
+            // and to the one about to wait (submit_for_wait).
+            if (!executing && !running && !queue.empty() && waiters == 0 &&
+                !queue.front()->for_waiter) {
                 as_executor(lock, [this] { run_queue(); });
                 continue;
             }
@@ -516,9 +534,9 @@ struct EmuBackend::State {
             }
             if (running && running->phase == EmuJob::Phase::Stalled) {
                 const Clock::time_point deadline = running->deadline;  // the job may go away
-                changed.wait_until(lock, deadline);
+                worker_changed.wait_until(lock, deadline);
             } else
-                changed.wait(lock);
+                worker_changed.wait(lock);
         }
     }
 };
@@ -530,6 +548,7 @@ EmuBackend::~EmuBackend() {
         std::lock_guard lock(state_->mutex);
         state_->stopping = true;
         state_->changed.notify_all();
+        state_->worker_changed.notify_all();
     }
     if (state_->worker.joinable()) state_->worker.join();
     // A job still in the device is abandoned with the device.
@@ -660,16 +679,28 @@ Status EmuBackend::validate(const Task& task) {
 }
 
 Result<JobId> EmuBackend::submit(const Task& task) {
+    return queue(task, false);
+}
+
+Result<JobId> EmuBackend::submit_for_wait(const Task& task) {
+    return queue(task, true);
+}
+
+Result<JobId> EmuBackend::queue(const Task& task, bool for_waiter) {
     Result<ValidatedTask> checked = state_->check(task);
     if (!checked) return checked.status();
     auto job = std::make_shared<EmuJob>();
     job->validated = std::move(checked).value();
     job->profile.queued = Clock::now();
+    job->for_waiter = for_waiter;
     std::lock_guard lock(state_->mutex);
     job->id = state_->next_id++;
     state_->jobs.emplace(job->id, job);
     state_->queue.push_back(job);
+    // Waiters see the new job; the worker is woken for jobs it may take (a waiter about to
+    // come runs the others).
     state_->changed.notify_all();
+    state_->wake_worker();
     return job->id;
 }
 
@@ -689,7 +720,10 @@ Status EmuBackend::wait_with_profile(JobId id, std::chrono::nanoseconds timeout,
         State& s;
         ~Leave() {
             --s.waiters;
-            s.changed.notify_all();  // the worker takes over what is still queued
+            // The worker takes over what is still queued, left to a waiter or not.
+            for (const std::shared_ptr<EmuJob>& job : s.queue) job->for_waiter = false;
+            s.changed.notify_all();
+            s.wake_worker();
         }
     } leave{s};
     for (;;) {

@@ -52,6 +52,7 @@ class EmuBackend : public Backend {
     Result<std::unique_ptr<Buffer>> import_host_memory(void* data, uint64_t size) override;
     Status validate(const Task& task) override;
     Result<JobId> submit(const Task& task) override;
+    Result<JobId> submit_for_wait(const Task& task) override;
     Status wait(JobId job, std::chrono::nanoseconds timeout) override;
     Status wait_with_profile(JobId job, std::chrono::nanoseconds timeout,
                              JobProfile* profile) override;
@@ -68,6 +69,7 @@ class EmuBackend : public Backend {
 
   private:
     explicit EmuBackend(std::unique_ptr<State> state);
+    Result<JobId> queue(const Task& task, bool for_waiter);
     std::unique_ptr<State> state_;
 };
 

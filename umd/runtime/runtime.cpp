@@ -599,7 +599,7 @@ struct Context::Impl {
         if (task.interface == runtime::TaskInterface::Dla1) {
             Result<runtime::Task> dla = dla_task(t);
             if (!dla) return dla.status();
-            Result<runtime::JobId> id = backend().submit(*dla);
+            Result<runtime::JobId> id = backend().submit_for_wait(*dla);
             if (!id) return prefixed(task_name(task, t), id.status());
             runtime::JobProfile profile;
             Status s = backend().wait_with_profile(*id, std::chrono::nanoseconds::max(), &profile);
@@ -619,7 +619,9 @@ struct Context::Impl {
         return prefixed(task_name(task, t), s);
     }
 
-    Result<Job> submit() {
+    // waited: the caller waits for the job at once (Context::run), so the backend may leave
+    // its tasks to that wait.
+    Result<Job> submit(bool waited) {
         if (Status s = busy(); !s) return s;
         auto state = std::make_shared<Job::State>();
         state->core = net->core;
@@ -630,7 +632,8 @@ struct Context::Impl {
                 Result<runtime::Task> task = dla_task(t);
                 Status submitted;
                 if (task) {
-                    Result<runtime::JobId> id = backend().submit(*task);
+                    Result<runtime::JobId> id =
+                        waited ? backend().submit_for_wait(*task) : backend().submit(*task);
                     if (id)
                         state->backend_jobs.push_back({t, *id});
                     else
@@ -649,14 +652,18 @@ struct Context::Impl {
             return Job(state);
         }
         Job::State* raw = state.get();
-        state->runner = std::thread([this, raw, order] {
+        auto run_all = [this, raw, order] {
             Status result;
             for (uint32_t t : order)
                 if (!(result = run_task(*raw, t))) break;
             std::lock_guard lock(raw->mutex);
             raw->finish(result);
-        });
+        };
         active = state;
+        if (waited)
+            run_all();  // the caller would only wait for a thread doing this
+        else
+            state->runner = std::thread(std::move(run_all));
         return Job(state);
     }
 
@@ -748,13 +755,17 @@ Status Context::validate() {
 }
 
 Result<Job> Context::submit() {
-    return impl_->submit();
+    return impl_->submit(false);
 }
 
 Status Context::run(std::chrono::nanoseconds timeout) {
-    Result<Job> job = impl_->submit();
+    Result<Job> job = impl_->submit(true);
     if (!job) return job.status();
     return job.value().wait(timeout);
+}
+
+const RunTiming& Context::last_timing() const {
+    return Job(impl_->active).timing();
 }
 
 Result<std::unique_ptr<Context>> Network::create_context() const {
