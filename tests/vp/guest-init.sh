@@ -50,6 +50,15 @@ zero() { # values...: all are 0
 }
 same() { [ -n "$1" ] && [ "$1" = "$2" ]; }
 same_output() { same "$1" "$2" && cmp -s "$3" "$4"; } # md5 golden file other-file
+golden_md5() { cut -d' ' -f1 /vp/vectors/$1/golden/${2}_*/lead.md5 2>/dev/null | head -n1; } # cfg name
+# Runs one regression loadable with the tool into DIR/output.dimg (log DIR/NAME.log) and prints
+# the output's md5 (nothing without an output).
+run_loadable() { # cfg loadable dir
+	rm -f "$3/output.dimg"
+	(cd "$3" && on $1 nvdla_runtime --backend drm --config $1 --loadable "$2") \
+		>"$3/$(basename "$2" _fbuf).log" 2>&1
+	md5sum "$3/output.dimg" 2>/dev/null | cut -d' ' -f1
+}
 clean_log() { ! dmesg | grep -E "$1"; }
 # A counter of CONFIG's vp_stats (sysfs of the ivshmem device).
 vp_stat() { # config name
@@ -186,11 +195,8 @@ accel_checks() {
 		for f in /vp/vectors/$cfg/flatbufs/*_fbuf; do
 			[ -f "$f" ] || continue
 			name=$(basename "$f" _fbuf)
-			golden=$(cut -d' ' -f1 /vp/vectors/$cfg/golden/${name}_*/lead.md5 2>/dev/null | head -n1)
-			rm -f /tmp/accel/output.dimg
-			(cd /tmp/accel && on $cfg nvdla_runtime --backend drm --config $cfg --loadable "$f") \
-				>/tmp/accel/$name.log 2>&1
-			md5=$(md5sum /tmp/accel/output.dimg 2>/dev/null | cut -d' ' -f1)
+			golden=$(golden_md5 $cfg "$name")
+			md5=$(run_loadable $cfg "$f" /tmp/accel)
 			step "$cfg $name on ${node#/dev/}: output.dimg md5 ${md5:-none}, golden ${golden:-none}, the render node's bytes" \
 				same_output "$md5" "$golden" /tmp/accel/output.dimg /tmp/out/$name.render.dimg
 			[ -n "$md5" ] || prefixed "info accel $name: " /tmp/accel/$name.log
@@ -219,7 +225,7 @@ final_checks() {
 		f=$(ls /vp/vectors/$cfg/flatbufs/SDP_X1_*_fbuf 2>/dev/null | head -n1)
 		[ -n "$f" ] || continue
 		n=$(basename "$f" _fbuf)
-		golden=$(cut -d' ' -f1 /vp/vectors/$cfg/golden/"$n"_*/lead.md5 | head -n1)
+		golden=$(golden_md5 $cfg "$n")
 		step "$cfg after reloading the module: $(basename "$f" _fbuf) matches its golden" \
 			on $cfg nvdla_runtime --backend drm --config $cfg --loadable "$f" \
 			--output /tmp/reload.dimg --expect-md5 "$golden"
@@ -249,11 +255,8 @@ for cfg in nv_full nv_small; do
 	for f in /vp/vectors/$cfg/flatbufs/*_fbuf; do
 		[ -f "$f" ] || continue
 		name=$(basename "$f" _fbuf)
-		golden=$(cut -d' ' -f1 /vp/vectors/$cfg/golden/${name}_*/lead.md5 2>/dev/null | head -n1)
-		rm -f /tmp/out/output.dimg
-		(cd /tmp/out && on $cfg nvdla_runtime --backend drm --config $cfg --loadable "$f") \
-			>/tmp/out/$name.log 2>&1
-		md5=$(md5sum /tmp/out/output.dimg 2>/dev/null | cut -d' ' -f1)
+		golden=$(golden_md5 $cfg "$name")
+		md5=$(run_loadable $cfg "$f" /tmp/out)
 		step "$cfg $name: output.dimg md5 ${md5:-none}, golden ${golden:-none}" \
 			same "$md5" "$golden"
 		cp /tmp/out/output.dimg /tmp/out/$name.render.dimg 2>/dev/null

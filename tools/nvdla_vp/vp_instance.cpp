@@ -302,6 +302,7 @@ void Instance::compute_loop() {
 void Instance::start_computation() {
     view_.capture(*device_);
     may_start_ = false;
+    handed_over_ = true;
     ++stats_.computations;
     {
         std::lock_guard<std::mutex> lock(compute_lock_);
@@ -319,7 +320,20 @@ void Instance::wait_computation() {
 // The model is back: the writes held meanwhile reach it in order, then the ring goes on where it
 // stopped (an entry only the model can answer) and the batch ends (interrupt, next computation).
 void Instance::computation_done() {
-    if (computing_.load(std::memory_order_acquire)) return;
+    if (!model_available()) return;
+    if (client_.valid())
+        process_ring();
+    else
+        end_batch();
+}
+
+// Whether the serving thread owns the model. A computation that ended is taken back first (its
+// held writes applied, in order), even before its completion event is seen: the ring may be in
+// the middle of a batch when the compute thread finishes.
+bool Instance::model_available() {
+    if (computing_.load(std::memory_order_acquire)) return false;
+    if (!handed_over_) return true;
+    handed_over_ = false;
     cancel_dma_.store(false, std::memory_order_relaxed);
     for (const auto& [address, value] : held_writes_) {
         try {
@@ -331,10 +345,7 @@ void Instance::computation_done() {
         wrote_ = true;
     }
     held_writes_.clear();
-    if (client_.valid())
-        process_ring();
-    else
-        end_batch();
+    return true;
 }
 
 void Instance::accept_client() {
@@ -349,6 +360,7 @@ void Instance::accept_client() {
     wait_computation();
     drain_eventfd(computed_.get());
     held_writes_.clear();
+    handed_over_ = false;
     cancel_dma_.store(false, std::memory_order_relaxed);
     worked_ = false;
     init_shared_memory();
@@ -466,7 +478,7 @@ bool Instance::execute(nvdla_vp_entry& slot) {
     uint16_t status = NVDLA_VP_OK;
     uint64_t value = e.value;
     const bool reg_ok = e.reg % 4 == 0 && e.reg < reg_space_;
-    const bool computing = computing_.load(std::memory_order_acquire);
+    const bool computing = !model_available();
     try {
         switch (e.op) {
             case NVDLA_VP_OP_NOP: break;
@@ -600,7 +612,7 @@ void Instance::process_ring() {
 
 // After the entries published so far: the interrupt, and the operations armed meanwhile.
 void Instance::end_batch() {
-    if (!computing_.load(std::memory_order_acquire)) {
+    if (model_available()) {
         // The counters include the computation just done before its interrupt is seen.
         publish_stats();
         // Level semantics over an edge-triggered MSI-X: raise it when the line rose, or when

@@ -90,6 +90,7 @@ class Instance {
     void end_batch();
     void start_computation();
     void computation_done();
+    bool model_available();
     void wait_computation();
     void compute_loop();
     void reset_model(bool counted);
@@ -121,6 +122,7 @@ class Instance {
     // and the model's counters): the compute thread while true, the serving thread otherwise.
     RegisterView view_;
     std::vector<std::pair<uint32_t, uint32_t>> held_writes_;  // for the model, in order
+    bool handed_over_ = false;   // a computation started and was not taken back yet
     bool may_start_ = false;     // a write since the last computation may have armed one
     bool test_stalled_ = false;  // STALL: no computation until the next reset
     std::atomic<bool> computing_{false};
