@@ -385,12 +385,38 @@ Program random_program(std::mt19937_64& rng) {
         const bool mul_needed = enabled && !mul_bypass && mul_memory;
         if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
     }
-    // Y now and then (its stages stay scalar; the others must agree around it).
-    if (pick(rng, 6) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
-        sdp.set(NVDLA_SDP_D_DP_EW_CFG, 0x2 | 0x40);  // ALU bypass, LUT bypass, MUL on
-        sdp.set(NVDLA_SDP_D_DP_EW_MUL_CFG, 0x2);     // register operand, convertor bypass
-        sdp.set(NVDLA_SDP_D_DP_EW_MUL_SRC_VALUE, static_cast<uint32_t>(awkward(rng, 1 << 12)));
-        sdp.set(NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE, static_cast<uint32_t>(pick(rng, 12)));
+    // Y now and then, without the LUT (the fused pass computes it): MUL and ALU operands from
+    // registers or memory, through random operand convertors; EQL (nothing written) and
+    // truncations past 63 stay with the scalar stages.
+    if (pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
+        const bool alu_bypass = pick(rng, 3) == 0, mul_bypass = pick(rng, 3) == 0;
+        sdp.set(NVDLA_SDP_D_DP_EW_CFG,
+                (alu_bypass ? 0x2u : 0u) | static_cast<uint32_t>(pick(rng, 3)) << 2 |
+                    (mul_bypass ? 0x10u : 0u) | (pick(rng, 3) == 0 ? 0x20u : 0u) | 0x40u);
+        const bool alu_memory = pick(rng, 2), mul_memory = pick(rng, 2);
+        sdp.set(NVDLA_SDP_D_DP_EW_ALU_CFG,
+                NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, alu_memory ? 1u : 0u) |
+                    NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_CVT_BYPASS,
+                                    pick(rng, 3) == 0 ? 1u : 0u));
+        sdp.set(NVDLA_SDP_D_DP_EW_MUL_CFG,
+                NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, mul_memory ? 1u : 0u) |
+                    NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_CVT_BYPASS,
+                                    pick(rng, 3) == 0 ? 1u : 0u));
+        for (uint32_t reg :
+             {NVDLA_SDP_D_DP_EW_ALU_SRC_VALUE, NVDLA_SDP_D_DP_EW_MUL_SRC_VALUE,
+              NVDLA_SDP_D_DP_EW_ALU_CVT_OFFSET_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_OFFSET_VALUE})
+            sdp.set(reg, static_cast<uint32_t>(awkward(rng)));
+        for (uint32_t reg :
+             {NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_SCALE_VALUE})
+            sdp.set(reg, static_cast<uint16_t>(awkward16(rng)));
+        for (uint32_t reg :
+             {NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_TRUNCATE_VALUE})
+            sdp.set(reg, static_cast<uint32_t>(pick(rng, 64)));
+        sdp.set(NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE,
+                static_cast<uint32_t>(pick(rng, 8) == 0 ? pick(rng, 1024) : pick(rng, 40)));
+        const bool alu_needed = !alu_bypass && alu_memory;
+        const bool mul_needed = !mul_bypass && mul_memory;
+        if (alu_needed || mul_needed) operand_dma(2, alu_needed, mul_needed);
     } else {
         sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);
     }

@@ -178,14 +178,20 @@ void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters);
-// The common flying layer in one pass: CACC's channels-last values, X1/X2, the convertor and
-// the output atoms, line by line straight into the write DMA (the order of Sdp::execute).
-// Takes the programming fused_supported() accepts: int output to memory, no Y, whole
-// 16-channel pieces of a channel group.
+// The common flying layer in one pass: CACC's channels-last values, X1/X2, Y without the LUT
+// (the element-wise sums of residual networks), the convertor and the output atoms, line by
+// line straight into the write DMA (the order of Sdp::execute). Takes the programming
+// fused_supported() accepts: int output to memory, whole 16-channel pieces of a channel group.
 bool fused_supported(const Settings& s, const AccumulatorCube* flying);
 class OperandReader;
 class OutputWriter;
-void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+// The operand DMAs of X1, X2 and Y (nullptr when off).
+struct FusedOperands {
+    OperandReader* bs = nullptr;
+    OperandReader* bn = nullptr;
+    OperandReader* ew = nullptr;
+};
+void run_fused(const Settings& s, const AccumulatorCube& cube, FusedOperands operands,
                OutputWriter& writer, Counters& counters);
 
 // The AVX2 forms (sdp_simd_avx2.cpp), which the functions above call below the AVX-512 level.
@@ -196,7 +202,7 @@ void run_x(const XStage& x, std::span<int32_t> line, OperandLine ops);
 void run_y(const YStage& y, std::span<int32_t> line, OperandLine ops);
 void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
            Counters& counters);
-void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+void run_fused(const Settings& s, const AccumulatorCube& cube, FusedOperands operands,
                OutputWriter& writer, Counters& counters);
 }  // namespace avx2
 

@@ -406,16 +406,22 @@ struct Fused {
     const Settings& s;
     Delivery cacc;
     XParams x1, x2;
+    YParams y;
     CParams c;
 
     NVDLA_SDP_AVX2 Fused(const Settings& settings, const AccumulatorCube& cube)
-        : s(settings), cacc(cube.clip), x1(settings.bs), x2(settings.bn), c(settings) {}
+        : s(settings),
+          cacc(cube.clip),
+          x1(settings.bs),
+          x2(settings.bn),
+          y(settings.ew),
+          c(settings) {}
 
     // One line of a channel group into the write DMA's line buffers. `Saturate`: the
     // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_AVX2 void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
-                             OperandLine bs_ops, OperandLine bn_ops, std::byte* lines,
+                             const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
         const uint32_t first = g * s.group;
         const uint32_t valid = std::min(s.group, s.channels - first);
@@ -429,12 +435,10 @@ struct Fused {
                 const size_t at = w * group + j;
                 __m256i v = j + 8 <= valid ? cacc.load(src + j)
                                            : cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                if (s.bs.enabled)
-                    v = x1.apply(v, bs_ops.alu ? bs_ops.alu + at : nullptr,
-                                 bs_ops.mul ? bs_ops.mul + at : nullptr);
-                if (s.bn.enabled)
-                    v = x2.apply(v, bn_ops.alu ? bn_ops.alu + at : nullptr,
-                                 bn_ops.mul ? bn_ops.mul + at : nullptr);
+                const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
+                if (s.bs.enabled) v = x1.apply(v, at_(ops[0].alu), at_(ops[0].mul));
+                if (s.bn.enabled) v = x2.apply(v, at_(ops[1].alu), at_(ops[1].mul));
+                if (s.ew.enabled) v = y.apply(v, at_(ops[2].alu), at_(ops[2].mul));
                 if constexpr (!Saturate) v = c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
@@ -453,18 +457,18 @@ struct Fused {
     }
 
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_AVX2 void run(const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+    NVDLA_SDP_AVX2 void run(const AccumulatorCube& cube, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
         std::vector<std::byte> lines(writer.group_bytes());
         uint32_t saturations = 0;
         // The order of Sdp::execute: channel group, line, batch.
         for (uint32_t g = 0; g < s.groups; ++g)
             for (uint32_t h = 0; h < s.height; ++h) {
-                const OperandLine bs_ops = bs ? bs->load(g, h) : OperandLine{};
-                const OperandLine bn_ops = bn ? bn->load(g, h) : OperandLine{};
+                const OperandLine ops[3] = {operands.bs ? operands.bs->load(g, h) : OperandLine{},
+                                            operands.bn ? operands.bn->load(g, h) : OperandLine{},
+                                            operands.ew ? operands.ew->load(g, h) : OperandLine{}};
                 for (uint32_t b = 0; b < s.batches; ++b) {
-                    line<Int8Out, Saturate>(cube, b, g, h, bs_ops, bn_ops, lines.data(),
-                                            saturations);
+                    line<Int8Out, Saturate>(cube, b, g, h, ops, lines.data(), saturations);
                     writer.write_lines(b, g, h, lines.data());
                 }
             }
@@ -492,21 +496,21 @@ void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t>
     c_line(s, line, out, counters);
 }
 
-void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+void run_fused(const Settings& s, const AccumulatorCube& cube, FusedOperands operands,
                OutputWriter& writer, Counters& counters) {
     const Fused f(s, cube);
     const bool saturate =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
     if (s.output == Precision::Int8) {
         if (saturate)
-            f.run<true, true>(cube, bs, bn, writer, counters);
+            f.run<true, true>(cube, operands, writer, counters);
         else
-            f.run<true, false>(cube, bs, bn, writer, counters);
+            f.run<true, false>(cube, operands, writer, counters);
     } else {
         if (saturate)
-            f.run<false, true>(cube, bs, bn, writer, counters);
+            f.run<false, true>(cube, operands, writer, counters);
         else
-            f.run<false, false>(cube, bs, bn, writer, counters);
+            f.run<false, false>(cube, operands, writer, counters);
     }
 }
 
