@@ -18,6 +18,8 @@
 #include "emu/sdp_internal.hpp"
 
 #define NVDLA_SDP_SIMD __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+// The per-vector steps of the line loops: inlined, so that their vectors stay in registers.
+#define NVDLA_SDP_SIMD_STEP NVDLA_SDP_SIMD __attribute__((always_inline))
 
 namespace nvdla::emu::sdp {
 namespace {
@@ -91,6 +93,16 @@ NVDLA_SDP_SIMD inline __mmask16 flag32(__m512i floor_value, __m512i result) {
 
 // ---- CACC's values ----
 
+// A channels-last cube is read a channel group at a time, its elements `step` values apart,
+// mostly from beyond the caches (a layer's cube exceeds them): fetch the group's 128 bytes a
+// few elements ahead. (A prefetch past the cube's end touches nothing.)
+inline void prefetch_ahead(const int32_t* src, size_t step) {
+    constexpr size_t kAhead = 8;
+    const auto at = reinterpret_cast<uintptr_t>(src) + kAhead * step * sizeof(int32_t);
+    __builtin_prefetch(reinterpret_cast<const void*>(at));
+    __builtin_prefetch(reinterpret_cast<const void*>(at + 64));
+}
+
 // CACC's delivery of 16 channels-last sums: rounded half away by 2^clip (no saturation). The
 // sums lie below 2^30 (AccumulatorCube), so floor((x + 2^(clip-1) - [x < 0]) / 2^clip), the
 // same value, cannot overflow.
@@ -103,7 +115,7 @@ struct Delivery {
         : clip(c),
           count(_mm_cvtsi32_si128(static_cast<int>(c))),
           half(_mm512_set1_epi32(c ? int32_t(1) << (c - 1) : 0)) {}
-    NVDLA_SDP_SIMD __m512i load(const int32_t* src, __mmask16 m) const {
+    NVDLA_SDP_SIMD_STEP __m512i load(const int32_t* src, __mmask16 m) const {
         const __m512i x = _mm512_maskz_loadu_epi32(m, src);
         if (clip == 0) return x;
         const __m512i sign = _mm512_maskz_srai_epi32(kAll16, x, 31);
@@ -140,8 +152,8 @@ struct XParams {
     }
 
     // 8 elements; the memory operands (or nullptr) at the same place of their lines.
-    NVDLA_SDP_SIMD __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
-                                 __mmask8 m) const {
+    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
+                                      __mmask8 m) const {
         const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
         __m512i a = in, operand = _mm512_setzero_si512();
         if (alu) {
@@ -182,8 +194,8 @@ struct XParams {
     }
 
     // 16 elements.
-    NVDLA_SDP_SIMD __m512i apply16(__m512i in, const int16_t* alu_mem, const int16_t* mul_mem,
-                                   __mmask16 m) const {
+    NVDLA_SDP_SIMD_STEP __m512i apply16(__m512i in, const int16_t* alu_mem, const int16_t* mul_mem,
+                                        __mmask16 m) const {
         const __m256i low = apply(low_half(in), alu_mem, mul_mem, static_cast<__mmask8>(m));
         const __m256i high = apply(high_half(in), alu_mem ? alu_mem + 8 : nullptr,
                                    mul_mem ? mul_mem + 8 : nullptr, static_cast<__mmask8>(m >> 8));
@@ -211,7 +223,7 @@ struct YConvertor {
           half(_mm512_set1_epi64(shift ? int64_t(1) << (shift - 1) : 0)),
           int32_min(_mm512_set1_epi64(INT32_MIN)),
           int32_max(_mm512_set1_epi64(INT32_MAX)) {}
-    NVDLA_SDP_SIMD __m512i apply(const int16_t* src) const {
+    NVDLA_SDP_SIMD_STEP __m512i apply(const int16_t* src) const {
         const __m512i x = _mm512_maskz_cvtepi16_epi64(
             kAll8, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
         if (bypass) return x;
@@ -246,8 +258,8 @@ struct YParams {
           one(_mm512_set1_epi64(1)) {}
 
     // 8 elements (int32 values); the memory operands (or nullptr) at the same place.
-    NVDLA_SDP_SIMD __m256i apply(__m256i in32, const int16_t* alu_mem,
-                                 const int16_t* mul_mem) const {
+    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                      const int16_t* mul_mem) const {
         const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
         __m512i x = in;
         if (mul) {
@@ -276,8 +288,8 @@ struct YParams {
     }
 
     // 16 elements.
-    NVDLA_SDP_SIMD __m512i apply16(__m512i in, const int16_t* alu_mem,
-                                   const int16_t* mul_mem) const {
+    NVDLA_SDP_SIMD_STEP __m512i apply16(__m512i in, const int16_t* alu_mem,
+                                        const int16_t* mul_mem) const {
         const __m256i low = apply(low_half(in), alu_mem, mul_mem);
         const __m256i high =
             apply(high_half(in), alu_mem ? alu_mem + 8 : nullptr, mul_mem ? mul_mem + 8 : nullptr);
@@ -341,7 +353,7 @@ struct CParams {
     }
 
     // 16 elements: the output values as int32, saturated to the output precision.
-    NVDLA_SDP_SIMD __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
+    NVDLA_SDP_SIMD_STEP __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
         const __mmask16 inside =
             _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
         if (!narrow_ok || inside != m) {
@@ -426,8 +438,8 @@ struct Fused {
     // output precision unless `Saturate`, whose narrowing saturates); `at`: its place in the
     // operand lines.
     template <bool Saturate, bool X>
-    NVDLA_SDP_SIMD __m512i piece(__m512i v, size_t at, const OperandLine* ops, __m512i lo,
-                                 __m512i hi, uint32_t& flagged) const {
+    NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, const OperandLine* ops, __m512i lo,
+                                      __m512i hi, uint32_t& flagged) const {
         if constexpr (X) {
             const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
             if (s.bs.enabled) v = x1.apply16(v, at_(ops[0].alu), at_(ops[0].mul), kAll16);
@@ -463,6 +475,8 @@ struct Fused {
                 Int8Out ? _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)
                         : _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
             for (; w + 1 < width; w += 2, src += 2 * step, lines += 2 * atom) {
+                prefetch_ahead(src, step);
+                prefetch_ahead(src + step, step);
                 const size_t at = w * group;
                 __m512i out;
                 if constexpr (Int8Out) {
@@ -504,6 +518,7 @@ struct Fused {
                                     _mm512_maskz_cvtsepi32_epi16(kAll16, v));
         };
         for (; w < width; ++w, src += step, lines += atom) {
+            prefetch_ahead(src, step);
             store(lines, piece<Saturate, X>(d.load(src, mask0), w * group, ops, lo, hi, flagged));
             if constexpr (Pieces == 2)
                 store(lines + offset1, piece<Saturate, X>(d.load(src + 16, mask1), w * group + 16,
