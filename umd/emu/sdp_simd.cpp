@@ -423,13 +423,9 @@ struct Fused {
     YParams y;
     CParams c;
 
-    NVDLA_SDP_SIMD Fused(const Settings& settings, const AccumulatorCube& cube)
-        : s(settings),
-          cacc(cube.clip),
-          x1(settings.bs),
-          x2(settings.bn),
-          y(settings.ew),
-          c(settings) {}
+    // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
+    NVDLA_SDP_SIMD Fused(const Settings& settings, uint32_t clip)
+        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
 
     // Everything for one line of a channel group, 16 channels at a time in registers, into
     // the write DMA's line buffers. `Saturate`: the convertor only saturates (offset 0, scale
@@ -452,13 +448,11 @@ struct Fused {
 
     // X: an X or Y stage is on; Pieces: 16-channel pieces per channel group (1 or 2).
     template <bool Int8Out, bool Saturate, bool X, uint32_t Pieces>
-    NVDLA_SDP_SIMD void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
-                             const OperandLine* ops, std::byte* lines,
+    NVDLA_SDP_SIMD void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
-        const uint32_t first = g * s.group;
-        const uint32_t valid = std::min(s.group, s.channels - first);
-        const int32_t* src = cube.sums.get() + cube.sum_index(b, first, h, 0);
-        const size_t step = cube.channel_stride, atom = s.atom, group = s.group;
+        const uint32_t valid = from.valid;
+        const int32_t* src = from.values;
+        const size_t step = from.step, atom = s.atom, group = s.group;
         const uint32_t width = s.width;
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         const Delivery d = cacc;
@@ -528,7 +522,7 @@ struct Fused {
     }
 
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_SIMD void run(const AccumulatorCube& cube, FusedOperands operands,
+    NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
         const bool x = s.bs.enabled || s.bn.enabled || s.ew.enabled;
         const auto line_fn = s.group == 32 ? (x ? &Fused::line<Int8Out, Saturate, true, 2>
@@ -536,6 +530,7 @@ struct Fused {
                                            : (x ? &Fused::line<Int8Out, Saturate, true, 1>
                                                 : &Fused::line<Int8Out, Saturate, false, 1>);
         std::vector<std::byte> lines(writer.group_bytes());
+        std::vector<int32_t> in(input ? s.line_elements() : 0);
         uint32_t saturations = 0;
         // The order of Sdp::execute: channel group, line, batch.
         for (uint32_t g = 0; g < s.groups; ++g)
@@ -544,7 +539,17 @@ struct Fused {
                                             operands.bn ? operands.bn->load(g, h) : OperandLine{},
                                             operands.ew ? operands.ew->load(g, h) : OperandLine{}};
                 for (uint32_t b = 0; b < s.batches; ++b) {
-                    (this->*line_fn)(cube, b, g, h, ops, lines.data(), saturations);
+                    FusedSource from;
+                    if (input) {
+                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
+                        input->read(g, h, in, counters);
+                        from = {in.data(), s.group, s.group};
+                    } else {
+                        const uint32_t first = g * s.group;
+                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
+                                cube->channel_stride, std::min(s.group, s.channels - first)};
+                    }
+                    (this->*line_fn)(from, ops, lines.data(), saturations);
                     writer.write_lines(b, g, h, lines.data());
                 }
             }
@@ -552,21 +557,21 @@ struct Fused {
     }
 };
 
-NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube& cube, FusedOperands operands,
-                          OutputWriter& writer, Counters& counters) {
-    const Fused f(s, cube);
+NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+                          FusedOperands operands, OutputWriter& writer, Counters& counters) {
+    const Fused f(s, cube ? cube->clip : 0);
     const bool saturate =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
     if (s.output == Precision::Int8) {
         if (saturate)
-            f.run<true, true>(cube, operands, writer, counters);
+            f.run<true, true>(cube, input, operands, writer, counters);
         else
-            f.run<true, false>(cube, operands, writer, counters);
+            f.run<true, false>(cube, input, operands, writer, counters);
     } else {
         if (saturate)
-            f.run<false, true>(cube, operands, writer, counters);
+            f.run<false, true>(cube, input, operands, writer, counters);
         else
-            f.run<false, false>(cube, operands, writer, counters);
+            f.run<false, false>(cube, input, operands, writer, counters);
     }
 }
 
@@ -622,18 +627,19 @@ void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint
 }
 
 bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
-    return s.flying && flying && flying->channels_last() && c_simd_supported(s) && !s.to_pdp &&
-           (!s.ew.enabled || y_simd_supported(s)) && !s.dst.packed &&
-           (!s.bs.enabled || x_simd_supported(s.bs)) && (!s.bn.enabled || x_simd_supported(s.bn)) &&
-           s.group % 16 == 0 && s.out_lanes % 16 == 0 && s.group <= 32;
+    const bool source = s.flying ? flying && flying->channels_last() : s.input != Precision::Fp16;
+    return source && c_simd_supported(s) && !s.to_pdp && (!s.ew.enabled || y_simd_supported(s)) &&
+           !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
+           (!s.bn.enabled || x_simd_supported(s.bn)) && s.group % 16 == 0 &&
+           s.out_lanes % 16 == 0 && s.group <= 32;
 }
 
-void run_fused(const Settings& s, const AccumulatorCube& cube, FusedOperands operands,
-               OutputWriter& writer, Counters& counters) {
+void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+               FusedOperands operands, OutputWriter& writer, Counters& counters) {
     if (use_avx512())
-        fused(s, cube, operands, writer, counters);
+        fused(s, cube, input, operands, writer, counters);
     else
-        avx2::run_fused(s, cube, operands, writer, counters);
+        avx2::run_fused(s, cube, input, operands, writer, counters);
 }
 
 }  // namespace nvdla::emu::sdp

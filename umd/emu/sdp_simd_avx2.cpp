@@ -411,24 +411,18 @@ struct Fused {
     YParams y;
     CParams c;
 
-    NVDLA_SDP_AVX2 Fused(const Settings& settings, const AccumulatorCube& cube)
-        : s(settings),
-          cacc(cube.clip),
-          x1(settings.bs),
-          x2(settings.bn),
-          y(settings.ew),
-          c(settings) {}
+    // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
+    NVDLA_SDP_AVX2 Fused(const Settings& settings, uint32_t clip)
+        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
 
     // One line of a channel group into the write DMA's line buffers. `Saturate`: the
     // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_AVX2 void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
-                             const OperandLine* ops, std::byte* lines,
+    NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
-        const uint32_t first = g * s.group;
-        const uint32_t valid = std::min(s.group, s.channels - first);
-        const int32_t* src = cube.sums.get() + cube.sum_index(b, first, h, 0);
-        const size_t step = cube.channel_stride, atom = s.atom, group = s.group;
+        const uint32_t valid = from.valid;
+        const int32_t* src = from.values;
+        const size_t step = from.step, atom = s.atom, group = s.group;
         const size_t line_bytes = size_t(s.width) * atom;
         constexpr size_t kElementBytes = Int8Out ? 1 : 2;
         uint32_t flagged = 0;
@@ -464,9 +458,10 @@ struct Fused {
     }
 
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_AVX2 void run(const AccumulatorCube& cube, FusedOperands operands,
+    NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
         std::vector<std::byte> lines(writer.group_bytes());
+        std::vector<int32_t> in(input ? s.line_elements() : 0);
         uint32_t saturations = 0;
         // The order of Sdp::execute: channel group, line, batch.
         for (uint32_t g = 0; g < s.groups; ++g)
@@ -475,7 +470,17 @@ struct Fused {
                                             operands.bn ? operands.bn->load(g, h) : OperandLine{},
                                             operands.ew ? operands.ew->load(g, h) : OperandLine{}};
                 for (uint32_t b = 0; b < s.batches; ++b) {
-                    line<Int8Out, Saturate>(cube, b, g, h, ops, lines.data(), saturations);
+                    FusedSource from;
+                    if (input) {
+                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
+                        input->read(g, h, in, counters);
+                        from = {in.data(), s.group, s.group};
+                    } else {
+                        const uint32_t first = g * s.group;
+                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
+                                cube->channel_stride, std::min(s.group, s.channels - first)};
+                    }
+                    line<Int8Out, Saturate>(from, ops, lines.data(), saturations);
                     writer.write_lines(b, g, h, lines.data());
                 }
             }
@@ -503,21 +508,21 @@ void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t>
     c_line(s, line, out, counters);
 }
 
-void run_fused(const Settings& s, const AccumulatorCube& cube, FusedOperands operands,
-               OutputWriter& writer, Counters& counters) {
-    const Fused f(s, cube);
+void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+               FusedOperands operands, OutputWriter& writer, Counters& counters) {
+    const Fused f(s, cube ? cube->clip : 0);
     const bool saturate =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
     if (s.output == Precision::Int8) {
         if (saturate)
-            f.run<true, true>(cube, operands, writer, counters);
+            f.run<true, true>(cube, input, operands, writer, counters);
         else
-            f.run<true, false>(cube, operands, writer, counters);
+            f.run<true, false>(cube, input, operands, writer, counters);
     } else {
         if (saturate)
-            f.run<false, true>(cube, operands, writer, counters);
+            f.run<false, true>(cube, input, operands, writer, counters);
         else
-            f.run<false, false>(cube, operands, writer, counters);
+            f.run<false, false>(cube, input, operands, writer, counters);
     }
 }
 
