@@ -548,6 +548,8 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
     w.values.clear();  // until decoded
     w.packed.reset();
     w.packed_bytes = 0;
+    w.reordered.reset();
+    w.reordered_bytes = 0;
     w.largest_l1 = -1;
     w.precision = l.precision;
     w.kernels = l.kernels;
@@ -572,7 +574,8 @@ ConvWeights& WeightCache::entry(MemoryPort port, uint64_t address) {
         }
     // Room for the new entry: the least recently used ones go while over either bound.
     const auto bytes = [](const ConvWeights& w) {
-        return w.source.capacity() + w.values.capacity() * sizeof(int16_t) + w.packed_bytes;
+        return w.source.capacity() + w.values.capacity() * sizeof(int16_t) + w.packed_bytes +
+               w.reordered_bytes;
     };
     uint64_t total = 0;
     for (const std::unique_ptr<ConvWeights>& e : entries_) total += bytes(*e);

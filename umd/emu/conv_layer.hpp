@@ -122,11 +122,14 @@ struct ConvWeights {
     // decoding them again.
     std::vector<std::byte> source;
     uint64_t source_key = 0;
-    // The kernels as a CMAC kernel packed them (cmac.cpp, or oneDNN's layout: cmac_onednn.cpp;
-    // each keeps the kernel and shape they are for), and their size; dropped when `values`
-    // change.
+    // The kernels as a CMAC kernel packed them (cmac.cpp; each keeps the kernel and shape they
+    // are for), and their size; dropped when `values` change, as `reordered` is.
     mutable std::any packed;
     mutable uint64_t packed_bytes = 0;
+    // oneDNN's reordered copy (cmac_onednn.cpp), kept beside `packed`: the operations of one
+    // convolution share its weights, and some may go to oneDNN and others to the model's kernels.
+    mutable std::any reordered;
+    mutable uint64_t reordered_bytes = 0;
     // The largest sum of |w| over one kernel (cmac_onednn.cpp), -1 until computed.
     mutable int64_t largest_l1 = -1;
     // Where they were fetched from, and when last used (WeightCache).
