@@ -1,7 +1,7 @@
 // SDP's vector forms (sdp_simd.cpp: AVX-512, sdp_simd_avx2.cpp: AVX2) against the scalar stages
 // they stand in for: random X stages, Y stages (without the LUT), output convertors and CACC
-// deliveries on lines of awkward values (every width's limits), and random flying operations
-// run through Sdp::execute, at every ISA level this CPU runs, against the scalar stages
+// deliveries on lines of awkward values (every width's limits), and random flying and offline
+// operations run through Sdp::execute, at every ISA level this CPU runs, against the scalar stages
 // (force_scalar), which must write the same bytes and the same counters. The stage tests are
 // reported skipped (never passed) only on a CPU without AVX2.
 #include <gtest/gtest.h>
@@ -274,7 +274,7 @@ TEST(SdpSimd, FlyingLinesDeliverAsCaccDoes) {
 
 // ---- Whole operations ----
 
-constexpr uint64_t kDst = 0x100000, kBs = 0x200000, kBn = 0x300000, kEw = 0x400000;
+constexpr uint64_t kDst = 0x100000, kBs = 0x200000, kBn = 0x300000, kEw = 0x400000, kSrc = 0x500000;
 constexpr uint64_t kRegion = 0x10000;
 
 struct Words {
@@ -283,11 +283,14 @@ struct Words {
     Group group() { return Group(w.data()); }
 };
 
-// A random flying operation: the registers, the cube from CACC and the operand memory.
+// A random operation: the registers, the cube from CACC (flying) or the input in memory
+// (offline), and the operand memory.
 struct Program {
     const char* config = "nv_full";
     Words sdp, rdma;
     bool uses_rdma = false;
+    bool offline = false;
+    std::vector<uint8_t> input;
     AccumulatorCube cube;
     std::vector<uint8_t> operands[3];  // BS, BN, EW memory
 };
@@ -310,8 +313,10 @@ Program random_program(std::mt19937_64& rng) {
     sdp.set(NVDLA_SDP_D_DATA_CUBE_WIDTH, W - 1);
     sdp.set(NVDLA_SDP_D_DATA_CUBE_HEIGHT, H - 1);
     sdp.set(NVDLA_SDP_D_DATA_CUBE_CHANNEL, C - 1);
+    p.offline = pick(rng, 3) == 0;
     sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
-            1 | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+            (p.offline ? 0u : 1u) |
+                NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
     sdp.set(NVDLA_SDP_D_DATA_FORMAT, proc | out << 2);
     sdp.set(NVDLA_SDP_D_CVT_OFFSET,
             static_cast<uint32_t>(pick(rng, 2) ? awkward(rng) : int32_t(pick(rng, 9)) - 4));
@@ -385,21 +390,61 @@ Program random_program(std::mt19937_64& rng) {
         const bool mul_needed = enabled && !mul_bypass && mul_memory;
         if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
     }
-    // Y now and then (its stages stay scalar; the others must agree around it).
-    if (pick(rng, 6) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
-        sdp.set(NVDLA_SDP_D_DP_EW_CFG, 0x2 | 0x40);  // ALU bypass, LUT bypass, MUL on
-        sdp.set(NVDLA_SDP_D_DP_EW_MUL_CFG, 0x2);     // register operand, convertor bypass
-        sdp.set(NVDLA_SDP_D_DP_EW_MUL_SRC_VALUE, static_cast<uint32_t>(awkward(rng, 1 << 12)));
-        sdp.set(NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE, static_cast<uint32_t>(pick(rng, 12)));
+    // Y now and then, without the LUT (the fused pass computes it): MUL and ALU operands from
+    // registers or memory, through random operand convertors; EQL (nothing written) and
+    // truncations past 63 stay with the scalar stages.
+    if (pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
+        const bool alu_bypass = pick(rng, 3) == 0, mul_bypass = pick(rng, 3) == 0;
+        sdp.set(NVDLA_SDP_D_DP_EW_CFG,
+                (alu_bypass ? 0x2u : 0u) | static_cast<uint32_t>(pick(rng, 3)) << 2 |
+                    (mul_bypass ? 0x10u : 0u) | (pick(rng, 3) == 0 ? 0x20u : 0u) | 0x40u);
+        const bool alu_memory = pick(rng, 2), mul_memory = pick(rng, 2);
+        sdp.set(NVDLA_SDP_D_DP_EW_ALU_CFG,
+                NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, alu_memory ? 1u : 0u) |
+                    NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_CVT_BYPASS,
+                                    pick(rng, 3) == 0 ? 1u : 0u));
+        sdp.set(NVDLA_SDP_D_DP_EW_MUL_CFG,
+                NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, mul_memory ? 1u : 0u) |
+                    NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_CVT_BYPASS,
+                                    pick(rng, 3) == 0 ? 1u : 0u));
+        for (uint32_t reg :
+             {NVDLA_SDP_D_DP_EW_ALU_SRC_VALUE, NVDLA_SDP_D_DP_EW_MUL_SRC_VALUE,
+              NVDLA_SDP_D_DP_EW_ALU_CVT_OFFSET_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_OFFSET_VALUE})
+            sdp.set(reg, static_cast<uint32_t>(awkward(rng)));
+        for (uint32_t reg :
+             {NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_SCALE_VALUE})
+            sdp.set(reg, static_cast<uint16_t>(awkward16(rng)));
+        for (uint32_t reg :
+             {NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_TRUNCATE_VALUE})
+            sdp.set(reg, static_cast<uint32_t>(pick(rng, 64)));
+        sdp.set(NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE,
+                static_cast<uint32_t>(pick(rng, 8) == 0 ? pick(rng, 1024) : pick(rng, 40)));
+        const bool alu_needed = !alu_bypass && alu_memory;
+        const bool mul_needed = !mul_bypass && mul_memory;
+        if (alu_needed || mul_needed) operand_dma(2, alu_needed, mul_needed);
     } else {
         sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);
+    }
+    // Offline: the input cube from memory, int16 now and then processed as int8.
+    uint32_t in = proc;
+    if (p.offline) {
+        if (proc == 0 && pick(rng, 4) == 0 && supports(cfg, Precision::Int16)) in = 1;
+        const uint32_t in_line = W * atom + atom * static_cast<uint32_t>(pick(rng, 2));
+        p.rdma.set(NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_LOW, static_cast<uint32_t>(kSrc));
+        p.rdma.set(NVDLA_SDP_RDMA_D_SRC_LINE_STRIDE, in_line);
+        p.rdma.set(NVDLA_SDP_RDMA_D_SRC_SURFACE_STRIDE,
+                   in_line * H + atom * static_cast<uint32_t>(pick(rng, 2)));
+        p.rdma.set(NVDLA_SDP_RDMA_D_SRC_DMA_CFG, 1);
+        p.input.resize(kRegion);
+        for (uint8_t& b : p.input) b = static_cast<uint8_t>(rng());
+        p.uses_rdma = true;
     }
     if (p.uses_rdma) {
         p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
         p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
         p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
         p.rdma.set(NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
-                   1 | proc << 4 | out << 6 |
+                   (p.offline ? 0u : 1u) | in << 2 | proc << 4 | out << 6 |
                        NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
     }
 
@@ -449,10 +494,14 @@ Outcome run(Program p, bool scalar) {
             std::byte* at = memory.add_region(MemoryPort::Primary, operand_base[i], kRegion);
             std::memcpy(at, p.operands[i].data(), kRegion);
         }
+    if (p.offline) {
+        std::byte* at = memory.add_region(MemoryPort::Primary, kSrc, kRegion);
+        std::memcpy(at, p.input.data(), kRegion);
+    }
     Words single;
     Sdp unit;
     unit.execute(ctx, single.group(), p.sdp.group(), p.uses_rdma ? p.rdma.group() : Group(),
-                 &p.cube, nullptr);
+                 p.offline ? nullptr : &p.cube, nullptr);
     force_scalar(false);
     Outcome o;
     o.memory.assign(dst, dst + kRegion);
@@ -470,7 +519,7 @@ Outcome run(Program p, bool scalar) {
     return o;
 }
 
-TEST(SdpSimd, RandomFlyingOperationsMatchTheScalarStages) {
+TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
     const std::vector<IsaLevel> levels = levels_of_this_cpu();
     ASSERT_FALSE(levels.empty());
     EXPECT_EQ(levels.front(), IsaLevel::Scalar);

@@ -120,19 +120,32 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
         one_by_one || (l.line_packed && (l.line_stride == line_bytes || height <= l.fetch_grain));
     const uint64_t surface_bytes = line_bytes * height;
     // Every surface of a batch is read first (in the hardware's order: surface by surface,
-    // line by line), then the lines are converted row by row of the cube, so that each row is
-    // written whole while it is in the cache.
-    std::vector<uint8_t>& staging = d.staging;
-    if (staging.size() < surface_bytes * surfaces) staging.resize(surface_bytes * surfaces);
+    // line by line), in place, then the lines are converted row by row of the cube, so that
+    // each row is written whole while it is in the cache. A read that faults gives zeros (in
+    // `staging`), as Dma::read would.
+    std::vector<const uint8_t*>& lines = d.lines;
+    lines.assign(uint64_t(surfaces) * height, nullptr);
+    const auto view = [&](uint64_t address, uint64_t bytes, uint64_t first_line) {
+        const std::byte* p = ctx.dma.view(NVDLA_UNIT_CDMA, l.data_port, address, bytes);
+        if (!p) {
+            if (d.staging.size() < surface_bytes * surfaces)
+                d.staging.assign(surface_bytes * surfaces, 0);
+            std::memset(d.staging.data() + first_line * line_bytes, 0, bytes);
+            p = reinterpret_cast<const std::byte*>(d.staging.data() + first_line * line_bytes);
+        }
+        const auto* bytes8 = reinterpret_cast<const uint8_t*>(p);
+        for (uint64_t i = 0; i < bytes / line_bytes; ++i)
+            lines[first_line + i] = bytes8 + i * line_bytes;
+        if (fp16) screen.count(bytes8, bytes / 2);
+    };
 
     for (uint32_t n = 0; n < l.batches; ++n) {
         const uint64_t batch_base = l.data_address + uint64_t(n) * l.batch_stride;
         for (uint32_t s = 0; s < surfaces; ++s) {
             const uint64_t surface_base =
                 batch_base + (one_by_one ? uint64_t(s) * atom : uint64_t(s) * l.surface_stride);
-            uint8_t* surface = staging.data() + s * surface_bytes;
             if (contiguous) {
-                ctx.dma.read(NVDLA_UNIT_CDMA, l.data_port, surface_base, surface, surface_bytes);
+                view(surface_base, surface_bytes, uint64_t(s) * height);
             } else {
                 for (uint32_t h = 0; h < height; ++h) {
                     const uint64_t offset =
@@ -140,15 +153,13 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
                             ? uint64_t(h / l.fetch_grain) * l.fetch_grain * l.line_stride +
                                   uint64_t(h % l.fetch_grain) * line_bytes
                             : uint64_t(h) * l.line_stride;
-                    ctx.dma.read(NVDLA_UNIT_CDMA, l.data_port, surface_base + offset,
-                                 surface + h * line_bytes, line_bytes);
+                    view(surface_base + offset, line_bytes, uint64_t(s) * height + h);
                 }
             }
-            if (fp16) screen.count(surface, surface_bytes / 2);
         }
         for (uint32_t h = 0; h < height; ++h) {
             for (uint32_t s = 0; s < surfaces; ++s) {
-                const uint8_t* line = staging.data() + s * surface_bytes + h * line_bytes;
+                const uint8_t* line = lines[uint64_t(s) * height + h];
                 const uint32_t first = s * per_atom;
                 const uint32_t lanes = std::min(per_atom, channels - first);
                 const uint64_t row_offset = (uint64_t(n) * height + h) * d.row_elements + first;
@@ -478,17 +489,23 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
     shape.bytes_per_kernel = l.bytes_per_kernel;
 
     // CDMA streams WEIGHT_BYTES; what the kernels can use is at most the dense surface, so the
-    // model reads no more than that (a huge WEIGHT_BYTES costs no memory).
-    std::vector<std::byte>& fetched = cache.fetched;
-    fetched.resize(std::min<uint64_t>(l.weight_bytes, shape.size_bytes()));
-    ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetched.data(), fetched.size());
+    // model reads no more than that (a huge WEIGHT_BYTES costs no memory). The bytes are read
+    // in place: compared with what the cache's entry was decoded from and copied only when
+    // they differ (a fault reads zeros, as Dma::read gives them).
+    const uint64_t fetch_bytes = std::min<uint64_t>(l.weight_bytes, shape.size_bytes());
+    const std::byte* fetched =
+        ctx.dma.view(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetch_bytes);
+    if (!fetched) {
+        cache.fetched.assign(fetch_bytes, std::byte{0});
+        fetched = cache.fetched.data();
+    }
     if (l.precision == Precision::Fp16) {
-        const auto* bytes = reinterpret_cast<const uint8_t*>(fetched.data());
-        Fp16Screen{false, &counters.weight_nan, &counters.weight_inf}.count(bytes,
-                                                                            fetched.size() / 2);
+        const auto* bytes = reinterpret_cast<const uint8_t*>(fetched);
+        Fp16Screen{false, &counters.weight_nan, &counters.weight_inf}.count(bytes, fetch_bytes / 2);
     }
     std::vector<std::byte> decompressed;
-    const std::vector<std::byte>* dense_bytes = &fetched;
+    const std::byte* dense = fetched;
+    uint64_t dense_bytes = fetch_bytes;
     if (l.compressed) {
         const uint64_t mask_needed = (shape.elements() + 7) / 8 + kWeightSurfaceAlignment;
         std::vector<std::byte> mask(std::min<uint64_t>(l.wmb_bytes, mask_needed));
@@ -497,8 +514,10 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wgs_address, group_sizes.data(),
                      group_sizes.size());
         decompressed.resize(shape.size_bytes());
-        dense_bytes = &decompressed;
-        if (Status st = decompress_weights(cfg, shape, fetched, mask, group_sizes, decompressed);
+        dense = decompressed.data();
+        dense_bytes = decompressed.size();
+        if (Status st = decompress_weights(cfg, shape, std::span(fetched, fetch_bytes), mask,
+                                           group_sizes, decompressed);
             !st) {
             ctx.error("CDMA compressed weights (D_WEIGHT_BYTES, D_WMB_BYTES, WGS): " +
                       st.message());
@@ -513,7 +532,6 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
             return nullptr;
         }
     }
-    const std::vector<std::byte>& dense = *dense_bytes;
 
     // Everything the decoding depends on besides the bytes.
     const uint64_t key = (uint64_t(l.kind) << 60) ^ (uint64_t(l.precision) << 56) ^
@@ -522,18 +540,20 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
                          (uint64_t(l.kernel_width) << 21) ^ (uint64_t(l.kernel_channels) << 1) ^
                          (l.compressed ? 1 : 0);
     ConvWeights& w = cache.entry(l.weight_port, l.weight_address);
-    const bool same = w.source.size() == dense.size() &&
-                      std::memcmp(w.source.data(), dense.data(), dense.size()) == 0;
+    const bool same =
+        w.source.size() == dense_bytes && std::memcmp(w.source.data(), dense, dense_bytes) == 0;
     if (!w.values.empty() && w.source_key == key && same) return &w;
     w.source_key = key;
-    w.source = dense;
+    w.source.assign(dense, dense + dense_bytes);
     w.values.clear();  // until decoded
     w.packed.reset();
     w.packed_bytes = 0;
+    w.reordered.reset();
+    w.reordered_bytes = 0;
     w.largest_l1 = -1;
     w.precision = l.precision;
     w.kernels = l.kernels;
-    if (!decode_kernels(ctx, l, shape, dense, w)) {
+    if (!decode_kernels(ctx, l, shape, w.source, w)) {
         w.source.clear();
         w.values.clear();
         return nullptr;
@@ -554,7 +574,8 @@ ConvWeights& WeightCache::entry(MemoryPort port, uint64_t address) {
         }
     // Room for the new entry: the least recently used ones go while over either bound.
     const auto bytes = [](const ConvWeights& w) {
-        return w.source.capacity() + w.values.capacity() * sizeof(int16_t) + w.packed_bytes;
+        return w.source.capacity() + w.values.capacity() * sizeof(int16_t) + w.packed_bytes +
+               w.reordered_bytes;
     };
     uint64_t total = 0;
     for (const std::unique_ptr<ConvWeights>& e : entries_) total += bytes(*e);

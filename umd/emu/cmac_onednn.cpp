@@ -137,7 +137,7 @@ struct OnednnConvolution::Impl {
         uint64_t last_use = 0;
     };
     // A layer's weights in the primitive's layout, kept with its decoded weights
-    // (ConvWeights::packed) so that the layer run again reorders nothing.
+    // (ConvWeights::reordered) so that the layer run again reorders nothing.
     struct Reordered {
         Shape shape;
         dnnl::memory weights;
@@ -250,7 +250,7 @@ struct OnednnConvolution::Impl {
     }
 
     const dnnl::memory& reordered(const Entry& e, const ConvWeights& w) {
-        if (const auto* r = std::any_cast<Reordered>(&w.packed); r && r->shape == e.shape)
+        if (const auto* r = std::any_cast<Reordered>(&w.reordered); r && r->shape == e.shape)
             return r->weights;
         const Shape& sh = e.shape;
         plain.resize(w.values.size());
@@ -260,9 +260,9 @@ struct OnednnConvolution::Impl {
         dnnl::memory weights(e.pd.weights_desc(), engine);
         dnnl::reorder(user, weights).execute(stream, user, weights);
         stream.wait();
-        w.packed = Reordered{sh, weights};
-        w.packed_bytes = e.pd.weights_desc().get_size();
-        return std::any_cast<const Reordered&>(w.packed).weights;
+        w.reordered = Reordered{sh, weights};
+        w.reordered_bytes = e.pd.weights_desc().get_size();
+        return std::any_cast<const Reordered&>(w.reordered).weights;
     }
 };
 

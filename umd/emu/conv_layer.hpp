@@ -105,7 +105,9 @@ struct ConvData {
     const int8_t* row8(uint32_t n, uint32_t h) const {
         return bytes.data() + (uint64_t(n) * height + h) * row_elements;
     }
-    // Where CDMA stages what it reads from memory (kept to save the allocation).
+    // Where CDMA finds each line it reads (in place in memory, or zeros in `staging` for a read
+    // that faulted); kept to save the allocations.
+    std::vector<const uint8_t*> lines;
     std::vector<uint8_t> staging;
 };
 
@@ -120,11 +122,14 @@ struct ConvWeights {
     // decoding them again.
     std::vector<std::byte> source;
     uint64_t source_key = 0;
-    // The kernels as a CMAC kernel packed them (cmac.cpp, or oneDNN's layout: cmac_onednn.cpp;
-    // each keeps the kernel and shape they are for), and their size; dropped when `values`
-    // change.
+    // The kernels as a CMAC kernel packed them (cmac.cpp; each keeps the kernel and shape they
+    // are for), and their size; dropped when `values` change, as `reordered` is.
     mutable std::any packed;
     mutable uint64_t packed_bytes = 0;
+    // oneDNN's reordered copy (cmac_onednn.cpp), kept beside `packed`: the operations of one
+    // convolution share its weights, and some may go to oneDNN and others to the model's kernels.
+    mutable std::any reordered;
+    mutable uint64_t reordered_bytes = 0;
     // The largest sum of |w| over one kernel (cmac_onednn.cpp), -1 until computed.
     mutable int64_t largest_l1 = -1;
     // Where they were fetched from, and when last used (WeightCache).
@@ -143,8 +148,8 @@ struct CdmaCounters {
 };
 
 // The decoded (and packed) kernels of recent layers, one entry per weight address, so that a
-// network run again decodes and packs none of them: a layer still fetches its weights and
-// compares them in full with what its entry was decoded from. The least recently used entries
+// network run again decodes and packs none of them: a layer still reads its weights (in place)
+// and compares them in full with what its entry was decoded from. The least recently used entries
 // go beyond kMaxEntries or kMaxBytes.
 class WeightCache {
   public:
@@ -152,7 +157,7 @@ class WeightCache {
     static constexpr uint64_t kMaxBytes = uint64_t(512) << 20;
 
     ConvWeights& entry(MemoryPort port, uint64_t address);
-    std::vector<std::byte> fetched;  // the bytes read this layer (kept to save the allocation)
+    std::vector<std::byte> fetched;  // zeros for weights whose read faulted
 
   private:
     std::vector<std::unique_ptr<ConvWeights>> entries_;

@@ -16,6 +16,10 @@ class Dma {
 
     // Returns false on a fault (dst then holds zeros).
     bool read(nvdla_unit unit, MemoryPort port, uint64_t address, void* dst, uint64_t size);
+    // The bytes [address, address + size) in place, for a unit that only reads them before
+    // anything is written (counted as read like read()); nullptr on a fault, counted and
+    // reported as read() does (the caller then takes zeros).
+    const std::byte* view(nvdla_unit unit, MemoryPort port, uint64_t address, uint64_t size);
     // Returns false on a fault (nothing written).
     bool write(nvdla_unit unit, MemoryPort port, uint64_t address, const void* src, uint64_t size);
 

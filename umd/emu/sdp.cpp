@@ -154,7 +154,9 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
 
     Counters counters;
     if (simd && writer && sdp::fused_supported(s, flying)) {
-        sdp::run_fused(s, *flying, bs ? &*bs : nullptr, bn ? &*bn : nullptr, *writer, counters);
+        sdp::run_fused(s, s.flying ? flying : nullptr, input ? &*input : nullptr,
+                       {bs ? &*bs : nullptr, bn ? &*bn : nullptr, ew ? &*ew : nullptr}, *writer,
+                       counters);
         write_status(s, counters, sdp_group, rdma);
         return;
     }

@@ -1,8 +1,9 @@
 // SDP's integer datapath in AVX-512 (the AVX2 form: sdp_simd_avx2.cpp): CACC's values as SDP takes
 // them in flying mode, X1/X2 (ALU, MUL/PReLU, truncate, ReLU) and the output convertor, over a line
-// of elements, and all of it fused for the common flying layer. Each function computes exactly what
-// the scalar stages do (sdp.cpp, sdp_x.cpp, sdp_c.cpp), which stay the reference and handle
-// everything these do not (fp16, Y, EQL, fp16 output, ALU shifts that could leave 32 bits);
+// of elements, and all of it, with Y without the LUT, fused for the common flying layer. Each
+// function computes exactly what the scalar stages do (sdp.cpp, sdp_x.cpp, sdp_y.cpp, sdp_c.cpp),
+// which stay the reference and handle everything these do not (fp16, the LUT, EQL, fp16 output,
+// ALU shifts that could leave 32 bits);
 // tests/emu/sdp_simd_test.cpp compares them on random programs.
 //
 // Widths: the ALU result has 33 bits and the products 49, so X works in 64-bit lanes, 8
@@ -17,6 +18,8 @@
 #include "emu/sdp_internal.hpp"
 
 #define NVDLA_SDP_SIMD __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+// The per-vector steps of the line loops: inlined, so that their vectors stay in registers.
+#define NVDLA_SDP_SIMD_STEP NVDLA_SDP_SIMD __attribute__((always_inline))
 
 namespace nvdla::emu::sdp {
 namespace {
@@ -90,6 +93,16 @@ NVDLA_SDP_SIMD inline __mmask16 flag32(__m512i floor_value, __m512i result) {
 
 // ---- CACC's values ----
 
+// A channels-last cube is read a channel group at a time, its elements `step` values apart,
+// mostly from beyond the caches (a layer's cube exceeds them): fetch the group's 128 bytes a
+// few elements ahead. (A prefetch past the cube's end touches nothing.)
+inline void prefetch_ahead(const int32_t* src, size_t step) {
+    constexpr size_t kAhead = 8;
+    const auto at = reinterpret_cast<uintptr_t>(src) + kAhead * step * sizeof(int32_t);
+    __builtin_prefetch(reinterpret_cast<const void*>(at));
+    __builtin_prefetch(reinterpret_cast<const void*>(at + 64));
+}
+
 // CACC's delivery of 16 channels-last sums: rounded half away by 2^clip (no saturation). The
 // sums lie below 2^30 (AccumulatorCube), so floor((x + 2^(clip-1) - [x < 0]) / 2^clip), the
 // same value, cannot overflow.
@@ -102,7 +115,7 @@ struct Delivery {
         : clip(c),
           count(_mm_cvtsi32_si128(static_cast<int>(c))),
           half(_mm512_set1_epi32(c ? int32_t(1) << (c - 1) : 0)) {}
-    NVDLA_SDP_SIMD __m512i load(const int32_t* src, __mmask16 m) const {
+    NVDLA_SDP_SIMD_STEP __m512i load(const int32_t* src, __mmask16 m) const {
         const __m512i x = _mm512_maskz_loadu_epi32(m, src);
         if (clip == 0) return x;
         const __m512i sign = _mm512_maskz_srai_epi32(kAll16, x, 31);
@@ -139,8 +152,8 @@ struct XParams {
     }
 
     // 8 elements; the memory operands (or nullptr) at the same place of their lines.
-    NVDLA_SDP_SIMD __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
-                                 __mmask8 m) const {
+    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
+                                      __mmask8 m) const {
         const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
         __m512i a = in, operand = _mm512_setzero_si512();
         if (alu) {
@@ -181,11 +194,105 @@ struct XParams {
     }
 
     // 16 elements.
-    NVDLA_SDP_SIMD __m512i apply16(__m512i in, const int16_t* alu_mem, const int16_t* mul_mem,
-                                   __mmask16 m) const {
+    NVDLA_SDP_SIMD_STEP __m512i apply16(__m512i in, const int16_t* alu_mem, const int16_t* mul_mem,
+                                        __mmask16 m) const {
         const __m256i low = apply(low_half(in), alu_mem, mul_mem, static_cast<__mmask8>(m));
         const __m256i high = apply(high_half(in), alu_mem ? alu_mem + 8 : nullptr,
                                    mul_mem ? mul_mem + 8 : nullptr, static_cast<__mmask8>(m >> 8));
+        return join(low, high);
+    }
+};
+
+// ---- Y ----
+
+// A Y memory operand's convertor on 8 int16 values, in 64-bit lanes (sdp_simd_avx2.cpp's
+// YConvertor): sign-extended when bypassed, else x * scale - offset * scale (exact: below
+// 2^47), rounded by the shift and saturated to 32 bits.
+struct YConvertor {
+    bool bypass;
+    uint32_t shift;
+    __m128i count;
+    __m512i scale, offset_product, half, int32_min, int32_max;
+
+    NVDLA_SDP_SIMD explicit YConvertor(const OperandConvertor& c)
+        : bypass(c.bypass),
+          shift(c.params.shift & 63u),
+          count(_mm_cvtsi32_si128(static_cast<int>(shift))),
+          scale(_mm512_set1_epi64(c.params.scale)),
+          offset_product(_mm512_set1_epi64(int64_t(c.params.offset) * c.params.scale)),
+          half(_mm512_set1_epi64(shift ? int64_t(1) << (shift - 1) : 0)),
+          int32_min(_mm512_set1_epi64(INT32_MIN)),
+          int32_max(_mm512_set1_epi64(INT32_MAX)) {}
+    NVDLA_SDP_SIMD_STEP __m512i apply(const int16_t* src) const {
+        const __m512i x = _mm512_maskz_cvtepi16_epi64(
+            kAll8, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+        if (bypass) return x;
+        const __m512i p = _mm512_sub_epi64(_mm512_maskz_mul_epi32(kAll8, x, scale), offset_product);
+        return clamp64(round_shift64(p, shift, count, half), int32_min, int32_max);
+    }
+};
+
+// Y's MUL (PReLU) and ALU on the int pipelines, without the LUT (sdp_y.cpp's y_int).
+struct YParams {
+    const YStage& y;
+    bool mul, alu;
+    YConvertor mul_cvt, alu_cvt;
+    __m512i mul_constant, alu_constant;
+    __m128i count;
+    __m512i half, int32_min, int32_max, one;
+
+    NVDLA_SDP_SIMD explicit YParams(const YStage& stage)
+        : y(stage),
+          mul(!stage.mul_bypass),
+          alu(!stage.alu_bypass),
+          mul_cvt(stage.mul_cvt),
+          alu_cvt(stage.alu_cvt),
+          mul_constant(_mm512_set1_epi64(static_cast<int32_t>(stage.mul_operand))),
+          alu_constant(_mm512_set1_epi64(static_cast<int32_t>(stage.alu_operand))),
+          count(_mm_cvtsi32_si128(static_cast<int>(stage.truncate))),
+          // EW_TRUNCATE has 10 bits: the vector form takes at most 63 (y_simd_supported).
+          half(_mm512_set1_epi64(
+              stage.truncate && stage.truncate < 64 ? int64_t(1) << (stage.truncate - 1) : 0)),
+          int32_min(_mm512_set1_epi64(INT32_MIN)),
+          int32_max(_mm512_set1_epi64(INT32_MAX)),
+          one(_mm512_set1_epi64(1)) {}
+
+    // 8 elements (int32 values); the memory operands (or nullptr) at the same place.
+    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                      const int16_t* mul_mem) const {
+        const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
+        __m512i x = in;
+        if (mul) {
+            const __m512i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
+            // 32 x 32 -> 64 bits, then EW_TRUNCATE with rounding into 32 bits.
+            const __m512i product = _mm512_maskz_mul_epi32(kAll8, in, operand);
+            x = clamp64(round_shift64(product, y.truncate, count, half), int32_min, int32_max);
+            // PReLU: a non-negative input passes unchanged.
+            if (y.prelu)
+                x = _mm512_mask_mov_epi64(x, _mm512_cmpge_epi64_mask(in, _mm512_setzero_si512()),
+                                          in);
+        }
+        if (alu) {
+            const __m512i operand = alu_mem ? alu_cvt.apply(alu_mem) : alu_constant;
+            switch (y.alu_algo) {
+                case 0: x = _mm512_maskz_max_epi64(kAll8, x, operand); break;
+                case 1: x = _mm512_maskz_min_epi64(kAll8, x, operand); break;
+                case 2: x = _mm512_add_epi64(x, operand); break;  // 33 bits
+                default:
+                    x = _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(x, operand), one);
+                    break;
+            }
+            x = clamp64(x, int32_min, int32_max);
+        }
+        return _mm512_maskz_cvtepi64_epi32(kAll8, x);
+    }
+
+    // 16 elements.
+    NVDLA_SDP_SIMD_STEP __m512i apply16(__m512i in, const int16_t* alu_mem,
+                                        const int16_t* mul_mem) const {
+        const __m256i low = apply(low_half(in), alu_mem, mul_mem);
+        const __m256i high =
+            apply(high_half(in), alu_mem ? alu_mem + 8 : nullptr, mul_mem ? mul_mem + 8 : nullptr);
         return join(low, high);
     }
 };
@@ -246,7 +353,7 @@ struct CParams {
     }
 
     // 16 elements: the output values as int32, saturated to the output precision.
-    NVDLA_SDP_SIMD __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
+    NVDLA_SDP_SIMD_STEP __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
         const __mmask16 inside =
             _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
         if (!narrow_ok || inside != m) {
@@ -313,10 +420,12 @@ struct Fused {
     const Settings& s;
     Delivery cacc;
     XParams x1, x2;
+    YParams y;
     CParams c;
 
-    NVDLA_SDP_SIMD Fused(const Settings& settings, const AccumulatorCube& cube)
-        : s(settings), cacc(cube.clip), x1(settings.bs), x2(settings.bn), c(settings) {}
+    // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
+    NVDLA_SDP_SIMD Fused(const Settings& settings, uint32_t clip)
+        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
 
     // Everything for one line of a channel group, 16 channels at a time in registers, into
     // the write DMA's line buffers. `Saturate`: the convertor only saturates (offset 0, scale
@@ -325,29 +434,25 @@ struct Fused {
     // output precision unless `Saturate`, whose narrowing saturates); `at`: its place in the
     // operand lines.
     template <bool Saturate, bool X>
-    NVDLA_SDP_SIMD __m512i piece(__m512i v, size_t at, OperandLine bs_ops, OperandLine bn_ops,
-                                 __m512i lo, __m512i hi, uint32_t& flagged) const {
+    NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, const OperandLine* ops, __m512i lo,
+                                      __m512i hi, uint32_t& flagged) const {
         if constexpr (X) {
-            if (s.bs.enabled)
-                v = x1.apply16(v, bs_ops.alu ? bs_ops.alu + at : nullptr,
-                               bs_ops.mul ? bs_ops.mul + at : nullptr, kAll16);
-            if (s.bn.enabled)
-                v = x2.apply16(v, bn_ops.alu ? bn_ops.alu + at : nullptr,
-                               bn_ops.mul ? bn_ops.mul + at : nullptr, kAll16);
+            const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
+            if (s.bs.enabled) v = x1.apply16(v, at_(ops[0].alu), at_(ops[0].mul), kAll16);
+            if (s.bn.enabled) v = x2.apply16(v, at_(ops[1].alu), at_(ops[1].mul), kAll16);
+            if (s.ew.enabled) v = y.apply16(v, at_(ops[2].alu), at_(ops[2].mul));
         }
         if constexpr (!Saturate) v = clamp32(c.apply(v, kAll16, flagged), lo, hi);
         return v;
     }
 
-    // X: an X stage is on; Pieces: 16-channel pieces per channel group (1 or 2).
+    // X: an X or Y stage is on; Pieces: 16-channel pieces per channel group (1 or 2).
     template <bool Int8Out, bool Saturate, bool X, uint32_t Pieces>
-    NVDLA_SDP_SIMD void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
-                             OperandLine bs_ops, OperandLine bn_ops, std::byte* lines,
+    NVDLA_SDP_SIMD void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
-        const uint32_t first = g * s.group;
-        const uint32_t valid = std::min(s.group, s.channels - first);
-        const int32_t* src = cube.sums.get() + cube.sum_index(b, first, h, 0);
-        const size_t step = cube.channel_stride, atom = s.atom, group = s.group;
+        const uint32_t valid = from.valid;
+        const int32_t* src = from.values;
+        const size_t step = from.step, atom = s.atom, group = s.group;
         const uint32_t width = s.width;
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         const Delivery d = cacc;
@@ -364,17 +469,19 @@ struct Fused {
                 Int8Out ? _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)
                         : _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
             for (; w + 1 < width; w += 2, src += 2 * step, lines += 2 * atom) {
+                prefetch_ahead(src, step);
+                prefetch_ahead(src + step, step);
                 const size_t at = w * group;
                 __m512i out;
                 if constexpr (Int8Out) {
                     const __m512i a =
-                        piece<Saturate, X>(d.load(src, mask0), at, bs_ops, bn_ops, lo, hi, flagged);
-                    const __m512i b1 = piece<Saturate, X>(d.load(src + 16, mask1), at + 16, bs_ops,
-                                                          bn_ops, lo, hi, flagged);
-                    const __m512i c1 = piece<Saturate, X>(d.load(src + step, mask0), at + 32,
-                                                          bs_ops, bn_ops, lo, hi, flagged);
+                        piece<Saturate, X>(d.load(src, mask0), at, ops, lo, hi, flagged);
+                    const __m512i b1 =
+                        piece<Saturate, X>(d.load(src + 16, mask1), at + 16, ops, lo, hi, flagged);
+                    const __m512i c1 = piece<Saturate, X>(d.load(src + step, mask0), at + 32, ops,
+                                                          lo, hi, flagged);
                     const __m512i d1 = piece<Saturate, X>(d.load(src + step + 16, mask1), at + 48,
-                                                          bs_ops, bn_ops, lo, hi, flagged);
+                                                          ops, lo, hi, flagged);
                     // Per 128-bit lane i the bytes of a, b, c, d [4i, 4i + 4); dword m of the
                     // result is dword 4 (m % 4) + m / 4 of that.
                     const __m512i words0 = _mm512_maskz_packs_epi32(~__mmask32(0), a, b1);
@@ -383,9 +490,9 @@ struct Fused {
                         kAll16, order, _mm512_maskz_packs_epi16(~__mmask64(0), words0, words1));
                 } else {
                     const __m512i a =
-                        piece<Saturate, X>(d.load(src, mask0), at, bs_ops, bn_ops, lo, hi, flagged);
-                    const __m512i b1 = piece<Saturate, X>(d.load(src + step, mask0), at + 16,
-                                                          bs_ops, bn_ops, lo, hi, flagged);
+                        piece<Saturate, X>(d.load(src, mask0), at, ops, lo, hi, flagged);
+                    const __m512i b1 = piece<Saturate, X>(d.load(src + step, mask0), at + 16, ops,
+                                                          lo, hi, flagged);
                     out = _mm512_maskz_permutexvar_epi64(
                         kAll8, order, _mm512_maskz_packs_epi32(~__mmask32(0), a, b1));
                 }
@@ -405,32 +512,44 @@ struct Fused {
                                     _mm512_maskz_cvtsepi32_epi16(kAll16, v));
         };
         for (; w < width; ++w, src += step, lines += atom) {
-            store(lines, piece<Saturate, X>(d.load(src, mask0), w * group, bs_ops, bn_ops, lo, hi,
-                                            flagged));
+            prefetch_ahead(src, step);
+            store(lines, piece<Saturate, X>(d.load(src, mask0), w * group, ops, lo, hi, flagged));
             if constexpr (Pieces == 2)
                 store(lines + offset1, piece<Saturate, X>(d.load(src + 16, mask1), w * group + 16,
-                                                          bs_ops, bn_ops, lo, hi, flagged));
+                                                          ops, lo, hi, flagged));
         }
         saturations += flagged;
     }
 
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_SIMD void run(const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+    NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        const bool x = s.bs.enabled || s.bn.enabled;
+        const bool x = s.bs.enabled || s.bn.enabled || s.ew.enabled;
         const auto line_fn = s.group == 32 ? (x ? &Fused::line<Int8Out, Saturate, true, 2>
                                                 : &Fused::line<Int8Out, Saturate, false, 2>)
                                            : (x ? &Fused::line<Int8Out, Saturate, true, 1>
                                                 : &Fused::line<Int8Out, Saturate, false, 1>);
         std::vector<std::byte> lines(writer.group_bytes());
+        std::vector<int32_t> in(input ? s.line_elements() : 0);
         uint32_t saturations = 0;
         // The order of Sdp::execute: channel group, line, batch.
         for (uint32_t g = 0; g < s.groups; ++g)
             for (uint32_t h = 0; h < s.height; ++h) {
-                const OperandLine bs_ops = bs ? bs->load(g, h) : OperandLine{};
-                const OperandLine bn_ops = bn ? bn->load(g, h) : OperandLine{};
+                const OperandLine ops[3] = {operands.bs ? operands.bs->load(g, h) : OperandLine{},
+                                            operands.bn ? operands.bn->load(g, h) : OperandLine{},
+                                            operands.ew ? operands.ew->load(g, h) : OperandLine{}};
                 for (uint32_t b = 0; b < s.batches; ++b) {
-                    (this->*line_fn)(cube, b, g, h, bs_ops, bn_ops, lines.data(), saturations);
+                    FusedSource from;
+                    if (input) {
+                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
+                        input->read(g, h, in, counters);
+                        from = {in.data(), s.group, s.group};
+                    } else {
+                        const uint32_t first = g * s.group;
+                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
+                                cube->channel_stride, std::min(s.group, s.channels - first)};
+                    }
+                    (this->*line_fn)(from, ops, lines.data(), saturations);
                     writer.write_lines(b, g, h, lines.data());
                 }
             }
@@ -438,21 +557,21 @@ struct Fused {
     }
 };
 
-NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs,
-                          OperandReader* bn, OutputWriter& writer, Counters& counters) {
-    const Fused f(s, cube);
+NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+                          FusedOperands operands, OutputWriter& writer, Counters& counters) {
+    const Fused f(s, cube ? cube->clip : 0);
     const bool saturate =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
     if (s.output == Precision::Int8) {
         if (saturate)
-            f.run<true, true>(cube, bs, bn, writer, counters);
+            f.run<true, true>(cube, input, operands, writer, counters);
         else
-            f.run<true, false>(cube, bs, bn, writer, counters);
+            f.run<true, false>(cube, input, operands, writer, counters);
     } else {
         if (saturate)
-            f.run<false, true>(cube, bs, bn, writer, counters);
+            f.run<false, true>(cube, input, operands, writer, counters);
         else
-            f.run<false, false>(cube, bs, bn, writer, counters);
+            f.run<false, false>(cube, input, operands, writer, counters);
     }
 }
 
@@ -508,18 +627,19 @@ void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint
 }
 
 bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
-    return s.flying && flying && flying->channels_last() && c_simd_supported(s) && !s.to_pdp &&
-           !s.ew.enabled && !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
+    const bool source = s.flying ? flying && flying->channels_last() : s.input != Precision::Fp16;
+    return source && c_simd_supported(s) && !s.to_pdp && (!s.ew.enabled || y_simd_supported(s)) &&
+           !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
            (!s.bn.enabled || x_simd_supported(s.bn)) && s.group % 16 == 0 &&
            s.out_lanes % 16 == 0 && s.group <= 32;
 }
 
-void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
-               OutputWriter& writer, Counters& counters) {
+void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+               FusedOperands operands, OutputWriter& writer, Counters& counters) {
     if (use_avx512())
-        fused(s, cube, bs, bn, writer, counters);
+        fused(s, cube, input, operands, writer, counters);
     else
-        avx2::run_fused(s, cube, bs, bn, writer, counters);
+        avx2::run_fused(s, cube, input, operands, writer, counters);
 }
 
 }  // namespace nvdla::emu::sdp

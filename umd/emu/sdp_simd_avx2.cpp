@@ -14,6 +14,8 @@
 #include "emu/sdp_internal.hpp"
 
 #define NVDLA_SDP_AVX2 __attribute__((target("avx2")))
+// The per-vector steps of the line loops: inlined, so that their vectors stay in registers.
+#define NVDLA_SDP_AVX2_STEP NVDLA_SDP_AVX2 __attribute__((always_inline))
 
 namespace nvdla::emu::sdp::avx2 {
 namespace {
@@ -79,15 +81,15 @@ struct Delivery {
         : clip(c),
           count(_mm_cvtsi32_si128(static_cast<int>(c))),
           half(_mm256_set1_epi32(c ? int32_t(1) << (c - 1) : 0)) {}
-    NVDLA_SDP_AVX2 __m256i round(__m256i x) const {
+    NVDLA_SDP_AVX2_STEP __m256i round(__m256i x) const {
         if (clip == 0) return x;
         const __m256i sign = _mm256_srai_epi32(x, 31);
         return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, half), sign), count);
     }
-    NVDLA_SDP_AVX2 __m256i load(const int32_t* src) const {
+    NVDLA_SDP_AVX2_STEP __m256i load(const int32_t* src) const {
         return round(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
     }
-    NVDLA_SDP_AVX2 __m256i load(const int32_t* src, __m256i mask) const {
+    NVDLA_SDP_AVX2_STEP __m256i load(const int32_t* src, __m256i mask) const {
         return round(_mm256_maskload_epi32(src, mask));
     }
 };
@@ -121,8 +123,8 @@ struct XParams {
           int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
 
     // 4 elements in 64-bit lanes: the truncated product saturated to 32 bits (in 64-bit lanes).
-    NVDLA_SDP_AVX2 __m256i product4(__m256i in, __m256i operand, __m256i a,
-                                    const int16_t* mul_mem) const {
+    NVDLA_SDP_AVX2_STEP __m256i product4(__m256i in, __m256i operand, __m256i a,
+                                         const int16_t* mul_mem) const {
         __m256i product = a;
         if (mul) {
             const __m256i factor = mul_mem ? _mm256_cvtepi16_epi64(_mm_loadl_epi64(
@@ -138,8 +140,8 @@ struct XParams {
     }
 
     // 8 elements; the memory operands (or nullptr) at the same place of their lines.
-    NVDLA_SDP_AVX2 __m256i apply(__m256i in32, const int16_t* alu_mem,
-                                 const int16_t* mul_mem) const {
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                      const int16_t* mul_mem) const {
         __m256i op32 = _mm256_setzero_si256(), a32 = in32;
         if (alu) {
             // Memory operands: int16 shifted left by at most 15, so no saturation.
@@ -190,7 +192,7 @@ struct YConvertor {
           half(_mm256_set1_epi64x(shift ? int64_t(1) << (shift - 1) : 0)),
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
           int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
-    NVDLA_SDP_AVX2 __m256i apply(const int16_t* src) const {
+    NVDLA_SDP_AVX2_STEP __m256i apply(const int16_t* src) const {
         const __m256i x =
             _mm256_cvtepi16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src)));
         if (bypass) return x;
@@ -225,8 +227,8 @@ struct YParams {
           one(_mm256_set1_epi64x(1)) {}
 
     // 4 elements in 64-bit lanes (int32 values); the memory operands at the same place.
-    NVDLA_SDP_AVX2 __m256i apply4(__m256i in, const int16_t* alu_mem,
-                                  const int16_t* mul_mem) const {
+    NVDLA_SDP_AVX2_STEP __m256i apply4(__m256i in, const int16_t* alu_mem,
+                                       const int16_t* mul_mem) const {
         __m256i x = in;
         if (mul) {
             const __m256i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
@@ -250,8 +252,8 @@ struct YParams {
         return x;
     }
 
-    NVDLA_SDP_AVX2 __m256i apply(__m256i in32, const int16_t* alu_mem,
-                                 const int16_t* mul_mem) const {
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                      const int16_t* mul_mem) const {
         return narrow(
             apply4(low64(in32), alu_mem, mul_mem),
             apply4(high64(in32), alu_mem ? alu_mem + 4 : nullptr, mul_mem ? mul_mem + 4 : nullptr));
@@ -296,7 +298,7 @@ struct CParams {
 
     // 8 elements (the first `valid` counted): the output values as int32, saturated to the
     // output precision.
-    NVDLA_SDP_AVX2 __m256i apply(__m256i x, size_t valid, uint32_t& saturations) const {
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i x, size_t valid, uint32_t& saturations) const {
         const __m256i outside =
             _mm256_or_si256(_mm256_cmpgt_epi32(lower_v, x), _mm256_cmpgt_epi32(x, upper_v));
         const unsigned valid_bits = (1u << valid) - 1;
@@ -406,35 +408,38 @@ struct Fused {
     const Settings& s;
     Delivery cacc;
     XParams x1, x2;
+    YParams y;
     CParams c;
 
-    NVDLA_SDP_AVX2 Fused(const Settings& settings, const AccumulatorCube& cube)
-        : s(settings), cacc(cube.clip), x1(settings.bs), x2(settings.bn), c(settings) {}
+    // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
+    NVDLA_SDP_AVX2 Fused(const Settings& settings, uint32_t clip)
+        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
 
     // One line of a channel group into the write DMA's line buffers. `Saturate`: the
     // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_AVX2 void line(const AccumulatorCube& cube, uint32_t b, uint32_t g, uint32_t h,
-                             OperandLine bs_ops, OperandLine bn_ops, std::byte* lines,
+    NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
-        const uint32_t first = g * s.group;
-        const uint32_t valid = std::min(s.group, s.channels - first);
-        const int32_t* src = cube.sums.get() + cube.sum_index(b, first, h, 0);
-        const size_t step = cube.channel_stride, atom = s.atom, group = s.group;
+        const uint32_t valid = from.valid;
+        const int32_t* src = from.values;
+        const size_t step = from.step, atom = s.atom, group = s.group;
         const size_t line_bytes = size_t(s.width) * atom;
         constexpr size_t kElementBytes = Int8Out ? 1 : 2;
         uint32_t flagged = 0;
         for (uint32_t w = 0; w < s.width; ++w, src += step) {
+            // The cube's elements are `step` values apart, mostly beyond the caches: fetch the
+            // group's 128 bytes a few elements ahead (past the cube's end it touches nothing).
+            const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
             for (uint32_t j = 0; j < group; j += 8) {
                 const size_t at = w * group + j;
                 __m256i v = j + 8 <= valid ? cacc.load(src + j)
                                            : cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                if (s.bs.enabled)
-                    v = x1.apply(v, bs_ops.alu ? bs_ops.alu + at : nullptr,
-                                 bs_ops.mul ? bs_ops.mul + at : nullptr);
-                if (s.bn.enabled)
-                    v = x2.apply(v, bn_ops.alu ? bn_ops.alu + at : nullptr,
-                                 bn_ops.mul ? bn_ops.mul + at : nullptr);
+                const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
+                if (s.bs.enabled) v = x1.apply(v, at_(ops[0].alu), at_(ops[0].mul));
+                if (s.bn.enabled) v = x2.apply(v, at_(ops[1].alu), at_(ops[1].mul));
+                if (s.ew.enabled) v = y.apply(v, at_(ops[2].alu), at_(ops[2].mul));
                 if constexpr (!Saturate) v = c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
@@ -453,18 +458,29 @@ struct Fused {
     }
 
     template <bool Int8Out, bool Saturate>
-    NVDLA_SDP_AVX2 void run(const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
+    NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
         std::vector<std::byte> lines(writer.group_bytes());
+        std::vector<int32_t> in(input ? s.line_elements() : 0);
         uint32_t saturations = 0;
         // The order of Sdp::execute: channel group, line, batch.
         for (uint32_t g = 0; g < s.groups; ++g)
             for (uint32_t h = 0; h < s.height; ++h) {
-                const OperandLine bs_ops = bs ? bs->load(g, h) : OperandLine{};
-                const OperandLine bn_ops = bn ? bn->load(g, h) : OperandLine{};
+                const OperandLine ops[3] = {operands.bs ? operands.bs->load(g, h) : OperandLine{},
+                                            operands.bn ? operands.bn->load(g, h) : OperandLine{},
+                                            operands.ew ? operands.ew->load(g, h) : OperandLine{}};
                 for (uint32_t b = 0; b < s.batches; ++b) {
-                    line<Int8Out, Saturate>(cube, b, g, h, bs_ops, bn_ops, lines.data(),
-                                            saturations);
+                    FusedSource from;
+                    if (input) {
+                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
+                        input->read(g, h, in, counters);
+                        from = {in.data(), s.group, s.group};
+                    } else {
+                        const uint32_t first = g * s.group;
+                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
+                                cube->channel_stride, std::min(s.group, s.channels - first)};
+                    }
+                    line<Int8Out, Saturate>(from, ops, lines.data(), saturations);
                     writer.write_lines(b, g, h, lines.data());
                 }
             }
@@ -492,21 +508,21 @@ void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t>
     c_line(s, line, out, counters);
 }
 
-void run_fused(const Settings& s, const AccumulatorCube& cube, OperandReader* bs, OperandReader* bn,
-               OutputWriter& writer, Counters& counters) {
-    const Fused f(s, cube);
+void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+               FusedOperands operands, OutputWriter& writer, Counters& counters) {
+    const Fused f(s, cube ? cube->clip : 0);
     const bool saturate =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
     if (s.output == Precision::Int8) {
         if (saturate)
-            f.run<true, true>(cube, bs, bn, writer, counters);
+            f.run<true, true>(cube, input, operands, writer, counters);
         else
-            f.run<true, false>(cube, bs, bn, writer, counters);
+            f.run<true, false>(cube, input, operands, writer, counters);
     } else {
         if (saturate)
-            f.run<false, true>(cube, bs, bn, writer, counters);
+            f.run<false, true>(cube, input, operands, writer, counters);
         else
-            f.run<false, false>(cube, bs, bn, writer, counters);
+            f.run<false, false>(cube, input, operands, writer, counters);
     }
 }
 
