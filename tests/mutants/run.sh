@@ -36,6 +36,9 @@ say() { printf 'mutants: %s\n' "$*"; }
 # ---- the scratch copy ----------------------------------------------------------------
 mkdir -p "$tree"
 cp "$here/mutants.txt" "$list"
+# The sources afresh (files deleted or renamed since the last run must not stay behind for the
+# build's globs to find); the build directory stays.
+find "$tree" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
 (cd "$root" && git ls-files -z -co --exclude-standard |
 	tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$tree" -xf -
 if [ "$check_only" = 0 ] && [ ! -f "$build/build.ninja" ]; then
