@@ -66,14 +66,6 @@ uint16_t to_fp16(double v, const ConvertOptions& opt) {
     return h;
 }
 
-uint16_t saturate_fp16_bits(uint16_t h, const ConvertOptions& opt) {
-    if (opt.saturate_fp16 && fp16::is_inf(h)) {
-        count_saturation(opt);
-        return static_cast<uint16_t>((h & 0x8000) | fp16::kMaxFinite);
-    }
-    return h;
-}
-
 template <HostType H, Precision P>
 void encode(const void* host, void* surface, const ConvertOptions& opt) {
     if (opt.quant_scale == 1.0f) {
@@ -214,6 +206,14 @@ Status check_host_tensor(const ConstTensorView& t, const char* what) {
         return error(what, ": buffer of ", t.bytes, " bytes is too small for ", d.n, "x", d.c, "x",
                      d.h, "x", d.w, " ", to_string(t.type), " (", t.required_bytes(), " bytes)");
     return {};
+}
+
+uint16_t saturate_fp16_bits(uint16_t h, const ConvertOptions& opt) {
+    if (opt.saturate_fp16 && fp16::is_inf(h)) {
+        count_saturation(opt);
+        return static_cast<uint16_t>((h & 0x8000) | fp16::kMaxFinite);
+    }
+    return h;
 }
 
 }  // namespace nvdla::detail

@@ -28,6 +28,8 @@ void store_host(HostType t, double v, void* p, const ConvertOptions& opt);
 double surface_value(Precision p, const void* src);
 // Writes v (already scaled) as a surface element with the precision's rounding and saturation.
 void store_surface(Precision p, double v, void* dst, const ConvertOptions& opt);
+// fp16 bits as a surface element: infinities clamped to +-65504 where opt.saturate_fp16.
+uint16_t saturate_fp16_bits(uint16_t h, const ConvertOptions& opt);
 
 // Byte offset of element (n, c, h, w) in a dense host tensor.
 inline uint64_t host_offset(const Dims4& d, HostLayout layout, uint32_t bpe, uint32_t n, uint32_t c,

@@ -60,17 +60,11 @@ constexpr __mmask16 kAll16 = 0xffff;
 using PackRowFn = void (*)(const void* in, void* out, uint32_t n, double scale);
 using UnpackRowFn = void (*)(const void* in, void* out, uint32_t n, bool stream);
 
-uint16_t saturated(uint16_t h) {
-    return fp16::is_inf(h) ? static_cast<uint16_t>((h & 0x8000) | fp16::kMaxFinite) : h;
-}
-
-// element.cpp's to_integer: half away from zero, clamped; NaN becomes 0.
-template <class T>
-T scaled_integer(float v, double scale) {
-    const double x = double(v) * scale;
-    if (std::isnan(x)) return 0;
-    return static_cast<T>(std::clamp(std::round(x), double(std::numeric_limits<T>::min()),
-                                     double(std::numeric_limits<T>::max())));
+// The scalar tails convert through element.cpp, whose bits the vector forms reproduce.
+ConvertOptions fp16_options(bool saturate) {
+    ConvertOptions o;
+    o.saturate_fp16 = saturate;
+    return o;
 }
 
 NVDLA_AVX2 __m128i saturated_avx2(__m128i h) {
@@ -91,7 +85,8 @@ NVDLA_AVX2 void fp32_to_fp16_avx2(const void* in, void* out, uint32_t n, double)
         if constexpr (Saturate) h = saturated_avx2(h);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
     }
-    for (; i < n; ++i) d[i] = Saturate ? saturated(fp16::from_float(s[i])) : fp16::from_float(s[i]);
+    const ConvertOptions tail = fp16_options(Saturate);
+    for (; i < n; ++i) store_surface(Precision::Fp16, s[i], d + i, tail);
 }
 
 template <bool Saturate>
@@ -123,7 +118,8 @@ NVDLA_AVX2 void saturate_fp16_avx2(const void* in, void* out, uint32_t n, double
         const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), saturated_avx2(h));
     }
-    for (; i < n; ++i) d[i] = saturated(s[i]);
+    const ConvertOptions tail = fp16_options(true);
+    for (; i < n; ++i) d[i] = saturate_fp16_bits(s[i], tail);
 }
 
 template <uint32_t Bytes>
@@ -171,7 +167,8 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
         else
             _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), words);
     }
-    for (; i < n; ++i) d[i] = scaled_integer<T>(s[i], scale);
+    constexpr Precision precision = sizeof(T) == 1 ? Precision::Int8 : Precision::Int16;
+    for (; i < n; ++i) store_surface(precision, double(s[i]) * scale, d + i, ConvertOptions{});
 }
 
 // The same for 16 floats.
