@@ -42,13 +42,45 @@ std::vector<RegisterInfo> build(nvdla_reg_map map) {
     return out;
 }
 
+// The unit whose window holds address, by a scan of the units.
+std::optional<nvdla_unit> scan_units(nvdla_reg_map map, uint32_t address) {
+    for (int u = 0; u < NVDLA_UNIT_COUNT; ++u) {
+        const uint32_t base = nvdla_unit_base(map, nvdla_unit(u));
+        if (base != NVDLA_UNIT_ABSENT && address >= base && address - base < NVDLA_UNIT_WINDOW)
+            return nvdla_unit(u);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
+// Address lookups are tables (the emulator and the virtual platform ask on every register
+// access): the unit of each of the first kWindows windows, and per unit the index of the
+// register at each word.
+struct RegisterMap::Tables {
+    std::vector<RegisterInfo> registers;
+    std::array<uint8_t, kWindows> window_unit{};
+    std::array<std::array<uint16_t, NVDLA_UNIT_WINDOW / 4>, NVDLA_UNIT_COUNT> register_index{};
+
+    explicit Tables(nvdla_reg_map map) : registers(build(map)) {
+        for (uint32_t w = 0; w < kWindows; ++w) {
+            // A window that one unit's window fills exactly, or none; otherwise the scan decides.
+            const std::optional<nvdla_unit> first = scan_units(map, w * NVDLA_UNIT_WINDOW);
+            const bool whole = first && nvdla_unit_base(map, *first) == w * NVDLA_UNIT_WINDOW;
+            window_unit[w] = !first ? kNoUnit : whole ? uint8_t(*first) : kScan;
+        }
+        for (auto& unit : register_index) unit.fill(kNoRegister);
+        for (size_t i = 0; i < registers.size(); ++i)
+            register_index[registers[i].unit][registers[i].offset / 4] = uint16_t(i);
+    }
+};
+
 RegisterMap::RegisterMap(nvdla_reg_map map) : map_(map) {
-    static const std::array<std::vector<RegisterInfo>, 2> tables{build(NVDLA_REG_MAP_FULL),
-                                                                 build(NVDLA_REG_MAP_SMALL)};
-    registers_ = tables[map].data();
-    count_ = tables[map].size();
+    static const std::array<Tables, 2> tables{Tables(NVDLA_REG_MAP_FULL),
+                                              Tables(NVDLA_REG_MAP_SMALL)};
+    tables_ = &tables[map];
+    registers_ = tables_->registers.data();
+    count_ = tables_->registers.size();
 }
 
 const RegisterMap& RegisterMap::get(nvdla_reg_map map) {
@@ -74,18 +106,19 @@ const RegisterInfo* RegisterMap::find(std::string_view qualified) const {
 }
 
 const RegisterInfo* RegisterMap::at(uint32_t address) const {
-    auto it = std::lower_bound(registers().begin(), registers().end(), address,
-                               [](const RegisterInfo& r, uint32_t a) { return r.address < a; });
-    return it != registers().end() && it->address == address ? &*it : nullptr;
+    const std::optional<nvdla_unit> unit = unit_at(address);
+    if (!unit) return nullptr;
+    const uint16_t index = tables_->register_index[*unit][(address - unit_base(*unit)) / 4];
+    if (index == kNoRegister || registers_[index].address != address) return nullptr;
+    return &registers_[index];
 }
 
 std::optional<nvdla_unit> RegisterMap::unit_at(uint32_t address) const {
-    for (int u = 0; u < NVDLA_UNIT_COUNT; ++u) {
-        const uint32_t base = nvdla_unit_base(map_, nvdla_unit(u));
-        if (base != NVDLA_UNIT_ABSENT && address >= base && address - base < NVDLA_UNIT_WINDOW)
-            return nvdla_unit(u);
-    }
-    return std::nullopt;
+    const uint32_t window = address / NVDLA_UNIT_WINDOW;
+    const uint8_t unit = window < kWindows ? tables_->window_unit[window] : kScan;
+    if (unit == kScan) return scan_units(map_, address);
+    if (unit == kNoUnit) return std::nullopt;
+    return nvdla_unit(unit);
 }
 
 std::string_view RegisterMap::unit_name(nvdla_unit unit) {

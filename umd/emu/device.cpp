@@ -242,7 +242,7 @@ struct Device::Impl {
 
     uint32_t read(uint32_t address) {
         ++stats.register_reads;
-        const auto unit = regs.unit_at(address);
+        const auto unit = regs.map().unit_at(address);
         if (!unit) return 0;
         const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
         std::optional<uint32_t> computed;
@@ -261,7 +261,7 @@ struct Device::Impl {
 
     void write(uint32_t address, uint32_t value) {
         ++stats.register_writes;
-        const auto unit = regs.unit_at(address);
+        const auto unit = regs.map().unit_at(address);
         if (!unit) return;
         const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
         if (*unit == NVDLA_UNIT_GLB && glb.handle_write(offset, value)) return;

@@ -1,7 +1,5 @@
 #include "emu/register_file.hpp"
 
-#include <span>
-
 namespace nvdla::emu {
 namespace {
 
@@ -14,21 +12,9 @@ enum GroupStatus : uint32_t { kIdle = 0, kRunning = 1, kPending = 2 };
 }  // namespace
 
 RegisterFile::RegisterFile(nvdla_reg_map map) : map_(hw::RegisterMap::get(map)) {
-    window_unit_.fill(kNoUnit);
-    for (int u = 0; u < NVDLA_UNIT_COUNT; ++u) {
-        const uint32_t base = map_.unit_base(nvdla_unit(u));
-        // Every base is a multiple of the window below kWindows windows
-        // (nvdla_units.def; register_file_test checks unit_at against the map's).
-        if (base == NVDLA_UNIT_ABSENT || base / NVDLA_UNIT_WINDOW >= kWindows) continue;
-        window_unit_[base / NVDLA_UNIT_WINDOW] = static_cast<uint8_t>(u);
-    }
-    for (auto& unit : register_index_) unit.fill(kNoRegister);
     op_enable_.fill(kNoGroups);
-    const std::span<const hw::RegisterInfo> registers = map_.registers();
-    for (size_t i = 0; i < registers.size(); ++i) {
-        const hw::RegisterInfo& r = registers[i];
+    for (const hw::RegisterInfo& r : map_.registers()) {
         masks_[r.unit][r.offset / 4] = {r.read_mask, r.write_mask};
-        register_index_[r.unit][r.offset / 4] = static_cast<uint16_t>(i);
         if (r.name == "D_OP_ENABLE") op_enable_[r.unit] = r.offset;
     }
     reset();
@@ -71,7 +57,7 @@ uint32_t RegisterFile::status_of(nvdla_unit unit) const {
 }
 
 uint32_t RegisterFile::csb_read(uint32_t address) const {
-    const auto unit = unit_at(address);
+    const auto unit = map_.unit_at(address);
     if (!unit) return 0;
     const uint32_t offset = (address - map_.unit_base(*unit)) & ~3u;
     const Masks& m = masks_[*unit][offset / 4];
@@ -84,12 +70,8 @@ uint32_t RegisterFile::csb_read(uint32_t address) const {
 }
 
 const hw::RegisterInfo* RegisterFile::csb_write(uint32_t address, uint32_t value) {
-    const auto unit = unit_at(address);
-    if (!unit) return nullptr;
-    const uint32_t offset = (address - map_.unit_base(*unit)) & ~3u;
-    const uint16_t index = register_index_[*unit][offset / 4];
-    if (index == kNoRegister) return nullptr;
-    const hw::RegisterInfo* r = &map_.registers()[index];
+    const hw::RegisterInfo* r = map_.at(address & ~3u);
+    if (!r) return nullptr;
     UnitState& u = units_[r->unit];
     if (has_groups(r->unit) && r->offset == kPointerOffset) {
         u.producer = int(value & 1u);  // CONSUMER is read-only

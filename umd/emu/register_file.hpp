@@ -37,13 +37,6 @@ class RegisterFile {
 
     const hw::RegisterMap& map() const { return map_; }
 
-    // The unit whose window holds a CSB address (a table lookup: every register access asks).
-    std::optional<nvdla_unit> unit_at(uint32_t address) const {
-        const uint32_t window = address / NVDLA_UNIT_WINDOW;
-        if (window >= kWindows || window_unit_[window] == kNoUnit) return std::nullopt;
-        return static_cast<nvdla_unit>(window_unit_[window]);
-    }
-
     // CSB side. A write returns the register it landed in (nullptr: absent, ignored).
     uint32_t csb_read(uint32_t address) const;
     const hw::RegisterInfo* csb_write(uint32_t address, uint32_t value);
@@ -63,11 +56,6 @@ class RegisterFile {
   private:
     static constexpr uint32_t kNoGroups = 0xffffffffu;
     static constexpr size_t kWords = NVDLA_UNIT_WINDOW / 4;
-    // Unit windows start at multiples of NVDLA_UNIT_WINDOW below kWindows of them (checked
-    // when the tables are built).
-    static constexpr uint32_t kWindows = 32;
-    static constexpr uint8_t kNoUnit = 0xff;
-    static constexpr uint16_t kNoRegister = 0xffff;
     struct UnitState {
         std::array<uint32_t, kWords> single{};
         std::array<std::array<uint32_t, kWords>, 2> groups{};
@@ -82,9 +70,6 @@ class RegisterFile {
     uint32_t status_of(nvdla_unit unit) const;
 
     const hw::RegisterMap& map_;
-    std::array<uint8_t, kWindows> window_unit_{};
-    // Index into map_.registers() of each unit's register words (kNoRegister: none there).
-    std::array<std::array<uint16_t, kWords>, NVDLA_UNIT_COUNT> register_index_{};
     std::array<uint32_t, NVDLA_UNIT_COUNT> op_enable_{};
     std::array<std::array<Masks, kWords>, NVDLA_UNIT_COUNT> masks_{};
     std::array<UnitState, NVDLA_UNIT_COUNT> units_{};

@@ -45,8 +45,13 @@ class NVDLA_API RegisterMap {
     static std::optional<nvdla_unit> unit_named(std::string_view name);
 
   private:
+    static constexpr uint32_t kWindows = 32;  // unit windows looked up by table
+    static constexpr uint8_t kNoUnit = 0xff, kScan = 0xfe;
+    static constexpr uint16_t kNoRegister = 0xffff;
+    struct Tables;
     explicit RegisterMap(nvdla_reg_map map);
     nvdla_reg_map map_;
+    const Tables* tables_;
     const RegisterInfo* registers_;
     size_t count_;
 };
