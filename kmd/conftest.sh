@@ -92,6 +92,12 @@ EOF
 void (*f)(struct drm_gpu_scheduler *, int) = drm_sched_start;
 EOF
 
+	# 6.8+: the scheduler's submission stops without its jobs being detached.
+	probe HAVE_DRM_SCHED_WQUEUE_STOP <<'EOF'
+#include <drm/gpu_scheduler.h>
+void (*f)(struct drm_gpu_scheduler *) = drm_sched_wqueue_stop;
+EOF
+
 	# Some 6.12 trees (Debian 12's): drm_sched_start() takes only the scheduler.
 	probe HAVE_DRM_SCHED_START_SCHED_ONLY <<'EOF'
 #include <drm/gpu_scheduler.h>

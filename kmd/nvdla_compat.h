@@ -51,6 +51,19 @@ static inline int nvdla_compat_sched_job_init(struct drm_sched_job *job,
 }
 
 /*
+ * Stops the scheduler from running further jobs while the timed-out one is
+ * still being reset and failed (drm_sched_stop() follows and stops it too).
+ * Before 6.8 there is no such call: a job submitted in that window may start
+ * and is then stopped with ECANCELED.
+ */
+static inline void nvdla_compat_sched_pause_submit(struct drm_gpu_scheduler *sched)
+{
+#if defined(HAVE_DRM_SCHED_WQUEUE_STOP)
+	drm_sched_wqueue_stop(sched);
+#endif
+}
+
+/*
  * Restarts the scheduler after a reset: every pending job without a hardware
  * fence (drm_sched_stop() detached them) ends with @error (ECANCELED where
  * drm_sched_start() takes no errno; before, with the error of its finished

@@ -719,6 +719,8 @@ static enum drm_gpu_sched_stat nvdla_job_timedout(struct drm_sched_job *sched_jo
 	struct nvdla_device *ndev = job->ndev;
 	int bus_error;
 
+	/* No new job starts between this one's end and drm_sched_stop(). */
+	nvdla_compat_sched_pause_submit(&ndev->sched);
 	if (ndev->irq > 0)
 		disable_irq(ndev->irq);
 	bus_error = READ_ONCE(ndev->bus_error);
