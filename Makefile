@@ -29,6 +29,8 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-de
 # The kernel tests (test-kmd, test-vp, test-dkms; debootstrap: the Debian 13 chroot of KVER=newest).
 DEB_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64 \
                 debootstrap dkms
+# make test-kmd-arm64: QEMU's arm64 virt machine, the module and test program cross-built.
+DEB_PACKAGES += qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
 CONFIGURE = cmake -S . -G Ninja -DNVDLA_SHARED_DIR=$(SHARED_DIR) $(CMAKE_ARGS)
 
@@ -78,6 +80,9 @@ help:
 	@echo "                      6.1 (default: linux-headers-amd64's), 6.12 (bookworm-security),"
 	@echo "                      newest (trixie-backports, 7.x, through the Debian 13 chroot), a"
 	@echo "                      series (7.3) or an ABI; make test runs each of KMD_TEST_KERNELS"
+	@echo "  make test-kmd-arm64 the device-tree paths (memory-region: no-map carve-out, CMA pool,"
+	@echo "                      bad regions; unbind and rebind with live buffers) in Debian 12's"
+	@echo "                      arm64 kernel on QEMU's virt machine (TCG, about 1 min; ARM64_KVER)"
 	@echo "  make dt-check       validate the device-tree binding (docs/kmd/) and its example with"
 	@echo "                      dt-schema, as the kernel's dt_binding_check does"
 	@echo "  make vp             the virtual platform: a shell in a QEMU guest with nvdla.ko and"
@@ -215,6 +220,7 @@ clean:
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
 .PHONY: kmd kmd-install kmd-newest test-kmd test-kernels dkms-install dkms-remove test-dkms dt-check
+.PHONY: test-kmd-arm64
 
 kmd:
 	@$(MAKE) --no-print-directory -C kmd KDIR=$(KDIR) OUT=$(abspath $(BUILD_DIR))/kmd
@@ -260,6 +266,13 @@ dkms-remove:
 test-dkms:
 	@WORK=$(abspath $(BUILD_DIR))/dkms-test KMD_CACHE=$(abspath $(BUILD_DIR))/kmd-test/cache \
 	  tests/kmd/dkms.sh test $(KMD_TEST_KERNELS)
+
+# The device-tree paths in Debian 12's arm64 kernel (ARM64_KVER) on QEMU's virt machine: the
+# amd64 kernels have no CONFIG_OF (docs/kernel-driver.md). Packages and kernel cached in
+# /var/cache/nvdla-kmd/arm64.
+test-kmd-arm64:
+	@WORK=$(abspath $(BUILD_DIR))/kmd-arm64-test $(if $(ARM64_KVER),ARM64_KVER=$(ARM64_KVER)) \
+	  tests/kmd/arm64/run.sh
 
 # The binding against dt-schema's meta-schemas, its example against the binding, and broken
 # nodes that must be refused.

@@ -29,10 +29,11 @@ probe() {
 		echo '#define KBUILD_BASENAME "conftest"'
 		cat
 	} >"$tmp/$1.c"
-	# shellcheck disable=SC2086 # the flags are a word list
-	if $CONFTEST_CC $CONFTEST_FLAGS -Werror=implicit-function-declaration \
-		-Werror=incompatible-pointer-types -Werror=int-conversion -c "$tmp/$1.c" -o "$tmp/$1.o" \
-		>"$tmp/$1.log" 2>&1; then
+	# eval: the flags are shell words as Kbuild's own command lines have them, quotes
+	# included (arm64's -DARM64_ASM_ARCH='"armv8.5-a"').
+	if eval "$CONFTEST_CC $CONFTEST_FLAGS -Werror=implicit-function-declaration \
+		-Werror=incompatible-pointer-types -Werror=int-conversion -c \"\$tmp/\$1.c\" \
+		-o \"\$tmp/\$1.o\"" >"$tmp/$1.log" 2>&1; then
 		echo "#define $1 1"
 	else
 		echo "/* #undef $1 */"

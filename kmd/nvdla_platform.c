@@ -134,44 +134,101 @@ static void nvdla_platform_power_off(void *data)
 		nvdla_platform_runtime_suspend(dev);
 }
 
+/*
+ * Devices whose reserved-memory pool a DRM device still holds. Buffers (and
+ * their CPU mappings through exported dma-bufs) outlive an unbind, and
+ * of_reserved_mem_device_release(), when the old DRM device goes, detaches
+ * every pool of the struct device, a newer binding's too: so a new binding
+ * waits until the old DRM device is released, as carve-outs do.
+ */
+struct nvdla_pool_user {
+	struct list_head link;
+	struct device *dev;
+};
+
+static DEFINE_MUTEX(nvdla_pools_lock);
+static LIST_HEAD(nvdla_pools);
+
 /* With the DRM device: buffers allocated from the pool may outlive the binding. */
-static void nvdla_platform_release_rmem(struct drm_device *drm, void *dev)
+static void nvdla_platform_release_rmem(struct drm_device *drm, void *arg)
 {
-	of_reserved_mem_device_release(dev);
+	struct nvdla_pool_user *user = arg;
+
+	mutex_lock(&nvdla_pools_lock);
+	of_reserved_mem_device_release(user->dev);
+	list_del(&user->link);
+	mutex_unlock(&nvdla_pools_lock);
+}
+
+/* The reserved-memory pool @rmem (named by @np) becomes the device's DMA pool. */
+static int nvdla_platform_pool(struct nvdla_device *ndev, struct device_node *np,
+			       struct reserved_mem *rmem)
+{
+	struct device *dev = ndev->dev;
+	struct nvdla_pool_user *user, *other;
+	int ret;
+
+	/*
+	 * The kernel maps a pool that is not CMA write-combined
+	 * (dma_init_coherent_memory()), which memremap() refuses, with a
+	 * warning, for memory in its linear map.
+	 */
+	if (of_device_is_compatible(np, "shared-dma-pool") &&
+	    !of_property_read_bool(np, "reusable"))
+		return dev_err_probe(dev, -EINVAL,
+				     "memory-region %s: a shared-dma-pool without no-map must be reusable (CMA); with no-map it is the carve-out\n",
+				     rmem->name);
+
+	user = drmm_kzalloc(&ndev->drm, sizeof(*user), GFP_KERNEL);
+	if (!user)
+		return -ENOMEM;
+	user->dev = dev;
+
+	mutex_lock(&nvdla_pools_lock);
+	list_for_each_entry(other, &nvdla_pools, link) {
+		if (other->dev == dev) {
+			mutex_unlock(&nvdla_pools_lock);
+			return dev_err_probe(dev, -EBUSY,
+					     "memory-region %s: buffers of an earlier binding still use it (open files, mappings): close them, then bind again\n",
+					     rmem->name);
+		}
+	}
+	ret = of_reserved_mem_device_init(dev);
+	if (ret) {
+		mutex_unlock(&nvdla_pools_lock);
+		return dev_err_probe(dev, ret, "cannot use memory-region %s\n", rmem->name);
+	}
+	list_add(&user->link, &nvdla_pools);
+	mutex_unlock(&nvdla_pools_lock);
+	return drmm_add_action_or_reset(&ndev->drm, nvdla_platform_release_rmem, user);
 }
 
 /*
  * Buffer memory. With a `memory-region` that is `no-map`, the region is the
- * instance's carve-out (drm_mm); a region the kernel maps (a shared-dma-pool,
- * CMA or not) becomes the device's DMA pool; without one, buffers come from
- * the DMA API (CMA where the system has it).
+ * instance's carve-out (drm_mm); a region the kernel maps (a reusable
+ * shared-dma-pool: CMA) becomes the device's DMA pool; without one, buffers
+ * come from the DMA API (CMA where the system has it).
  */
 static int nvdla_platform_memory(struct nvdla_device *ndev)
 {
 	struct device *dev = ndev->dev;
 	struct reserved_mem *rmem;
 	struct device_node *np;
-	bool no_map;
 	int ret;
 
 	np = of_parse_phandle(dev->of_node, "memory-region", 0);
 	if (!np)
 		return 0;
 	rmem = of_reserved_mem_lookup(np);
-	no_map = of_property_read_bool(np, "no-map");
-	of_node_put(np);
 	if (!rmem)
-		return dev_err_probe(dev, -EINVAL, "memory-region is not a reserved-memory node\n");
-
-	if (!no_map) {
-		ret = of_reserved_mem_device_init(dev);
-		if (ret)
-			return dev_err_probe(dev, ret, "cannot use memory-region %s\n", rmem->name);
-		return drmm_add_action_or_reset(&ndev->drm, nvdla_platform_release_rmem, dev);
-	}
-
-	return nvdla_mem_init_carveout(ndev, rmem->base, phys_to_dma(dev, rmem->base),
-				       rmem->size);
+		ret = dev_err_probe(dev, -EINVAL, "memory-region is not a reserved-memory node\n");
+	else if (!of_property_read_bool(np, "no-map"))
+		ret = nvdla_platform_pool(ndev, np, rmem);
+	else
+		ret = nvdla_mem_init_carveout(ndev, rmem->base, phys_to_dma(dev, rmem->base),
+					      rmem->size);
+	of_node_put(np);
+	return ret;
 }
 
 static int nvdla_platform_probe(struct platform_device *pdev)

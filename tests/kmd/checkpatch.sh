@@ -40,7 +40,8 @@ check() {
 
 cd "$root"
 kernel_c=(kmd/*.c kmd/*.h engine/*.c engine/*.h tests/kmd/platdev/*.c)
-guest_c=(tests/kmd/nvdla_kmd_test.c tests/kmd/guest_common.h tests/vp/nvdla_vp_guest.c)
+guest_c=(tests/kmd/nvdla_kmd_test.c tests/kmd/guest_common.h tests/vp/nvdla_vp_guest.c
+	tests/kmd/arm64/nvdla_dt_test.c)
 # Left out for the userspace guest programs only, as inherent to userspace C:
 #   PREFER_KERNEL_TYPES  u32/u64 are kernel types; userspace has <stdint.h>'s uint32_t and co.
 #   CAMELCASE            the only mixed-case names are the C library's: <inttypes.h>'s PRIu64,
