@@ -25,7 +25,8 @@
 #     panic_on_warn=1; the guest's /init checks the probes' log lines, runs the test
 #     program, and scans the kernel log. The verdict is the result line in the serial log.
 #
-# Environment: WORK (default build/kmd-arm64-test), ARM64_KVER, QEMU_TIMEOUT (seconds,
+# Environment: WORK (default build/kmd-arm64-test), ARM64_KVER (an ABI, or a series such as
+# 6.12: its newest Debian 12 arm64 kernel, from bookworm-security), QEMU_TIMEOUT (seconds,
 # default 300), NVDLA_KMD_CACHE (default /var/cache/nvdla-kmd). Exit status: 0 pass (or
 # SKIP_KERNEL_TESTS=1), 1 fail.
 
@@ -104,11 +105,22 @@ arm64_apt_update() {
 }
 [ -n "$(find "$apt_dir/.updated" -mmin -1440 2>/dev/null)" ] || arm64_apt_update
 
-if [ -z "${ARM64_KVER:-}" ]; then
+case ${ARM64_KVER:-} in
+"")
 	ARM64_KVER=$(arm64_apt_cache depends linux-headers-arm64 |
 		sed -n 's/.*Depends: linux-headers-\([0-9][^ ]*-arm64\).*/\1/p' | head -n1)
 	[ -n "$ARM64_KVER" ] || die "cannot derive the arm64 kernel ABI from linux-headers-arm64"
-fi
+	;;
+*-arm64) ;;
+[0-9]*.[0-9]*) # a series (6.12): its newest Debian 12 arm64 kernel
+	series=$ARM64_KVER
+	ARM64_KVER=$(arm64_apt_cache search --names-only \
+		"^linux-headers-${series//./\\.}[.-][0-9].*-arm64\$" | cut -d' ' -f1 |
+		grep -vE -- '-(rt|cloud)-arm64$' | sed 's/^linux-headers-//' | sort -V | tail -n1)
+	[ -n "$ARM64_KVER" ] || die "no Debian 12 arm64 kernel of the $series series"
+	;;
+*) die "ARM64_KVER must be a series (6.12) or an ABI (6.1.0-56-arm64), not $ARM64_KVER" ;;
+esac
 KVER=$ARM64_KVER
 cache=$arm64_cache/$KVER
 kroot=$cache/root
@@ -234,7 +246,7 @@ step "refused: a memory-region outside reserved-memory" \
 step "refused: a shared-dma-pool neither no-map nor reusable" \
 	logged "5e0c0000.nvdla: error -EINVAL: memory-region mapped@5f200000: a shared-dma-pool without no-map must be reusable"
 step "only the two good nodes have render nodes" sh -c '[ "$(ls /dev/dri | grep -c renderD)" = 2 ]'
-dmesg | grep -E "nvdla|mem auto-init" | sed 's/^/log  guest: /'
+dmesg | grep -E "nvdla|mem auto-init|kfence" | sed 's/^/log  guest: /'
 nvdla_dt_test alloc 5e000000.nvdla 0x5c000000 0x1000000 || fail=$((fail + 1))
 nvdla_dt_test alloc 5e020000.nvdla 0x5d000000 0x1000000 || fail=$((fail + 1))
 dmesg -c >/dev/null
