@@ -3,8 +3,10 @@
  * The device-tree instances of make test-kmd-arm64 (tests/kmd/arm64/run.sh), run as root in the
  * arm64 guest, where BO_CREATE and BO_INFO return device addresses:
  *
- *   nvdla_dt_test alloc  DEVICE BASE SIZE   buffers come from the region [BASE, BASE+SIZE)
- *   nvdla_dt_test unbind DEVICE BASE SIZE   unbind and bind again while a buffer lives
+ *   nvdla_dt_test carveout DEVICE BASE SIZE   buffers come from the no-map region
+ *                                            [BASE, BASE+SIZE); vgem may not import them
+ *   nvdla_dt_test pool DEVICE BASE SIZE       the same with a DMA pool; vgem imports them
+ *   nvdla_dt_test unbind DEVICE BASE SIZE     unbind and bind again while a buffer lives
  *
  * DEVICE is the platform device's name (5e000000.nvdla), BASE and SIZE the reserved-memory
  * region its memory-region names. Prints "ok   ..." or "FAIL ..." per check; exits 1 when
@@ -177,6 +179,73 @@ static void *map(int fd, uint64_t offset, uint64_t bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* vgem's card node, or -1. */
+static int vgem_open(void)
+{
+	char path[64], name[16];
+	int i, fd;
+
+	for (i = 0; i < 16; i++) {
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (!xioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Another device (vgem) imports a buffer exported by the instance: refused for a carve-out
+ * (no-map memory has no kernel mapping an importer could use), accepted for the DMA pool.
+ */
+static void test_import(bool carveout)
+{
+	const uint64_t bytes = 65536;
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_prime_handle in = { 0 };
+	int fd, vfd, ret;
+	struct bo bo;
+
+	fd = open_device(device);
+	vfd = vgem_open();
+	check(fd >= 0 && vfd >= 0, "%s: its render node and vgem's card node open", device);
+	if (fd < 0 || vfd < 0)
+		goto out;
+	ret = bo_create(fd, bytes, 0, &bo);
+	check(!ret, "%s: a buffer to export: %s", device, errname(ret));
+	if (ret)
+		goto out;
+	prime.handle = bo.handle;
+	ret = xioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
+	check(!ret, "%s: exported as a dma-buf: %s", device, errname(ret));
+	if (ret)
+		goto out;
+	in.fd = prime.fd;
+	ret = xioctl(vfd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &in);
+	if (carveout) {
+		check(ret == -EOPNOTSUPP, "%s: vgem importing a carve-out buffer: %s (EOPNOTSUPP)",
+		      device, errname(ret));
+	} else {
+		/* (vgem cannot map what it imported: MAP_DUMB refuses imports.) */
+		check(!ret, "%s: vgem imports a pool buffer: %s", device, errname(ret));
+		if (!ret)
+			bo_close(vfd, in.handle);
+	}
+	close(prime.fd);
+	bo_close(fd, bo.handle);
+out:
+	if (vfd >= 0)
+		close(vfd);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Writes @name to the platform driver's bind or unbind file: 0 or -errno. */
@@ -385,17 +454,21 @@ static void test_unbind(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5 || (strcmp(argv[1], "alloc") && strcmp(argv[1], "unbind"))) {
-		fprintf(stderr, "usage: %s alloc|unbind DEVICE BASE SIZE\n", argv[0]);
+	bool carveout = argc == 5 && !strcmp(argv[1], "carveout");
+
+	if (argc != 5 || (!carveout && strcmp(argv[1], "pool") && strcmp(argv[1], "unbind"))) {
+		fprintf(stderr, "usage: %s carveout|pool|unbind DEVICE BASE SIZE\n", argv[0]);
 		return 2;
 	}
 	device = argv[2];
 	region_base = strtoull(argv[3], NULL, 0);
 	region_size = strtoull(argv[4], NULL, 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(argv[1], "alloc"))
-		test_alloc();
-	else
+	if (!strcmp(argv[1], "unbind")) {
 		test_unbind();
+	} else {
+		test_alloc();
+		test_import(carveout);
+	}
 	return failures ? 1 : 0;
 }
