@@ -308,7 +308,7 @@ static void test_alloc(void)
 		}
 		n++;
 	}
-	/* More than the region holds: refused, not taken from elsewhere. */
+	/* More than the region holds (and than the page allocator gives in one piece). */
 	ret = bo_create(fd, region_size + (1 << 20), 0, &big);
 	check(ret == -ENOMEM, "%s: a buffer larger than the region: %s (ENOMEM)", device,
 	      errname(ret));
