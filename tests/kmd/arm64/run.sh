@@ -87,7 +87,6 @@ arm64_apt_options() {
 		-o APT::Architecture=arm64 -o APT::Architectures::=arm64
 }
 mapfile -t apt_options < <(arm64_apt_options)
-arm64_apt() { apt-get "${apt_options[@]}" "$@"; }
 arm64_apt_cache() { apt-cache "${apt_options[@]}" "$@"; }
 arm64_apt_update() {
 	if [ ! -f "$apt_dir/etc/sources.list" ]; then
