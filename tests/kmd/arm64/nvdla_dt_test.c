@@ -7,6 +7,8 @@
  *                                            [BASE, BASE+SIZE); vgem may not import them
  *   nvdla_dt_test pool DEVICE BASE SIZE       the same with a DMA pool; vgem imports them
  *   nvdla_dt_test unbind DEVICE BASE SIZE     unbind and bind again while a buffer lives
+ *   nvdla_dt_test job DEVICE BASE SIZE        the same while a job on it runs (the test
+ *                                            build's selftest engine: it hangs)
  *
  * DEVICE is the platform device's name (5e000000.nvdla), BASE and SIZE the reserved-memory
  * region its memory-region names. Prints "ok   ..." or "FAIL ..." per check; exits 1 when
@@ -452,12 +454,88 @@ static void test_unbind(void)
 	close(fd);
 }
 
+/*
+ * Unbind while a job runs on a buffer of the region (the selftest engine's "HANG": nothing
+ * completes it). The job fails; the device has no reset line, so the job's buffer stays
+ * allocated until the old DRM device goes; binding again waits for that; then the whole
+ * region is free again (nothing leaked, nothing freed twice).
+ */
+static void test_job(void)
+{
+	const uint64_t bytes = 65536;
+	const uint32_t hang = 0x474e4148; /* "HANG": the selftest engine's command */
+	struct drm_nvdla_address address = { 0 };
+	struct drm_nvdla_job job = { 0 };
+	struct drm_nvdla_submit submit = { 0 };
+	struct drm_nvdla_wait wait = { 0 };
+	uint32_t *p = NULL;
+	struct bo bo, all;
+	int fd, ret;
+
+	fd = open_device(device);
+	check(fd >= 0, "%s: its render node opens (test build, selftest engine)", device);
+	if (fd < 0)
+		return;
+	ret = bo_create(fd, bytes, 0, &bo);
+	check(!ret && bo_in_region(fd, &bo, 4096), "%s: the job's buffer in the region: %s",
+	      device, errname(ret));
+	if (!ret)
+		p = map(fd, bo.offset, bytes);
+	check(p, "%s: the job's buffer mapped", device);
+	if (!p) {
+		close(fd);
+		return;
+	}
+	p[0] = hang;
+	address.handle = bo.handle;
+	job.addresses = (uintptr_t)&address;
+	job.address_count = 1;
+	job.address_struct_size = sizeof(address);
+	submit.jobs = (uintptr_t)&job;
+	submit.job_count = 1;
+	submit.job_struct_size = sizeof(job);
+	ret = xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &submit);
+	check(!ret && job.job_id, "%s: a job that hangs is queued: %s", device, errname(ret));
+	usleep(300000); /* it starts */
+
+	ret = driver_file("unbind", device);
+	check(!ret, "%s: unbound with the job running: %s", device, errname(ret));
+	wait.job_id = job.job_id;
+	ret = xioctl(fd, DRM_IOCTL_NVDLA_WAIT, &wait);
+	check(ret == -ENODEV, "%s: WAIT on the old file after unbind: %s (ENODEV)", device,
+	      errname(ret));
+	check(!strcmp(probe_mapping(p, 4, hang), "SIGBUS"),
+	      "%s: the job's buffer mapping is revoked (SIGBUS)", device);
+	ret = driver_file("bind", device);
+	check(ret == -EBUSY, "%s: bind while the old file is open: %s (EBUSY)", device,
+	      errname(ret));
+	munmap(p, bytes);
+	close(fd);
+
+	ret = driver_file("bind", device);
+	check(!ret, "%s: bind once the old file is closed: %s", device, errname(ret));
+	if (ret)
+		return;
+	fd = open_device(device);
+	check(fd >= 0, "%s: the new render node opens", device);
+	if (fd < 0)
+		return;
+	ret = bo_create(fd, region_size, 0, &all);
+	check(!ret && bo_in_region(fd, &all, 4096),
+	      "%s: the whole region in one buffer: the job's buffer was freed: %s", device,
+	      errname(ret));
+	if (!ret)
+		bo_close(fd, all.handle);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	bool carveout = argc == 5 && !strcmp(argv[1], "carveout");
 
-	if (argc != 5 || (!carveout && strcmp(argv[1], "pool") && strcmp(argv[1], "unbind"))) {
-		fprintf(stderr, "usage: %s carveout|pool|unbind DEVICE BASE SIZE\n", argv[0]);
+	if (argc != 5 || (!carveout && strcmp(argv[1], "pool") && strcmp(argv[1], "unbind") &&
+			  strcmp(argv[1], "job"))) {
+		fprintf(stderr, "usage: %s carveout|pool|unbind|job DEVICE BASE SIZE\n", argv[0]);
 		return 2;
 	}
 	device = argv[2];
@@ -466,6 +544,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "unbind")) {
 		test_unbind();
+	} else if (!strcmp(argv[1], "job")) {
+		test_job();
 	} else {
 		test_alloc();
 		test_import(carveout);

@@ -189,6 +189,7 @@ export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
 mkdir -p "$WORK"
 say "building nvdla.ko for $KVER (cross: ARCH=arm64, aarch64-linux-gnu-gcc)"
 lib_build_module "$WORK/module" ""
+lib_build_module "$WORK/module-selftest" y
 ko=$WORK/module/kmd/nvdla.ko
 
 say "building the test program (static, aarch64)"
@@ -204,6 +205,7 @@ mkdir -p "$initrd"/{bin,dev,proc,sys,mod}
 cp "$cache/busybox" "$initrd/bin/busybox"
 chmod +x "$initrd/bin/busybox"
 cp "$ko" "$initrd/mod/nvdla.ko"
+cp "$WORK/module-selftest/kmd/nvdla.ko" "$initrd/mod/nvdla-selftest.ko"
 cp "$WORK/nvdla_dt_test" "$initrd/bin/"
 lib_module_order=""
 lib_add_module_deps "$ko" "$initrd/mod"
@@ -260,6 +262,21 @@ nvdla_dt_test pool 5e020000.nvdla 0x5d000000 0x1000000 || fail=$((fail + 1))
 step "rmmod nvdla" rmmod nvdla
 step "no leaked buffers or jobs" clean_log "leaked|still alive"
 step "no kernel warning, bad page or poison" \
+	clean_log "WARNING:|BUG:|Oops|Bad page|Poison|poison overwritten|Redzone|Unable to handle"
+# Unbind with a job running: the test build, whose selftest engine's job hangs.
+dmesg -c >/dev/null
+step "insmod nvdla (test build, selftest engine)" \
+	insmod /mod/nvdla-selftest.ko selftest_engine=1 job_timeout_ms=20000
+nvdla_dt_test job 5e000000.nvdla 0x5c000000 0x1000000 || fail=$((fail + 1))
+nvdla_dt_test job 5e020000.nvdla 0x5d000000 0x1000000 || fail=$((fail + 1))
+for d in 5e000000 5e020000; do
+	step "$d: unbind failed the running job" logged "$d.nvdla: \[drm\] device removed: the running job fails with ENODEV"
+	step "$d: without a reset line its buffer stays until the old device goes" \
+		logged "$d.nvdla: \[drm\] job 1 ended on the wedged device: its 1 buffers stay allocated"
+done
+step "rmmod nvdla (test build)" rmmod nvdla
+step "no leaked buffers or jobs (jobs)" clean_log "leaked|still alive"
+step "no kernel warning, bad page or poison (jobs)" \
 	clean_log "WARNING:|BUG:|Oops|Bad page|Poison|poison overwritten|Redzone|Unable to handle"
 if [ "$fail" = 0 ]; then echo "TEST-KMD-ARM64-RESULT: PASS"; else echo "TEST-KMD-ARM64-RESULT: FAIL ($fail)"; fi
 poweroff -f
