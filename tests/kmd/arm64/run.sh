@@ -15,15 +15,18 @@
 #     linux-headers-$ARM64_KVER and its -common tree, unpacked, with the kbuild tools of the
 #     host's linux-kbuild package of the same version (amd64 programs: they build for
 #     ARCH=arm64 too), and busybox-static:arm64. All kept in $NVDLA_KMD_CACHE/arm64/$ARM64_KVER.
-#  3. nvdla.ko cross-built (ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-, warnings are
-#     errors) and the static aarch64 test program (tests/kmd/arm64/nvdla_dt_test.c).
+#  3. nvdla.ko cross-built twice (ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-, warnings are
+#     errors): as shipped, and the test build with the selftest engine (NVDLA_SELFTEST=y);
+#     the static aarch64 test program (tests/kmd/arm64/nvdla_dt_test.c).
 #  4. The device tree: QEMU's own for the machine (dumpdtb) plus
 #     tests/kmd/arm64/nvdla-virt.dtsi (reserved memory: a no-map carve-out, a
 #     reusable shared-dma-pool (CMA), register windows; seven NVDLA nodes, five with a bad
 #     memory-region).
 #  5. QEMU (TCG, 2 vCPUs) with slub_debug=FZPU page_poison=1 init_on_free=1
 #     panic_on_warn=1; the guest's /init checks the probes' log lines, runs the test
-#     program, and scans the kernel log. The verdict is the result line in the serial log.
+#     program (allocation, import, unbind and rebind with live buffers) with the module as
+#     shipped, then (unbind with a running job) with the test build, and scans the kernel
+#     log after each. The verdict is the result line in the serial log.
 #
 # Environment: WORK (default build/kmd-arm64-test), ARM64_KVER (an ABI, or a series such as
 # 6.12: its newest Debian 12 arm64 kernel, from bookworm-security), QEMU_TIMEOUT (seconds,
