@@ -50,7 +50,8 @@ help:
 	@echo "  make test           build, then run every test suite, plain and under ASan+UBSan, the"
 	@echo "                      kernel module in QEMU-booted Debian kernels (test-kmd) and the"
 	@echo "                      virtual platform (test-vp) on each of KMD_TEST_KERNELS (6.1 newest),"
-	@echo "                      DKMS's build (test-dkms) and the device-tree binding (dt-check)"
+	@echo "                      the device-tree paths in an arm64 guest (test-kmd-arm64), DKMS's"
+	@echo "                      build (test-dkms) and the device-tree binding (dt-check)"
 	@echo ""
 	@echo "  make deps           install the Debian packages the build needs (apt-get; idempotent)"
 	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
@@ -126,7 +127,7 @@ build: deps
 	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: test-unit test-sanitize test-kernels test-dkms dt-check
+test: test-unit test-sanitize test-kernels test-kmd-arm64 test-dkms dt-check
 
 test-unit: build
 	@echo "== tests (release build)"

@@ -171,10 +171,14 @@ int nvdla_device_register(struct nvdla_device *ndev)
 	if (ret)
 		return ret;
 
-	drm_info(drm, "NVDLA %s on %s: %s memory %llu MiB, engine: %s, job timeout %u ms\n",
-		 ndev->config->name, ndev->bus->name,
-		 ndev->carveout.size ? "carve-out" : "DMA",
-		 ndev->carveout.size >> 20, ndev->engine->name, ndev->job_timeout_ms);
+	if (ndev->carveout.size)
+		drm_info(drm, "NVDLA %s on %s: carve-out memory %llu MiB, engine: %s, job timeout %u ms\n",
+			 ndev->config->name, ndev->bus->name, ndev->carveout.size >> 20,
+			 ndev->engine->name, ndev->job_timeout_ms);
+	else
+		drm_info(drm, "NVDLA %s on %s: DMA memory, engine: %s, job timeout %u ms\n",
+			 ndev->config->name, ndev->bus->name, ndev->engine->name,
+			 ndev->job_timeout_ms);
 	return 0;
 }
 
