@@ -120,7 +120,7 @@ class Rig {
     void set(const char* unit, const char* reg, uint32_t value) {
         const hw::RegisterInfo* r = map_.find(unit, reg);
         ASSERT_NE(r, nullptr) << unit << "." << reg;
-        regs_.csb_write(r->address, value);
+        regs_.csb_write(r->unit, r->offset, value);
     }
     uint32_t group_value(nvdla_unit unit, uint32_t offset) { return regs_.group(unit, 0)[offset]; }
     // Memory at address, zero-filled the first time; asking again for no more bytes returns

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "emu/dma.hpp"
+#include "emu/isa.hpp"
 #include "emu/pdp.hpp"
 #include "emu/unit.hpp"
 #include "test_support.hpp"
@@ -39,7 +40,8 @@ struct Case {
     Precision precision;
     uint32_t method;  // 0 average, 1 max, 2 min
     uint32_t channels;
-    bool held_is_channels;  // SDP held only the channels (lanes past them are 0)
+    bool held_is_channels;    // SDP held only the channels (lanes past them are 0)
+    bool wide_pairs = false;  // a wide cube, 2x2 kernel of stride 2 (AVX2's 8-column blocks)
 };
 
 void run_case(const Case& t, std::mt19937_64& rng) {
@@ -47,10 +49,11 @@ void run_case(const Case& t, std::mt19937_64& rng) {
     const uint32_t bytes = bytes_per_element(t.precision);
     const uint32_t lanes = cfg.atom_bytes / bytes;
     const uint32_t surfaces = (t.channels + lanes - 1) / lanes, padded = surfaces * lanes;
-    const uint32_t width = uniform(rng, 1, 12), height = uniform(rng, 1, 12);
-    const uint32_t kernel_w = uniform(rng, 1, std::min(8u, width));
+    const uint32_t width = t.wide_pairs ? uniform(rng, 16, 70) : uniform(rng, 1, 12),
+                   height = uniform(rng, 1, 12);
+    const uint32_t kernel_w = t.wide_pairs ? 2 : uniform(rng, 1, std::min(8u, width));
     const uint32_t kernel_h = uniform(rng, 1, std::min(8u, height));
-    const uint32_t stride_w = uniform(rng, 1, 3), stride_h = uniform(rng, 1, 3);
+    const uint32_t stride_w = t.wide_pairs ? 2 : uniform(rng, 1, 3), stride_h = uniform(rng, 1, 3);
     const uint32_t pad_left = uniform(rng, 0, std::min(7u, kernel_w - 1));
     const uint32_t pad_right = uniform(rng, 0, std::min(7u, kernel_w - 1));
     const uint32_t pad_top = uniform(rng, 0, std::min(7u, kernel_h - 1));
@@ -176,6 +179,29 @@ TEST(PdpLanes, FlyingLanesPastTheChannelsPoolAsTheirValuesOffline) {
                     run_case({"nv_small", Precision::Int8, method, channels, held_is_channels},
                              rng);
                 }
+}
+
+// Max and min over 2-wide, stride-2 windows of wide cubes (LeNet's pooling) take the vector
+// path at the levels above scalar; the offline path pools every lane with the plain loops.
+TEST(PdpLanes, WidePairsPoolAsOfflineAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    const IsaLevel restore = isa_limit_from_environment();
+    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+        set_isa_limit(level);
+        if (isa_level() != level) continue;  // the CPU does not run it
+        SCOPED_TRACE(isa_name(level));
+        for (bool held_is_channels : {false, true})
+            for (uint32_t channels : {1u, 6u, 16u, 17u, 40u})
+                for (uint32_t method : {1u, 2u})
+                    for (int trial = 0; trial < 3; ++trial) {
+                        for (Precision p : {Precision::Int8, Precision::Int16})
+                            run_case({"nv_full", p, method, channels, held_is_channels, true}, rng);
+                        run_case(
+                            {"nv_small", Precision::Int8, method, channels, held_is_channels, true},
+                            rng);
+                    }
+    }
+    set_isa_limit(restore);
 }
 
 }  // namespace

@@ -250,6 +250,26 @@ TEST(ImageConvert, SamplesAboveMaxValueSaturate) {
     EXPECT_EQ(int(out[32]), 127);
 }
 
+// An image with more samples than values converts through a table of the formula: every
+// value, and samples above max_value, as the formula gives them.
+TEST(ImageConvert, Int8TableFollowsTheFormula) {
+    for (uint32_t max_value : {15u, 255u, 1000u}) {
+        Image im = make_image(40, 30, 1, max_value, 23);
+        for (uint32_t v = 0; v <= max_value && v < im.samples.size(); ++v)
+            im.samples[v] = uint16_t(v);
+        im.samples.back() = uint16_t(max_value + 1);  // hand-made: saturates
+        InputTensorLayout l{InputFormat::Feature, Precision::Int8, {1, 1, 30, 40}, 0, 0, 0};
+        const auto out = convert(im, nv_full(), l);
+        for (uint32_t y = 0; y < 30; ++y)
+            for (uint32_t x = 0; x < 40; ++x) {
+                const uint32_t v = im.at(x, y, 0);
+                const int want = std::min<int>(reference_int8(v, max_value), 127);
+                ASSERT_EQ(int(out[(size_t(y) * 40 + x) * 32]), want)
+                    << "max_value " << max_value << ", sample " << v;
+            }
+    }
+}
+
 TEST(ImageConvert, TiesAwayInTheOriginalsFormula) {
     Image im = make_image(1, 1, 1, 255);
     im.samples = {255};

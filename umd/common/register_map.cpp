@@ -79,6 +79,7 @@ RegisterMap::RegisterMap(nvdla_reg_map map) : map_(map) {
     static const std::array<Tables, 2> tables{Tables(NVDLA_REG_MAP_FULL),
                                               Tables(NVDLA_REG_MAP_SMALL)};
     tables_ = &tables[map];
+    window_unit_ = tables_->window_unit.data();
     registers_ = tables_->registers.data();
     count_ = tables_->registers.size();
 }
@@ -113,12 +114,9 @@ const RegisterInfo* RegisterMap::at(uint32_t address) const {
     return &registers_[index];
 }
 
-std::optional<nvdla_unit> RegisterMap::unit_at(uint32_t address) const {
-    const uint32_t window = address / NVDLA_UNIT_WINDOW;
-    const uint8_t unit = window < kWindows ? tables_->window_unit[window] : kScan;
-    if (unit == kScan) return scan_units(map_, address);
-    if (unit == kNoUnit) return std::nullopt;
-    return nvdla_unit(unit);
+uint8_t RegisterMap::scan_unit_at(uint32_t address) const {
+    const std::optional<nvdla_unit> unit = scan_units(map_, address);
+    return unit ? uint8_t(*unit) : kNoUnit;
 }
 
 std::string_view RegisterMap::unit_name(nvdla_unit unit) {

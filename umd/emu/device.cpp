@@ -256,7 +256,7 @@ struct Device::Impl {
                 break;
             default: break;
         }
-        return computed ? *computed : regs.csb_read(address);
+        return computed ? *computed : regs.csb_read(*unit, offset);
     }
 
     void write(uint32_t address, uint32_t value) {
@@ -265,8 +265,7 @@ struct Device::Impl {
         if (!unit) return;
         const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
         if (*unit == NVDLA_UNIT_GLB && glb.handle_write(offset, value)) return;
-        const auto reg = regs.csb_write(address, value);
-        if (!reg) return;
+        if (!regs.csb_write(*unit, offset, value)) return;
         bool schedule =
             regs.has_groups(*unit) && offset == regs.op_enable_offset(*unit) && (value & 1u);
         switch (*unit) {

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <immintrin.h>
+
+#include "emu/isa.hpp"
 #include "nvdla/hw_config.hpp"
 #include "nvdla/precision/convertor.hpp"
 #include "nvdla/precision/integer.hpp"
@@ -397,6 +400,73 @@ uint32_t fp16_pick(Method method, uint32_t a, uint32_t b) {
     return method == Method::Max ? precision::fp16_max(ha, hb) : precision::fp16_min(ha, hb);
 }
 
+// The common 2-wide, stride-2 max/min along W of 8 work lanes at once with AVX2: lane j's
+// row src[j], `columns` output columns from data position `first` (column i: positions
+// first + 2i and first + 2i + 1, one int32 of the row), 8 at a time, each block transposed
+// into columns of 8 consecutive lanes (out[i * lanes + l]). The last block loads only its
+// columns (a masked load: nothing past the row is read). Exactly std::max/std::min of the two
+// int16 values, as pick does.
+template <bool Max>
+__attribute__((target("avx2"))) void pair_pick_avx2(const int16_t* const* src, uint32_t first,
+                                                    uint32_t columns, uint32_t lanes,
+                                                    int32_t* out) {
+    for (uint32_t c0 = 0; c0 < columns; c0 += 8) {
+        const uint32_t n = std::min(8u, columns - c0);
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)),
+                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i r[8];
+        for (uint32_t j = 0; j < 8; ++j) {
+            const auto* p = reinterpret_cast<const int*>(src[j] + first + 2 * size_t(c0));
+            const __m256i v = n == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                     : _mm256_maskload_epi32(p, mask);
+            const __m256i even = _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
+            const __m256i odd = _mm256_srai_epi32(v, 16);
+            r[j] = Max ? _mm256_max_epi32(even, odd) : _mm256_min_epi32(even, odd);
+        }
+        // 8x8 int32 transpose: r[j][i] -> t[i][j].
+        const __m256i a0 = _mm256_unpacklo_epi32(r[0], r[1]),
+                      a1 = _mm256_unpackhi_epi32(r[0], r[1]);
+        const __m256i a2 = _mm256_unpacklo_epi32(r[2], r[3]),
+                      a3 = _mm256_unpackhi_epi32(r[2], r[3]);
+        const __m256i a4 = _mm256_unpacklo_epi32(r[4], r[5]),
+                      a5 = _mm256_unpackhi_epi32(r[4], r[5]);
+        const __m256i a6 = _mm256_unpacklo_epi32(r[6], r[7]),
+                      a7 = _mm256_unpackhi_epi32(r[6], r[7]);
+        const __m256i b0 = _mm256_unpacklo_epi64(a0, a2), b1 = _mm256_unpackhi_epi64(a0, a2);
+        const __m256i b2 = _mm256_unpacklo_epi64(a1, a3), b3 = _mm256_unpackhi_epi64(a1, a3);
+        const __m256i b4 = _mm256_unpacklo_epi64(a4, a6), b5 = _mm256_unpackhi_epi64(a4, a6);
+        const __m256i b6 = _mm256_unpacklo_epi64(a5, a7), b7 = _mm256_unpackhi_epi64(a5, a7);
+        const __m256i t[8] = {
+            _mm256_permute2x128_si256(b0, b4, 0x20), _mm256_permute2x128_si256(b1, b5, 0x20),
+            _mm256_permute2x128_si256(b2, b6, 0x20), _mm256_permute2x128_si256(b3, b7, 0x20),
+            _mm256_permute2x128_si256(b0, b4, 0x31), _mm256_permute2x128_si256(b1, b5, 0x31),
+            _mm256_permute2x128_si256(b2, b6, 0x31), _mm256_permute2x128_si256(b3, b7, 0x31)};
+        for (uint32_t i = 0; i < n; ++i)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (c0 + size_t(i)) * lanes), t[i]);
+    }
+}
+
+// An int8 output line's atoms from the work lanes' bytes with AVX2: atom k's byte l is
+// work[k * work_lanes + lane_of[l]] (work_lanes <= 32; `work` readable 32 bytes past each
+// pixel's start).
+__attribute__((target("avx2"))) void gather_atoms_avx2(const uint8_t* work, uint32_t work_lanes,
+                                                       const uint8_t* lane_of, uint32_t pixels,
+                                                       uint8_t* atoms) {
+    const __m256i index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane_of));
+    // pshufb picks within 128-bit halves: bytes 0..15 of the pixel's work lanes from one copy
+    // of them in both halves, bytes 16..31 from the other.
+    const __m256i high = _mm256_cmpgt_epi8(index, _mm256_set1_epi8(15));
+    for (uint32_t k = 0; k < pixels; ++k) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(work + size_t(k) * work_lanes));
+        const __m256i lo = _mm256_permute2x128_si256(v, v, 0x00);
+        const __m256i hi = _mm256_permute2x128_si256(v, v, 0x11);
+        const __m256i bytes = _mm256_blendv_epi8(_mm256_shuffle_epi8(lo, index),
+                                                 _mm256_shuffle_epi8(hi, index), high);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(atoms + size_t(k) * 32), bytes);
+    }
+}
+
 // One operation: a split at a time, a surface at a time, line by line. Each input line is
 // pooled along W once into a ring of kernel_h row results; an output line is finished when
 // its last input line has arrived.
@@ -420,6 +490,8 @@ class Pooling {
         columns_.resize(s.out_width);
         for (uint32_t k = 0; k < s.out_width; ++k)
             columns_[k] = window_at(k, c_.stride_w, s.pad_left, c_.kernel_w, s.in_width);
+        find_pair_run();
+        if (flying_ && c_.precision != Precision::Fp16) fill_constant_rows(s);
         line_.resize(size_t(s.in_width) * lanes);
         ring_.resize(size_t(c_.kernel_h) * s.out_width * lanes);
         out_.resize(size_t(s.out_width) * lanes);
@@ -584,29 +656,52 @@ class Pooling {
     }
 
     // width_pass_int straight from SDP's cube, lane by lane along its rows (no transposition
-    // of the input line into lanes first): the same sums, maxima and minima per lane.
+    // of the input line into lanes first): the same sums, maxima and minima per lane. Max and
+    // min over the 2-wide, stride-2 columns go 8 lanes x 8 columns at a time with AVX2.
     void width_pass_flying_int(const Split& s, uint32_t surface, uint32_t h, int32_t* row) {
         const uint32_t lanes = lanes_, held = flying_->held();
         const size_t columns = columns_.size();
         const Window* windows = columns_.data();
+        rows_.resize(lanes);
         for (uint32_t j = 0; j < lanes; ++j) {
             const int32_t ch = identity_ ? int32_t(surface * c_.lanes + j) : work_[j].channel;
-            const int16_t* src;
-            if (ch < 0 || uint32_t(ch) >= held) {  // one value everywhere
-                constant_row_.assign(s.in_width, ch < 0 ? work_[j].value : int16_t(0));
-                src = constant_row_.data();
-            } else {
-                src = flying_->values.data() + flying_->index(0, uint32_t(ch), h, 0) + s.in_offset;
+            rows_[j] =
+                ch < 0 || uint32_t(ch) >= held  // one value everywhere
+                    ? constant_rows_.data() + size_t(j) * constant_width_
+                    : flying_->values.data() + flying_->index(0, uint32_t(ch), h, 0) + s.in_offset;
+        }
+        // Columns [vector_begin, vector_end) by pair_pick_avx2.
+        size_t vector_begin = 0, vector_end = 0;
+        if (c_.method != Method::Average && pair_count_ >= 2 && lanes % 8 == 0 &&
+            isa_level() != IsaLevel::Scalar) {
+            vector_begin = pair_begin_;
+            vector_end = pair_begin_ + pair_count_;
+            const uint32_t first = windows[vector_begin].first;
+            for (uint32_t j = 0; j < lanes; j += 8) {
+                int32_t* out = row + vector_begin * lanes + j;
+                if (c_.method == Method::Max)
+                    pair_pick_avx2<true>(rows_.data() + j, first, pair_count_, lanes, out);
+                else
+                    pair_pick_avx2<false>(rows_.data() + j, first, pair_count_, lanes, out);
             }
+        }
+        for (uint32_t j = 0; j < lanes; ++j) {
+            const int16_t* src = rows_[j];
             int32_t* out = row + j;
             switch (c_.method) {
                 case Method::Max:
-                    for (size_t k = 0; k < columns; ++k)
-                        out[k * lanes] = pick<true>(src + windows[k].first, windows[k].count);
+                    for (size_t k = 0; k < columns; ++k) {
+                        if (k == vector_begin) k = vector_end;
+                        if (k < columns)
+                            out[k * lanes] = pick<true>(src + windows[k].first, windows[k].count);
+                    }
                     break;
                 case Method::Min:
-                    for (size_t k = 0; k < columns; ++k)
-                        out[k * lanes] = pick<false>(src + windows[k].first, windows[k].count);
+                    for (size_t k = 0; k < columns; ++k) {
+                        if (k == vector_begin) k = vector_end;
+                        if (k < columns)
+                            out[k * lanes] = pick<false>(src + windows[k].first, windows[k].count);
+                    }
                     break;
                 case Method::Average:
                     for (size_t k = 0; k < columns; ++k) {
@@ -619,6 +714,39 @@ class Pooling {
                     break;
             }
         }
+    }
+
+    // The longest run of output columns whose windows are two data columns, each starting two
+    // after the previous (2-wide, stride-2 pooling away from the padding).
+    void find_pair_run() {
+        pair_begin_ = pair_count_ = 0;
+        for (size_t k = 0; k < columns_.size();) {
+            if (columns_[k].count != 2) {
+                ++k;
+                continue;
+            }
+            size_t end = k + 1;
+            while (end < columns_.size() && columns_[end].count == 2 &&
+                   columns_[end].first == columns_[end - 1].first + 2)
+                ++end;
+            if (end - k > pair_count_) {
+                pair_begin_ = k;
+                pair_count_ = uint32_t(end - k);
+            }
+            k = end;
+        }
+    }
+
+    // The rows of the work lanes that hold one value everywhere (flying), once per surface:
+    // 0 past SDP's held channels, a work lane's value where it stands for such lanes.
+    void fill_constant_rows(const Split& s) {
+        constant_width_ = s.in_width;
+        constant_rows_.assign(size_t(lanes_) * constant_width_, 0);
+        if (identity_) return;
+        for (uint32_t j = 0; j < lanes_; ++j)
+            if (work_[j].channel < 0)
+                std::fill_n(constant_rows_.data() + size_t(j) * constant_width_, constant_width_,
+                            work_[j].value);
     }
 
     // The largest (or smallest) of count values; the common 2- and 3-wide windows without a
@@ -789,17 +917,26 @@ class Pooling {
             // (Locals: the byte stores must not make the compiler reload them.)
             const std::array<uint8_t, 64> lane_of = lane_of_;
             const uint32_t atom_lanes = c_.lanes, work_lanes = lanes_, atom = c_.atom;
-            for (uint32_t k = 0; k < s.out_width; ++k) {
-                const int32_t* from = out + size_t(k) * work_lanes;
-                uint8_t* to = bytes + size_t(k) * atom;
-                if (int8) {
-                    for (uint32_t l = 0; l < atom_lanes; ++l)
-                        to[l] = static_cast<uint8_t>(from[lane_of[l]]);
-                } else {
-                    for (uint32_t l = 0; l < atom_lanes; ++l) {
-                        const int32_t v = from[lane_of[l]];
-                        to[2 * l] = static_cast<uint8_t>(v);
-                        to[2 * l + 1] = static_cast<uint8_t>(v >> 8);
+            if (int8 && atom_lanes == 32 && isa_level() != IsaLevel::Scalar) {
+                // The work lanes' bytes (with 32 to spare), then the atoms by byte shuffles.
+                const size_t n = size_t(s.out_width) * work_lanes;
+                work_bytes_.resize(n + 32);
+                for (size_t i = 0; i < n; ++i) work_bytes_[i] = static_cast<uint8_t>(out[i]);
+                gather_atoms_avx2(work_bytes_.data(), work_lanes, lane_of.data(), s.out_width,
+                                  bytes);
+            } else {
+                for (uint32_t k = 0; k < s.out_width; ++k) {
+                    const int32_t* from = out + size_t(k) * work_lanes;
+                    uint8_t* to = bytes + size_t(k) * atom;
+                    if (int8) {
+                        for (uint32_t l = 0; l < atom_lanes; ++l)
+                            to[l] = static_cast<uint8_t>(from[lane_of[l]]);
+                    } else {
+                        for (uint32_t l = 0; l < atom_lanes; ++l) {
+                            const int32_t v = from[lane_of[l]];
+                            to[2 * l] = static_cast<uint8_t>(v);
+                            to[2 * l + 1] = static_cast<uint8_t>(v >> 8);
+                        }
                     }
                 }
             }
@@ -828,8 +965,13 @@ class Pooling {
     std::vector<int32_t> line_;  // one input line of the split: in_width x lanes
     std::vector<int32_t> ring_;  // W results of the last kernel_h lines: out_width x lanes each
     std::vector<int32_t> out_;   // one output line
-    std::vector<int16_t> constant_row_;  // an input row of one value (flying)
+    std::vector<int16_t> constant_rows_;  // per work lane, its row if it holds one value
+    uint32_t constant_width_ = 0;
+    std::vector<const int16_t*> rows_;  // the input row of each work lane (flying)
+    size_t pair_begin_ = 0;             // find_pair_run
+    uint32_t pair_count_ = 0;
     std::vector<uint8_t> bytes_;
+    std::vector<uint8_t> work_bytes_;  // an int8 output line's work lanes (store_line)
 };
 
 }  // namespace

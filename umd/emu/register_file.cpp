@@ -56,30 +56,29 @@ uint32_t RegisterFile::status_of(nvdla_unit unit) const {
     return status;
 }
 
-uint32_t RegisterFile::csb_read(uint32_t address) const {
-    const auto unit = map_.unit_at(address);
-    if (!unit) return 0;
-    const uint32_t offset = (address - map_.unit_base(*unit)) & ~3u;
-    const Masks& m = masks_[*unit][offset / 4];
-    if (has_groups(*unit)) {
+uint32_t RegisterFile::csb_read(nvdla_unit unit, uint32_t offset) const {
+    offset &= ~3u;
+    const Masks& m = masks_[unit][offset / 4];
+    if (has_groups(unit)) {
         if (offset == kPointerOffset)
-            return uint32_t(producer(*unit)) | uint32_t(consumer(*unit)) << 16;
-        if (offset == kStatusOffset) return status_of(*unit);
+            return uint32_t(producer(unit)) | uint32_t(consumer(unit)) << 16;
+        if (offset == kStatusOffset) return status_of(unit);
     }
-    return *word(*unit, offset, producer(*unit)) & m.read;
+    return *word(unit, offset, producer(unit)) & m.read;
 }
 
-const hw::RegisterInfo* RegisterFile::csb_write(uint32_t address, uint32_t value) {
-    const hw::RegisterInfo* r = map_.at(address & ~3u);
-    if (!r) return nullptr;
-    UnitState& u = units_[r->unit];
-    if (has_groups(r->unit) && r->offset == kPointerOffset) {
+bool RegisterFile::csb_write(nvdla_unit unit, uint32_t offset, uint32_t value) {
+    offset &= ~3u;
+    const Masks& m = masks_[unit][offset / 4];
+    if ((m.read | m.write) == 0) return false;
+    UnitState& u = units_[unit];
+    if (has_groups(unit) && offset == kPointerOffset) {
         u.producer = int(value & 1u);  // CONSUMER is read-only
-        return r;
+        return true;
     }
-    uint32_t* w = word(r->unit, r->offset, u.producer);
-    *w = (*w & ~r->write_mask) | (value & r->write_mask);
-    return r;
+    uint32_t* w = word(unit, offset, u.producer);
+    *w = (*w & ~m.write) | (value & m.write);
+    return true;
 }
 
 void RegisterFile::complete(nvdla_unit unit) {

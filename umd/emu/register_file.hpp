@@ -37,9 +37,10 @@ class RegisterFile {
 
     const hw::RegisterMap& map() const { return map_; }
 
-    // CSB side. A write returns the register it landed in (nullptr: absent, ignored).
-    uint32_t csb_read(uint32_t address) const;
-    const hw::RegisterInfo* csb_write(uint32_t address, uint32_t value);
+    // CSB side, at a byte offset in a unit's window (the map's unit_at finds the unit of an
+    // address). A write returns whether a register is there (if not, it is ignored).
+    uint32_t csb_read(nvdla_unit unit, uint32_t offset) const;
+    bool csb_write(nvdla_unit unit, uint32_t offset, uint32_t value);
 
     // Unit side.
     bool has_groups(nvdla_unit unit) const { return op_enable_[unit] != kNoGroups; }
@@ -62,7 +63,7 @@ class RegisterFile {
         int producer = 0, consumer = 0;
     };
     struct Masks {
-        uint32_t read = 0, write = 0;
+        uint32_t read = 0, write = 0;  // both 0: no register at this word
     };
 
     uint32_t* word(nvdla_unit unit, uint32_t offset, int g);

@@ -272,20 +272,38 @@ using ToAtomsFn = void (*)(const uint8_t* rows, uint32_t pitch, uint32_t count, 
 using FromAtomsFn = void (*)(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint32_t pitch,
                              AtomShape shape);
 
+// Element copies of a constant size (a memcpy call per element was most of the time of a
+// narrow cube, whose rows end in a scalar tail).
+template <uint32_t E>
+void to_atoms_lanes(const uint8_t* rows, uint32_t pitch, uint32_t count, uint8_t* atoms,
+                    uint32_t lanes) {
+    for (uint32_t p = 0; p < count; ++p)
+        for (uint32_t j = 0; j < lanes; ++j)
+            std::memcpy(atoms + (p * lanes + j) * E, rows + j * pitch + p * E, E);
+}
+
+template <uint32_t E>
+void from_atoms_lanes(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint32_t pitch,
+                      uint32_t lanes) {
+    for (uint32_t p = 0; p < count; ++p)
+        for (uint32_t j = 0; j < lanes; ++j)
+            std::memcpy(rows + j * pitch + p * E, atoms + (p * lanes + j) * E, E);
+}
+
 void to_atoms_scalar(const uint8_t* rows, uint32_t pitch, uint32_t count, uint8_t* atoms, bool,
                      AtomShape shape) {
-    const uint32_t e = shape.element_bytes, atom = shape.lanes * e;
-    for (uint32_t p = 0; p < count; ++p)
-        for (uint32_t j = 0; j < shape.lanes; ++j)
-            std::memcpy(atoms + p * atom + j * e, rows + j * pitch + p * e, e);
+    if (shape.element_bytes == 1)
+        to_atoms_lanes<1>(rows, pitch, count, atoms, shape.lanes);
+    else
+        to_atoms_lanes<2>(rows, pitch, count, atoms, shape.lanes);
 }
 
 void from_atoms_scalar(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint32_t pitch,
                        AtomShape shape) {
-    const uint32_t e = shape.element_bytes, atom = shape.lanes * e;
-    for (uint32_t p = 0; p < count; ++p)
-        for (uint32_t j = 0; j < shape.lanes; ++j)
-            std::memcpy(rows + j * pitch + p * e, atoms + p * atom + j * e, e);
+    if (shape.element_bytes == 1)
+        from_atoms_lanes<1>(atoms, count, rows, pitch, shape.lanes);
+    else
+        from_atoms_lanes<2>(atoms, count, rows, pitch, shape.lanes);
 }
 
 #define NVDLA_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline

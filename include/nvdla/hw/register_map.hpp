@@ -38,8 +38,16 @@ class NVDLA_API RegisterMap {
     // The register at a byte address, or nullptr.
     const RegisterInfo* at(uint32_t address) const;
 
-    // The unit whose window holds address, if the map has one there.
-    std::optional<nvdla_unit> unit_at(uint32_t address) const;
+    // The unit whose window holds address, if the map has one there. (Inline: the emulator
+    // asks on every register access.)
+    std::optional<nvdla_unit> unit_at(uint32_t address) const {
+        const uint32_t window = address / NVDLA_UNIT_WINDOW;
+        uint8_t unit = window < kWindows ? window_unit_[window] : kScan;
+        if (unit == kScan) unit = scan_unit_at(address);
+        // (One place makes the optional: GCC kept a second one in memory, stalling each access.)
+        if (unit == kNoUnit) return std::nullopt;
+        return nvdla_unit(unit);
+    }
     uint32_t unit_base(nvdla_unit unit) const { return nvdla_unit_base(map_, unit); }
     static std::string_view unit_name(nvdla_unit unit);
     static std::optional<nvdla_unit> unit_named(std::string_view name);
@@ -50,8 +58,10 @@ class NVDLA_API RegisterMap {
     static constexpr uint16_t kNoRegister = 0xffff;
     struct Tables;
     explicit RegisterMap(nvdla_reg_map map);
+    uint8_t scan_unit_at(uint32_t address) const;  // the unit, or kNoUnit
     nvdla_reg_map map_;
     const Tables* tables_;
+    const uint8_t* window_unit_;  // the unit of each of the first kWindows windows
     const RegisterInfo* registers_;
     size_t count_;
 };
