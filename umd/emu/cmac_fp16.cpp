@@ -222,6 +222,7 @@ void Fp16Operands::resize(size_t operations, unsigned lanes) {
     exponent.resize(operations * width);
     raw.resize(operations * width);
     nan.resize(operations);
+    negative.resize(operations);
 }
 
 void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
@@ -230,10 +231,14 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
     const unsigned given = std::min(count, width);
     if (given) std::memcpy(h, lanes, given * sizeof(uint16_t));
     std::fill(h + given, h + width, uint16_t(0));
-    bool has_nan = false;
-    for (unsigned i = 0; i < given; ++i)
+    bool has_nan = false, has_negative = false;
+    for (unsigned i = 0; i < given; ++i) {
         has_nan |= (h[i] & 0x7c00u) == 0x7c00u && (h[i] & 0x3ffu) != 0;
+        // -0 decodes as 0.
+        has_negative |= (h[i] & 0x8000u) != 0 && (h[i] & 0x7fffu) != 0;
+    }
     nan[op] = has_nan;
+    negative[op] = has_negative;
     unsigned i = 0;
     if (width >= 8 && isa_level() != IsaLevel::Scalar) {
         decode_avx2(h, width, mantissa.data() + first, exponent.data() + first);
