@@ -87,6 +87,8 @@ Layer random_feature_layer(std::mt19937_64& rng, bool nans) {
     for (int16_t& v : d.values)
         v = relu ? without_negatives(random_fp16(rng, nans))
                  : static_cast<int16_t>(random_fp16(rng, nans));
+    // A network's padding: operations of zeros.
+    if (relu) l.pad_value = rng() % 2 ? 0 : 0x8000;
     ConvWeights& w = t.w;
     w.precision = Precision::Fp16;
     w.kernels = l.kernels;
@@ -111,7 +113,7 @@ Layer random_image_layer(std::mt19937_64& rng, bool nans) {
     l.post_extension = std::array<uint32_t, 3>{1, 2, 4}[rng() % 3];
     const uint32_t taps = 1 + rng() % (l.post_extension == 4 ? 3 : 5);
     l.kernel_width = 1;
-    l.kernel_height = 1 + rng() % 5;
+    l.kernel_height = 1 + rng() % std::min(5u, height);  // at least one output row
     l.kernel_channels = taps * components;
     l.csc_channels = components;
     l.kernels = l.out_channels = 1 + rng() % 12;
@@ -133,6 +135,8 @@ Layer random_image_layer(std::mt19937_64& rng, bool nans) {
     for (int16_t& v : d.values)
         v = relu ? without_negatives(random_fp16(rng, nans))
                  : static_cast<int16_t>(random_fp16(rng, nans));
+    // A network's padding: operations of zeros.
+    if (relu) l.pad_value = rng() % 2 ? 0 : 0x8000;
     ConvWeights& w = t.w;
     w.precision = Precision::Fp16;
     w.kernels = l.kernels;
