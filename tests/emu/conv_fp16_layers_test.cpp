@@ -41,6 +41,12 @@ struct Layer {
     ConvWeights w;
 };
 
+// A ReLU's output (every layer's data but a network's first): no negative lane but -0, so that
+// operations take the cell's form for data without negative lanes.
+int16_t without_negatives(uint16_t v) {
+    return static_cast<int16_t>((v & 0x7fff) == 0 ? v : v & 0x7fff);
+}
+
 Layer random_feature_layer(std::mt19937_64& rng, bool nans) {
     Layer t;
     ConvLayer& l = t.l;
@@ -77,7 +83,12 @@ Layer random_feature_layer(std::mt19937_64& rng, bool nans) {
     d.channels = channels;
     d.row_elements = uint64_t(width) * channels;
     d.values.resize(d.batches * height * d.row_elements);
-    for (int16_t& v : d.values) v = static_cast<int16_t>(random_fp16(rng, nans));
+    const bool relu = rng() % 2;
+    for (int16_t& v : d.values)
+        v = relu ? without_negatives(random_fp16(rng, nans))
+                 : static_cast<int16_t>(random_fp16(rng, nans));
+    // A network's padding: operations of zeros.
+    if (relu) l.pad_value = rng() % 2 ? 0 : 0x8000;
     ConvWeights& w = t.w;
     w.precision = Precision::Fp16;
     w.kernels = l.kernels;
@@ -102,7 +113,7 @@ Layer random_image_layer(std::mt19937_64& rng, bool nans) {
     l.post_extension = std::array<uint32_t, 3>{1, 2, 4}[rng() % 3];
     const uint32_t taps = 1 + rng() % (l.post_extension == 4 ? 3 : 5);
     l.kernel_width = 1;
-    l.kernel_height = 1 + rng() % 5;
+    l.kernel_height = 1 + rng() % std::min(5u, height);  // at least one output row
     l.kernel_channels = taps * components;
     l.csc_channels = components;
     l.kernels = l.out_channels = 1 + rng() % 12;
@@ -120,7 +131,12 @@ Layer random_image_layer(std::mt19937_64& rng, bool nans) {
     d.channels = components;
     d.row_elements = uint64_t(width) * components;
     d.values.resize(height * d.row_elements);
-    for (int16_t& v : d.values) v = static_cast<int16_t>(random_fp16(rng, nans));
+    const bool relu = rng() % 2;
+    for (int16_t& v : d.values)
+        v = relu ? without_negatives(random_fp16(rng, nans))
+                 : static_cast<int16_t>(random_fp16(rng, nans));
+    // A network's padding: operations of zeros.
+    if (relu) l.pad_value = rng() % 2 ? 0 : 0x8000;
     ConvWeights& w = t.w;
     w.precision = Precision::Fp16;
     w.kernels = l.kernels;
@@ -177,8 +193,8 @@ TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
 // cmac_fp16_accumulate against the scalar cell and CACC, operation by operation: operands
 // whose exponents span a few steps of 4 (truncations of 0 .. 16, which AVX2 computes in 16-bit
 // lanes) or many (20 .. 28 too, which it takes through the 32-bit array, and 32 and more),
-// ReLU-like zeros, every operation width and 1 .. 17 positions (pairs of positions and a
-// position left over).
+// ReLU-like zeros, data with and without negative lanes, every operation width and 1 .. 17
+// positions (pairs of positions and a position left over).
 TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
     std::mt19937_64 rng(16);
     const auto operand = [&](uint32_t spread) {
@@ -197,7 +213,10 @@ TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
             const uint32_t operations = std::max(1u, 16 / width) * (1 + uint32_t(rng() % 4));
             std::vector<int16_t> data(size_t(positions) * operations * width),
                 weights(size_t(operations) * width);
-            for (auto& v : data) v = static_cast<int16_t>(operand(spread));
+            const bool relu = rng() % 2;
+            for (auto& v : data)
+                v = relu ? without_negatives(operand(spread))
+                         : static_cast<int16_t>(operand(spread));
             for (auto& v : weights) v = static_cast<int16_t>(operand(spread));
             Fp16Operands d, w;
             d.resize(size_t(positions) * operations, width);

@@ -179,10 +179,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_add_avx5
     std::memcpy(out, &r, sizeof r);
 }
 
-// Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8).
-__attribute__((target("avx2"))) void decode_avx2(const uint16_t* h, unsigned lanes,
-                                                 uint32_t* mantissa, int32_t* exponent) {
+// Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8); of the decoded
+// mantissas ORed, the sign and whether any bit is set.
+__attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
+                                                     uint32_t* mantissa, int32_t* exponent) {
     const __m256i fraction_bits = _mm256_set1_epi32(0x3ff), hidden = _mm256_set1_epi32(0x400);
+    __m256i all = _mm256_setzero_si256();
     for (unsigned i = 0; i < lanes; i += 8) {
         const __m256i v =
             _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i)));
@@ -202,7 +204,10 @@ __attribute__((target("avx2"))) void decode_avx2(const uint16_t* h, unsigned lan
                                _mm256_set1_epi32(-64), zero);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(mantissa + i), m);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(exponent + i), x);
+        all = _mm256_or_si256(all, m);
     }
+    return (_mm256_movemask_ps(_mm256_castsi256_ps(all)) != 0 ? 0x80000000u : 0) |
+           (_mm256_testz_si256(all, all) ? 0 : 1u);
 }
 
 }  // namespace
@@ -222,6 +227,8 @@ void Fp16Operands::resize(size_t operations, unsigned lanes) {
     exponent.resize(operations * width);
     raw.resize(operations * width);
     nan.resize(operations);
+    negative.resize(operations);
+    all_zero.resize(operations);
 }
 
 void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
@@ -235,8 +242,10 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
         has_nan |= (h[i] & 0x7c00u) == 0x7c00u && (h[i] & 0x3ffu) != 0;
     nan[op] = has_nan;
     unsigned i = 0;
+    // The decoded mantissas ORed (-0 decodes as 0).
+    uint32_t all = 0;
     if (width >= 8 && isa_level() != IsaLevel::Scalar) {
-        decode_avx2(h, width, mantissa.data() + first, exponent.data() + first);
+        all = decode_avx2(h, width, mantissa.data() + first, exponent.data() + first);
         i = width;
     }
     // Without branches (a ReLU's zeros come at random).
@@ -247,7 +256,10 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
         const uint32_t aligned = ((h[i] & 0x3ffu) | (e ? 0x400u : 0)) << (e ? (e & 3u) : 1u);
         mantissa[first + i] = zero ? 0 : aligned | uint32_t(h[i] & 0x8000u) << 16;
         exponent[first + i] = zero ? -64 : (h[i] >> 12) & 7;
+        all |= mantissa[first + i];
     }
+    negative[op] = all >> 31;
+    all_zero[op] = all == 0;
 }
 
 void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]) {

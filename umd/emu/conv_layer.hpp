@@ -227,11 +227,14 @@ struct Fp16Operands {
     // [operation][lane]: the aligned mantissa (cal_fp16_exp's shift by the exponent's low bits)
     // with the sign in bit 31; the exponent's bits 14:12, -64 for +-0 (which so never sets the
     // common exponent and is truncated away); the lanes as given (NaN operations take the
-    // scalar cell); whether an operation holds a NaN.
+    // scalar cell); whether an operation holds a NaN; whether it holds a negative lane (a
+    // product's sign is then not the other operand's alone); whether all its lanes are +-0.
     std::vector<uint32_t> mantissa;
     std::vector<int32_t> exponent;
     std::vector<uint16_t> raw;
     std::vector<uint8_t> nan;
+    std::vector<uint8_t> negative;
+    std::vector<uint8_t> all_zero;
 
     void resize(size_t operations, unsigned lanes);
     // Operation `op` from `count` lanes (the others 0; none: an operation of zeros, which
