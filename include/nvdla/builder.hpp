@@ -394,6 +394,9 @@ struct BuildOptions {
     // Layers the hardware cannot run become CPU tasks (cpu_op layers, and hardware layers the
     // configuration cannot map). false: build() fails with the sentence naming the layer.
     bool cpu_fallback = true;
+    // Int8 with per-channel weight scales: narrow the spread of channel ranges within the
+    // tensors a convolution reads (cross-layer equalization through ReLUs; docs/builder.md).
+    bool equalize_channel_ranges = false;
 };
 
 // A network input or output as the loadable binds it.

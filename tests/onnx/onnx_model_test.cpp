@@ -256,6 +256,7 @@ TEST_P(OnnxModel, MatchesPyTorch) {
         bo.config = target.config;
         bo.precision = target.precision;
         bo.calibration = &cal;
+        bo.equalize_channel_ranges = std::getenv("NVDLA_TEST_EQUALIZE") != nullptr;
         auto built = nvdla::builder::build(model->network, bo);
         if (!built) {
             // Only nv_small may lack what a layer needs, and says which layer.

@@ -29,8 +29,19 @@ Result<CompiledNetwork> build(const Network& net, const BuildOptions& options) {
         return error(options.inputs.size(), " input formats given for ", impl.inputs.size(),
                      " inputs");
 
-    detail::Lowering lowering(impl, options, **cfg,
-                              options.calibration ? &options.calibration->impl() : nullptr);
+    const Network::Impl* lowered = &impl;
+    const Calibration::Impl* ranges = options.calibration ? &options.calibration->impl() : nullptr;
+    Network::Impl equalized;
+    Calibration::Impl equalized_ranges;
+    if (options.precision == Precision::Int8 && options.equalize_channel_ranges &&
+        options.quantization == Quantization::PerChannel) {
+        equalized = impl;
+        equalized_ranges = *ranges;
+        detail::equalize_channel_ranges(equalized, equalized_ranges);
+        lowered = &equalized;
+        ranges = &equalized_ranges;
+    }
+    detail::Lowering lowering(*lowered, options, **cfg, ranges);
     Result<detail::Plan> plan = lowering.run();
     if (!plan) return plan.status();
     uint64_t pool = 0;

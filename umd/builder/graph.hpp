@@ -107,6 +107,10 @@ Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
 // The float reference of a CPU operation (umd/builder/cpu_op.cpp): node id's output into y.
 void cpu_op_reference(const Network::Impl& net, uint32_t id,
                       const std::vector<std::vector<float>>& tensors, std::vector<float>& y);
+// BuildOptions::equalize_channel_ranges (umd/builder/equalize.cpp): rescales the channels of
+// convolution inputs where they are made and unscales the convolution's weights (the float
+// network computes the same), and the calibrated ranges with them.
+void equalize_channel_ranges(Network::Impl& net, Calibration::Impl& cal);
 
 }  // namespace detail
 
