@@ -355,27 +355,41 @@ void interleave_bytes4_from(uint32_t x, const uint8_t* const* rows, uint32_t wid
 
 #if defined(__x86_64__)
 // 32 pixels at a time; the in-lane unpacks leave pixels 0..3 and 16..19 in one register, so
-// 128-bit permutes put them back in order.
+// 128-bit permutes put them back in order. The next block's loads go before this block's
+// stores: host rows and pixels at the same offset in their pages (as from malloc) otherwise
+// stall the loads behind the stores (4 KiB aliasing: 0.67 -> 0.78 of memcpy, alone).
+__attribute__((target("avx2"), always_inline)) inline __m256i load256(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
 __attribute__((target("avx2"))) void interleave_bytes4_avx2(const uint8_t* const* rows,
                                                             uint32_t width, std::byte* line) {
     const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
     uint32_t x = 0;
-    for (; x + 32 <= width; x += 32) {
-        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + x));
-        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + x));
-        const __m256i b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r2 + x));
-        const __m256i b3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r3 + x));
-        const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
-        const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
-        const __m256i p0 = _mm256_unpacklo_epi16(lo01, lo23);  // pixels 0..3, 16..19
-        const __m256i p1 = _mm256_unpackhi_epi16(lo01, lo23);  // 4..7, 20..23
-        const __m256i p2 = _mm256_unpacklo_epi16(hi01, hi23);  // 8..11, 24..27
-        const __m256i p3 = _mm256_unpackhi_epi16(hi01, hi23);  // 12..15, 28..31
-        auto* out = reinterpret_cast<__m256i*>(line + uint64_t(x) * 4);
-        _mm256_storeu_si256(out, _mm256_permute2x128_si256(p0, p1, 0x20));
-        _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(p2, p3, 0x20));
-        _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(p0, p1, 0x31));
-        _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(p2, p3, 0x31));
+    if (width >= 32) {
+        __m256i b0 = load256(r0), b1 = load256(r1), b2 = load256(r2), b3 = load256(r3);
+        for (;; x += 32) {
+            const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
+            const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
+            const bool last = x + 64 > width;
+            if (!last) {
+                b0 = load256(r0 + x + 32);
+                b1 = load256(r1 + x + 32);
+                b2 = load256(r2 + x + 32);
+                b3 = load256(r3 + x + 32);
+            }
+            const __m256i p0 = _mm256_unpacklo_epi16(lo01, lo23);  // pixels 0..3, 16..19
+            const __m256i p1 = _mm256_unpackhi_epi16(lo01, lo23);  // 4..7, 20..23
+            const __m256i p2 = _mm256_unpacklo_epi16(hi01, hi23);  // 8..11, 24..27
+            const __m256i p3 = _mm256_unpackhi_epi16(hi01, hi23);  // 12..15, 28..31
+            auto* out = reinterpret_cast<__m256i*>(line + uint64_t(x) * 4);
+            _mm256_storeu_si256(out, _mm256_permute2x128_si256(p0, p1, 0x20));
+            _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(p2, p3, 0x20));
+            _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(p0, p1, 0x31));
+            _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(p2, p3, 0x31));
+            if (last) break;
+        }
+        x += 32;
     }
     interleave_bytes4_from(x, rows, width, line);
 }
