@@ -393,15 +393,61 @@ __attribute__((target("avx2"))) void interleave_bytes4_avx2(const uint8_t* const
     }
     interleave_bytes4_from(x, rows, width, line);
 }
+#define NVDLA_PIXEL_AVX512 __attribute__((target("avx512f,avx512bw,avx2")))
+
+NVDLA_PIXEL_AVX512 __attribute__((always_inline)) inline __m512i load512(const uint8_t* p) {
+    return _mm512_loadu_si512(p);
+}
+
+// The same, 64 pixels at a time: register k's lane L holds pixels 16L + 4k .. 16L + 4k + 3, so
+// a 4x4 transpose of 128-bit lanes (two stages of 2-source lane shuffles) orders them.
+NVDLA_PIXEL_AVX512 void interleave_bytes4_avx512(const uint8_t* const* rows, uint32_t width,
+                                                 std::byte* line) {
+    const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+    constexpr __mmask8 all = 0xff;
+    uint32_t x = 0;
+    if (width >= 64) {
+        __m512i b0 = load512(r0), b1 = load512(r1), b2 = load512(r2), b3 = load512(r3);
+        for (;; x += 64) {
+            const __m512i lo01 = _mm512_unpacklo_epi8(b0, b1), hi01 = _mm512_unpackhi_epi8(b0, b1);
+            const __m512i lo23 = _mm512_unpacklo_epi8(b2, b3), hi23 = _mm512_unpackhi_epi8(b2, b3);
+            const bool last = x + 128 > width;
+            if (!last) {
+                b0 = load512(r0 + x + 64);
+                b1 = load512(r1 + x + 64);
+                b2 = load512(r2 + x + 64);
+                b3 = load512(r3 + x + 64);
+            }
+            const __m512i p0 = _mm512_unpacklo_epi16(lo01, lo23);
+            const __m512i p1 = _mm512_unpackhi_epi16(lo01, lo23);
+            const __m512i p2 = _mm512_unpacklo_epi16(hi01, hi23);
+            const __m512i p3 = _mm512_unpackhi_epi16(hi01, hi23);
+            const __m512i t0 = _mm512_maskz_shuffle_i64x2(all, p0, p1, 0x44);  // lanes 0, 1
+            const __m512i t1 = _mm512_maskz_shuffle_i64x2(all, p0, p1, 0xee);  // lanes 2, 3
+            const __m512i t2 = _mm512_maskz_shuffle_i64x2(all, p2, p3, 0x44);
+            const __m512i t3 = _mm512_maskz_shuffle_i64x2(all, p2, p3, 0xee);
+            std::byte* out = line + uint64_t(x) * 4;
+            _mm512_storeu_si512(out, _mm512_maskz_shuffle_i64x2(all, t0, t2, 0x88));
+            _mm512_storeu_si512(out + 64, _mm512_maskz_shuffle_i64x2(all, t0, t2, 0xdd));
+            _mm512_storeu_si512(out + 128, _mm512_maskz_shuffle_i64x2(all, t1, t3, 0x88));
+            _mm512_storeu_si512(out + 192, _mm512_maskz_shuffle_i64x2(all, t1, t3, 0xdd));
+            if (last) break;
+        }
+        x += 64;
+    }
+    const std::array<const uint8_t*, 4> rest{r0 + x, r1 + x, r2 + x, r3 + x};
+    interleave_bytes4_avx2(rest.data(), width - x, line + uint64_t(x) * 4);
+}
 #endif
 
 // Writes one line of 4-byte pixels from the 4 rows holding their bytes 0..3, with AVX2 at the
-// emulator's instruction-set level (NVDLA_EMU_ISA lowers it) where the CPU has it.
+// emulator's instruction-set level (NVDLA_EMU_ISA lowers it) where the CPU has it, or AVX-512.
 void interleave_bytes4(const uint8_t* const* rows, uint32_t width, std::byte* line) {
 #if defined(__x86_64__)
     static const bool avx2 = cpu_has_avx2();
-    if (avx2 && emu::isa_level() != emu::IsaLevel::Scalar)
-        return interleave_bytes4_avx2(rows, width, line);
+    const emu::IsaLevel level = emu::isa_level();
+    if (level == emu::IsaLevel::Avx512) return interleave_bytes4_avx512(rows, width, line);
+    if (avx2 && level != emu::IsaLevel::Scalar) return interleave_bytes4_avx2(rows, width, line);
 #endif
     interleave_bytes4_from(0, rows, width, line);
 }
