@@ -169,6 +169,85 @@ TEST(FeatureVector, LargeCubesMatchTheElementPathAtEveryLevel) {
     }
 }
 
+// int8 copies of whole 32-channel surfaces go between host rows and atoms without the tile
+// buffer, 16 or 32 pixels at a time: widths around those blocks, partial last surfaces,
+// spare atoms, host rows at every alignment.
+TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    const Conversion copy{HostType::Int8, Precision::Int8, false, false};
+    const HwConfig& hw = test::config("nv_full");
+    for (IsaLevel level : emu::levels_of_this_cpu())
+        for (uint32_t channels : {32u, 64u, 96u + 7u})
+            for (int round = 0; round < 4; ++round) {
+                const uint32_t width =
+                    16 * test::random_between(rng, 1, 4) + test::random_between(rng, 0, 2) - 1;
+                const Dims4 d{1, channels, test::random_between(rng, 1, 5), width};
+                FeatureStrides strides;
+                if (round % 2) {
+                    strides.line =
+                        (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
+                    strides.surface = d.h * strides.line + hw.atom_bytes;
+                }
+                check_case(rng, hw, copy, HostLayout::NCHW, d, strides, level, round);
+                if (HasFatalFailure()) return;
+            }
+}
+
+// float32 -> int8/int16 with a scale rounds most vectors in a short form that holds only where
+// no value is a tie, NaN or infinite: plain values with such values sprinkled in, so that both
+// forms and their switching are compared with the element-wise path.
+TEST(FeatureVector, ScaledIntegersWithRareTiesMatchTheElementPathAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    const float scales[] = {0.25f, 2.0f, 1.0f / 3.0f, 0.01f, 37.5f, 32.0f};
+    for (IsaLevel level : emu::levels_of_this_cpu())
+        for (Precision precision : {Precision::Int8, Precision::Int16})
+            for (HostLayout layout : {HostLayout::NCHW, HostLayout::NHWC})
+                for (int round = 0; round < 3; ++round) {
+                    const HwConfig& hw = test::config(
+                        round == 2 && precision == Precision::Int8 ? "nv_small" : "nv_full");
+                    const Dims4 d{1, test::random_between(rng, 1, 70),
+                                  test::random_between(rng, 1, 5),
+                                  test::random_between(rng, 1, 90)};
+                    auto cube = make_feature_cube(hw, precision, d);
+                    ASSERT_TRUE(cube.ok()) << cube.message();
+                    ConvertOptions opt;
+                    opt.quant_scale = scales[rng() % 6];
+                    const double range = (precision == Precision::Int8 ? 140.0 : 33000.0);
+                    std::vector<float> host(d.elements());
+                    for (float& f : host) {
+                        const double u = double(rng() % 2000001) / 1e6 - 1.0;  // [-1, 1]
+                        f = float(u * range / opt.quant_scale);
+                        switch (rng() % 64) {
+                            case 0:
+                                f = float((int64_t(rng() % 600) - 300) * 0.5 / opt.quant_scale);
+                                break;
+                            case 1: f = std::numeric_limits<float>::quiet_NaN(); break;
+                            case 2: f = rng() % 2 ? INFINITY : -INFINITY; break;
+                            case 3: f = rng() % 2 ? 3e38f : -3e38f; break;
+                            default: break;
+                        }
+                    }
+                    const ConstTensorView in{host.data(), host.size() * 4, HostType::Float32,
+                                             layout, d};
+                    std::vector<uint8_t> got(cube->size_bytes(), 0x5a), expected = got;
+                    {
+                        const IsaLimit limit(level);
+                        ASSERT_TRUE(
+                            pack_feature(in, *cube, std::as_writable_bytes(std::span(got)), opt)
+                                .ok());
+                    }
+                    {
+                        const IsaLimit scalar(IsaLevel::Scalar);
+                        ASSERT_TRUE(pack_feature(in, *cube,
+                                                 std::as_writable_bytes(std::span(expected)), opt)
+                                        .ok());
+                    }
+                    ASSERT_EQ(got, expected)
+                        << to_string(precision) << " " << to_string(layout) << " scale "
+                        << opt.quant_scale << " at " << emu::isa_name(level);
+                }
+}
+
 // Every vector level takes the conversions the runtime uses (not the element-wise fallback).
 TEST(FeatureVector, TheRuntimesConversionsHaveAVectorForm) {
     for (IsaLevel level : emu::levels_of_this_cpu()) {

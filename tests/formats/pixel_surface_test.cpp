@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../emu/isa_levels.hpp"
 #include "nvdla/formats/pixel.hpp"
 #include "nvdla/precision/fp16.hpp"
 #include "test_support.hpp"
@@ -371,42 +372,59 @@ TEST(PixelSurface, EveryFormatRoundTripsOnNvSmall) {
 }
 
 // 8-bit NCHW host rows take a shortcut into the formats whose 8-bit fields fill the pixel (the
-// runtime's image inputs): the same bytes as the same values given as 16-bit integers.
+// runtime's image inputs): the same bytes as the same values given as 16-bit integers, at every
+// instruction-set level (the shortcut interleaves 16 or 32 pixels at a time), for lines with
+// gaps between them and for dense lines (which it takes as one run).
 TEST(PixelSurface, EightBitRowsGiveTheBytesOfSixteenBitValues) {
     auto rng = test::rng_for_test();
     int cases = 0;
-    for (const PixelFormatInfo& f : pixel_formats()) {
-        if (f.planes != 1 || f.significant_bits != 8 || f.bytes_per_pixel[0] != f.channels)
-            continue;
-        for (HostType narrow : {HostType::Uint8, HostType::Int8}) {
-            PixelSurface s = random_surface(rng, nv_full(), f.format);
-            s.width = test::random_between(rng, 15, 70);
-            s.planes[0].line_stride =
-                round_up(min_pixel_line_stride(nv_full(), s, 0), 32) + 32 * (cases % 3);
-            SCOPED_TRACE(::testing::Message()
-                         << f.name << " " << to_string(narrow) << " " << s.width << "x" << s.height
-                         << " x offset " << s.x_offset);
-            const auto bytes = pixel_surface_bytes(nv_full(), s);
-            ASSERT_TRUE(bytes.ok()) << bytes.message();
-            Host in(narrow, HostLayout::NCHW, f.channels, s.height, s.width);
-            fill_random(rng, f, in);
-            const HostType wide = narrow == HostType::Uint8 ? HostType::Uint16 : HostType::Int16;
-            Host in_wide(wide, HostLayout::NCHW, f.channels, s.height, s.width);
-            for (uint32_t ch = 0; ch < f.channels; ++ch)
-                for (uint32_t y = 0; y < s.height; ++y)
-                    for (uint32_t x = 0; x < s.width; ++x) {
-                        const uint8_t b = in.bytes[in.index(ch, y, x)];
-                        in_wide.set(ch, y, x,
-                                    narrow == HostType::Uint8 ? int64_t(b)
-                                                              : int64_t(static_cast<int8_t>(b)));
-                    }
-            auto got = sentinel_buffer(*bytes), expected = sentinel_buffer(*bytes);
-            ASSERT_TRUE(pack_pixels(nv_full(), in.view(), s, got).ok());
-            ASSERT_TRUE(pack_pixels(nv_full(), in_wide.view(), s, expected).ok());
-            ASSERT_EQ(got, expected);
-            ++cases;
+    for (emu::IsaLevel level : emu::levels_of_this_cpu())
+        for (const PixelFormatInfo& f : pixel_formats()) {
+            if (f.planes != 1 || f.significant_bits != 8 || f.bytes_per_pixel[0] != f.channels)
+                continue;
+            for (HostType narrow : {HostType::Uint8, HostType::Int8}) {
+                PixelSurface s = random_surface(rng, nv_full(), f.format);
+                s.width = test::random_between(rng, 15, 100);
+                const bool dense = cases % 3 == 0;
+                if (dense) {  // lines of whole atoms, no gaps
+                    s.x_offset = 0;
+                    const uint32_t atom_pixels = 32 / f.bytes_per_pixel[0];
+                    s.width = (s.width + atom_pixels - 1) / atom_pixels * atom_pixels;
+                }
+                s.planes[0].line_stride =
+                    round_up(min_pixel_line_stride(nv_full(), s, 0), 32) + 32 * (cases % 3);
+                if (dense) {
+                    ASSERT_EQ(s.planes[0].line_stride, uint64_t(s.width) * f.bytes_per_pixel[0]);
+                }
+                SCOPED_TRACE(::testing::Message() << f.name << " " << to_string(narrow) << " "
+                                                  << s.width << "x" << s.height << " x offset "
+                                                  << s.x_offset << " at " << emu::isa_name(level));
+                const auto bytes = pixel_surface_bytes(nv_full(), s);
+                ASSERT_TRUE(bytes.ok()) << bytes.message();
+                Host in(narrow, HostLayout::NCHW, f.channels, s.height, s.width);
+                fill_random(rng, f, in);
+                const HostType wide =
+                    narrow == HostType::Uint8 ? HostType::Uint16 : HostType::Int16;
+                Host in_wide(wide, HostLayout::NCHW, f.channels, s.height, s.width);
+                for (uint32_t ch = 0; ch < f.channels; ++ch)
+                    for (uint32_t y = 0; y < s.height; ++y)
+                        for (uint32_t x = 0; x < s.width; ++x) {
+                            const uint8_t b = in.bytes[in.index(ch, y, x)];
+                            in_wide.set(ch, y, x,
+                                        narrow == HostType::Uint8
+                                            ? int64_t(b)
+                                            : int64_t(static_cast<int8_t>(b)));
+                        }
+                auto got = sentinel_buffer(*bytes), expected = sentinel_buffer(*bytes);
+                {
+                    const emu::IsaLimit limit(level);
+                    ASSERT_TRUE(pack_pixels(nv_full(), in.view(), s, got).ok());
+                }
+                ASSERT_TRUE(pack_pixels(nv_full(), in_wide.view(), s, expected).ok());
+                ASSERT_EQ(got, expected);
+                ++cases;
+            }
         }
-    }
     EXPECT_GE(cases, 10);  // R8 and the 8-bit RGBA/YUV orders
 }
 

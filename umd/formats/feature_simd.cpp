@@ -11,7 +11,8 @@
 //
 // The conversions give element.cpp's bits: F16C rounds like fp16::from_float and widens like
 // fp16::to_float; integers are scaled, rounded and clamped as to_integer does in double (in
-// float lanes with the product's exact error, see scaled_int32_avx2).
+// float lanes, one FMA giving the exact product's side of the rounding point, see
+// scaled_int32_avx2).
 #include "formats/feature_simd.hpp"
 
 #include <algorithm>
@@ -48,6 +49,11 @@ constexpr uint32_t kPackHostBytes = 16384;
 // Outputs at least this large are written with non-temporal stores: they do not stay in the
 // caches anyway, and such stores do not read the lines they fill.
 constexpr uint64_t kStreamBytes = uint64_t(4) << 20;
+
+#define NVDLA_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define NVDLA_AVX512_INLINE                                                    \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c"), \
+                   always_inline)) inline
 
 // GCC's unmasked forms of some AVX-512 intrinsics pass an undefined vector through, which
 // -Wmaybe-uninitialized reports; the maskz forms with every lane set do not.
@@ -127,27 +133,34 @@ void copy_row(const void* in, void* out, uint32_t n, double) {
     std::memcpy(out, in, size_t(n) * Bytes);
 }
 
-// round(v * scale) half away from zero, clamped to [lo, hi], NaN as 0, for 8 floats, with the
-// result of element.cpp's double arithmetic. v * scale = p + e exactly (p the float product, e
-// its rounding error from an FMA; e is inexact only where the product is far too small to
-// round away from 0). p's fraction is a multiple of its ulp and |e| at most half an ulp, so e
-// only decides where p's fraction is exactly one half: the tie goes away from zero unless e
-// points back towards it.
-NVDLA_AVX2 __m256i scaled_int32_avx2(__m256 v, __m256 scale, __m256 lo, __m256 hi) {
-    const __m256 sign_bit = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f);
+// round(v * scale) half away from zero, NaN as 0, for 8 floats, as element.cpp's double
+// arithmetic gives it; magnitudes past 2^30 are left for the caller's saturating packs. With p
+// the float product and t = trunc(p), the result is t or t +- 1: it is t +- 1 where the exact
+// product is at least |t| + 1/2 away from zero, and the sign of v * scale - (t +- 1/2), from one
+// FMA, is exact (t +- 1/2 is a float wherever it matters, below 2^23). Where p rounded up to
+// an integer t past the exact product, that sign says t too.
+NVDLA_AVX2_INLINE __m256i scaled_int32_avx2(__m256 v, __m256 scale) {
+    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
     const __m256 p = _mm256_mul_ps(v, scale);
-    const __m256 e = _mm256_fmsub_ps(v, scale, p);
     const __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256 fraction = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(p, t));
     const __m256 sign = _mm256_and_ps(p, sign_bit);
-    const __m256 e_outward = _mm256_cmp_ps(_mm256_xor_ps(e, sign), _mm256_setzero_ps(), _CMP_GE_OQ);
-    const __m256 away =
-        _mm256_or_ps(_mm256_cmp_ps(fraction, half, _CMP_GT_OQ),
-                     _mm256_and_ps(_mm256_cmp_ps(fraction, half, _CMP_EQ_OQ), e_outward));
+    const __m256 beyond =
+        _mm256_fmsub_ps(v, scale, _mm256_add_ps(t, _mm256_or_ps(sign, _mm256_set1_ps(0.5f))));
+    const __m256 away = _mm256_cmp_ps(_mm256_xor_ps(beyond, sign), _mm256_setzero_ps(), _CMP_GE_OQ);
     __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, _mm256_or_ps(sign, _mm256_set1_ps(1.0f))));
-    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
-    r = _mm256_andnot_ps(_mm256_cmp_ps(p, p, _CMP_UNORD_Q), r);
-    return _mm256_cvtps_epi32(r);
+    r = _mm256_min_ps(r, _mm256_set1_ps(1073741824.0f));  // above: INT32_MIN, saturating low
+    r = _mm256_and_ps(r, _mm256_cmp_ps(p, p, _CMP_ORD_Q));
+    return _mm256_cvttps_epi32(r);
+}
+
+// Where the float product p is not a half-integer (nor NaN nor infinite), the exact product
+// lies on p's side of every rounding point, so p rounded to nearest is the answer: a few
+// operations, and the exact form only for the rare 32 values that hold a tie.
+NVDLA_AVX2_INLINE __m256 rounded_unless_tie_avx2(__m256 p, __m256* special) {
+    const __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(p, r));
+    *special = _mm256_or_ps(*special, _mm256_cmp_ps(distance, _mm256_set1_ps(0.5f), _CMP_NLT_UQ));
+    return r;
 }
 
 template <class T>
@@ -155,13 +168,37 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
     const auto* s = static_cast<const float*>(in);
     auto* d = static_cast<T*>(out);
     const __m256 k = _mm256_set1_ps(float(scale));  // scale is a float widened
-    const __m256 lo = _mm256_set1_ps(std::numeric_limits<T>::min());
-    const __m256 hi = _mm256_set1_ps(std::numeric_limits<T>::max());
     uint32_t i = 0;
+    for (; i + 32 <= n; i += 32) {  // the packs saturate and interleave 128-bit lanes
+        __m256i r[4];
+        __m256 special = _mm256_setzero_ps();
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+            const __m256 rounded =
+                rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(s + i + 8 * j), k), &special);
+            r[j] = _mm256_cvttps_epi32(_mm256_min_ps(rounded, _mm256_set1_ps(1073741824.0f)));
+        }
+        if (!_mm256_testz_ps(special, special)) {
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) r[j] = scaled_int32_avx2(_mm256_loadu_ps(s + i + 8 * j), k);
+        }
+        const __m256i w01 = _mm256_packs_epi32(r[0], r[1]), w23 = _mm256_packs_epi32(r[2], r[3]);
+        if constexpr (sizeof(T) == 1) {
+            const __m256i bytes = _mm256_packs_epi16(w01, w23);
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(d + i),
+                _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        } else {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
+                                _mm256_permute4x64_epi64(w01, 0xd8));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 16),
+                                _mm256_permute4x64_epi64(w23, 0xd8));
+        }
+    }
     for (; i + 8 <= n; i += 8) {
-        const __m256i ints = scaled_int32_avx2(_mm256_loadu_ps(s + i), k, lo, hi);
-        const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(ints),
-                                              _mm256_extracti128_si256(ints, 1));  // in range
+        const __m256i ints = scaled_int32_avx2(_mm256_loadu_ps(s + i), k);
+        const __m128i words =
+            _mm_packs_epi32(_mm256_castsi256_si128(ints), _mm256_extracti128_si256(ints, 1));
         if constexpr (sizeof(T) == 1)
             _mm_storel_epi64(reinterpret_cast<__m128i*>(d + i), _mm_packs_epi16(words, words));
         else
@@ -171,22 +208,19 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
     for (; i < n; ++i) store_surface(precision, double(s[i]) * scale, d + i, ConvertOptions{});
 }
 
-// The same for 16 floats.
-NVDLA_AVX512 __m512i scaled_int32_avx512(__m512 v, __m512 scale, __m512 lo, __m512 hi) {
-    const __m512 sign_bit = _mm512_set1_ps(-0.0f), half = _mm512_set1_ps(0.5f);
+// The same for 16 floats; NaN lanes come out 0 from the masked conversion.
+NVDLA_AVX512_INLINE __m512i scaled_int32_avx512(__m512 v, __m512 scale) {
+    const __m512 sign_bit = _mm512_set1_ps(-0.0f);
     const __m512 p = _mm512_mul_ps(v, scale);
-    const __m512 e = _mm512_fmsub_ps(v, scale, p);
     const __m512 t = _mm512_maskz_roundscale_ps(kAll16, p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m512 fraction = _mm512_andnot_ps(sign_bit, _mm512_sub_ps(p, t));
     const __m512 sign = _mm512_and_ps(p, sign_bit);
-    const __mmask16 e_outward =
-        _mm512_cmp_ps_mask(_mm512_xor_ps(e, sign), _mm512_setzero_ps(), _CMP_GE_OQ);
-    const __mmask16 away = _mm512_cmp_ps_mask(fraction, half, _CMP_GT_OQ) |
-                           (_mm512_cmp_ps_mask(fraction, half, _CMP_EQ_OQ) & e_outward);
+    const __m512 beyond =
+        _mm512_fmsub_ps(v, scale, _mm512_add_ps(t, _mm512_or_ps(sign, _mm512_set1_ps(0.5f))));
+    const __mmask16 away =
+        _mm512_cmp_ps_mask(_mm512_xor_ps(beyond, sign), _mm512_setzero_ps(), _CMP_GE_OQ);
     __m512 r = _mm512_mask_add_ps(t, away, t, _mm512_or_ps(sign, _mm512_set1_ps(1.0f)));
-    r = _mm512_maskz_min_ps(kAll16, _mm512_maskz_max_ps(kAll16, r, lo), hi);
-    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), _mm512_setzero_ps());
-    return _mm512_maskz_cvtps_epi32(kAll16, r);
+    r = _mm512_maskz_min_ps(kAll16, r, _mm512_set1_ps(1073741824.0f));
+    return _mm512_maskz_cvttps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), r);
 }
 
 template <class T>
@@ -194,17 +228,24 @@ NVDLA_AVX512 void fp32_to_int_avx512(const void* in, void* out, uint32_t n, doub
     const auto* s = static_cast<const float*>(in);
     auto* d = static_cast<T*>(out);
     const __m512 k = _mm512_set1_ps(float(scale));
-    const __m512 lo = _mm512_set1_ps(std::numeric_limits<T>::min());
-    const __m512 hi = _mm512_set1_ps(std::numeric_limits<T>::max());
     uint32_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512i ints = scaled_int32_avx512(_mm512_loadu_ps(s + i), k, lo, hi);
+    for (; i + 16 <= n; i += 16) {  // as fp32_to_int_avx2
+        const __m512 v = _mm512_loadu_ps(s + i);
+        const __m512 p = _mm512_mul_ps(v, k);
+        const __m512 rounded =
+            _mm512_maskz_roundscale_ps(kAll16, p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512 distance = _mm512_andnot_ps(_mm512_set1_ps(-0.0f), _mm512_sub_ps(p, rounded));
+        const __m512i ints =
+            _mm512_cmp_ps_mask(distance, _mm512_set1_ps(0.5f), _CMP_NLT_UQ)
+                ? scaled_int32_avx512(v, k)
+                : _mm512_maskz_cvttps_epi32(
+                      kAll16, _mm512_maskz_min_ps(kAll16, rounded, _mm512_set1_ps(1073741824.0f)));
         if constexpr (sizeof(T) == 1)
             _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
-                             _mm512_maskz_cvtepi32_epi8(kAll16, ints));
+                             _mm512_maskz_cvtsepi32_epi8(kAll16, ints));
         else
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
-                                _mm512_maskz_cvtepi32_epi16(kAll16, ints));
+                                _mm512_maskz_cvtsepi32_epi16(kAll16, ints));
     }
     fp32_to_int_avx2<T>(s + i, d + i, n - i, scale);
 }
@@ -306,8 +347,6 @@ void from_atoms_scalar(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint
         from_atoms_lanes<2>(atoms, count, rows, pitch, shape.lanes);
 }
 
-#define NVDLA_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
-
 // In-place transposes of the two 128-bit lanes of 8 registers at once: 8x8 16-bit elements,
 // and (of 16 registers) 16x16 bytes. Lane 0 of the inputs forms lane 0 of the outputs.
 NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
@@ -329,6 +368,9 @@ NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
     r[7] = _mm256_unpackhi_epi64(u3, u7);
 }
 
+// The 32-bit stage swaps the halves of 64-bit words with shifts and dword blends instead of
+// unpacks: the transpose is bound by the shuffle pipes, and the others take shifts and blends.
+// That stage leaves the columns in another order, undone by where the last stage writes.
 NVDLA_AVX2_INLINE void transpose16x16_epi8(__m256i* r) {
     __m256i a[16], b[16];
 #pragma GCC unroll 16
@@ -344,16 +386,18 @@ NVDLA_AVX2_INLINE void transpose16x16_epi8(__m256i* r) {
         b[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
     }
 #pragma GCC unroll 16
-    for (int p = 0; p < 2; ++p)  // a[8p + s]: rows 8p..8p+7 of columns 2s, 2s+1
+    for (int p = 0; p < 2; ++p)  // a[8p + 2q + t]: rows 8p..8p+7 of columns 4q+t, 4q+t+2
 #pragma GCC unroll 16
         for (int q = 0; q < 4; ++q) {
-            a[8 * p + 2 * q] = _mm256_unpacklo_epi32(b[8 * p + q], b[8 * p + 4 + q]);
-            a[8 * p + 2 * q + 1] = _mm256_unpackhi_epi32(b[8 * p + q], b[8 * p + 4 + q]);
+            const __m256i x = b[8 * p + q], y = b[8 * p + 4 + q];
+            a[8 * p + 2 * q] = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xaa);
+            a[8 * p + 2 * q + 1] = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xaa);
         }
 #pragma GCC unroll 16
     for (int s = 0; s < 8; ++s) {
-        r[2 * s] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
-        r[2 * s + 1] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
+        const int column = 4 * (s / 2) + s % 2;
+        r[column] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
+        r[column + 2] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
     }
 }
 
@@ -482,6 +526,202 @@ NVDLA_AVX2 void from_atoms_8x8bit(const uint8_t* atoms, uint32_t count, uint8_t*
     from_atoms_scalar(atoms + p * 8, count - p, rows + p, pitch, shape);
 }
 
+// ---- int8 rows straight to and from 32-byte atoms ----
+// A copy has no conversion pass to fill the tile buffer with, and the buffer's extra load and
+// store of every byte cost more than reading (or writing) the 32 rows side by side, 16 bytes of
+// each per block of 16 atoms.
+using RowsToAtomsFn = void (*)(const uint8_t* rows, uint64_t pitch, uint32_t count, uint8_t* atoms,
+                               bool stream);
+using AtomsToRowsFn = void (*)(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint64_t pitch,
+                               bool stream);
+
+// Unpacking reads the atoms in order, yet the hardware prefetchers seemed to fall behind while
+// the 32 rows were written (0.52-0.65 of memcpy without, 0.58-0.72 with, side by side on the
+// loaded machine): the block two ahead is asked for.
+void prefetch_atoms_ahead(const uint8_t* block, uint32_t atoms_left) {
+    constexpr uint32_t kAhead = 2048, kBlock = 32 * 32;
+    if (atoms_left * 32 < kAhead + kBlock) return;
+    for (uint32_t line = 0; line < kBlock; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(block + kAhead + line), _MM_HINT_T0);
+}
+
+void int8_rows_to_atoms_tail(const uint8_t* rows, uint64_t pitch, uint32_t count, uint8_t* atoms) {
+    for (uint32_t p = 0; p < count; ++p)
+        for (uint32_t j = 0; j < 32; ++j) atoms[p * 32 + j] = rows[j * pitch + p];
+}
+
+void int8_atoms_to_rows_tail(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint64_t pitch) {
+    for (uint32_t p = 0; p < count; ++p)
+        for (uint32_t j = 0; j < 32; ++j) rows[j * pitch + p] = atoms[p * 32 + j];
+}
+
+NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
+                                        uint8_t* atoms, bool stream) {
+    const AtomStore how = atom_store(atoms, stream);
+    uint32_t p = 0;
+    for (; p + 16 <= count; p += 16) {
+        __m256i v[16];
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 16; ++j)
+            v[j] = load_lanes(rows + j * pitch + p, rows + (16 + j) * pitch + p);
+        transpose16x16_epi8(v);
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
+    }
+    int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + p * 32);
+}
+
+// 16 bytes at p, p + 8 rows, p + 16 rows, p + 24 rows in lanes 0..3.
+NVDLA_AVX512_INLINE __m512i load_4_rows(const uint8_t* p, uint64_t pitch) {
+    __m512i v = _mm512_castsi128_si512(load128(p));
+    v = _mm512_mask_broadcast_i32x4(v, 0x00f0, load128(p + 8 * pitch));
+    v = _mm512_mask_broadcast_i32x4(v, 0x0f00, load128(p + 16 * pitch));
+    return _mm512_mask_broadcast_i32x4(v, 0xf000, load128(p + 24 * pitch));
+}
+
+// Each 128-bit lane transposes 8 rows x 16 pixels (rows 8L..8L+7 in lane L) in three stages,
+// which leaves the 8 bytes of a pixel's rows in a 64-bit word; one permute per register then
+// joins the four lanes' words of a pixel into its atom.
+NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch, uint32_t count,
+                                            uint8_t* atoms, bool stream) {
+    const AtomStore how = atom_store(atoms, stream);
+    const __m512i words_of_pixels = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+    uint32_t p = 0;
+    for (; p + 16 <= count; p += 16) {
+        __m512i v[8], a[8];
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < 8; ++j) v[j] = load_4_rows(rows + j * pitch + p, pitch);
+#pragma GCC unroll 8
+        for (int i = 0; i < 4; ++i) {  // a[2i + h]: rows 2i, 2i+1 of pixels 8h..8h+7
+            a[2 * i] = _mm512_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
+            a[2 * i + 1] = _mm512_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
+        }
+#pragma GCC unroll 8
+        for (int m = 0; m < 2; ++m) {  // v[4m + q]: rows 4m..4m+3 of pixels 4q..4q+3
+            v[4 * m] = _mm512_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
+            v[4 * m + 1] = _mm512_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
+            v[4 * m + 2] = _mm512_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
+            v[4 * m + 3] = _mm512_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
+        }
+#pragma GCC unroll 8
+        for (int q = 0; q < 4; ++q) {  // pixels 4q, 4q+1 and 4q+2, 4q+3
+            const __m512i lo = _mm512_maskz_permutexvar_epi64(
+                kAll8, words_of_pixels, _mm512_maskz_unpacklo_epi32(kAll16, v[q], v[4 + q]));
+            const __m512i hi = _mm512_maskz_permutexvar_epi64(
+                kAll8, words_of_pixels, _mm512_maskz_unpackhi_epi32(kAll16, v[q], v[4 + q]));
+            uint8_t* out = atoms + (p + 4 * q) * 32;
+            if (how == AtomStore::Cached) {
+                _mm512_storeu_si512(out, lo);
+                _mm512_storeu_si512(out + 64, hi);
+            } else {
+                store_atom(out, _mm512_maskz_extracti64x4_epi64(kAll8, lo, 0), how);
+                store_atom(out + 32, _mm512_maskz_extracti64x4_epi64(kAll8, lo, 1), how);
+                store_atom(out + 64, _mm512_maskz_extracti64x4_epi64(kAll8, hi, 0), how);
+                store_atom(out + 96, _mm512_maskz_extracti64x4_epi64(kAll8, hi, 1), how);
+            }
+        }
+    }
+    int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + p * 32);
+}
+
+// 32 pixels per block, so that every row takes one 32-byte store: registers of channels 0..15
+// (then 16..31) of pixels i and 16 + i, transposed into channel rows of 32 pixels.
+NVDLA_AVX2 void int8_atoms_to_rows_avx2(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                        uint64_t pitch, bool stream) {
+    // Non-temporal stores need every row's block aligned.
+    stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
+    uint32_t p = 0;
+    for (; p + 32 <= count; p += 32) {
+        prefetch_atoms_ahead(atoms + p * 32, count - p);
+#pragma GCC unroll 2
+        for (uint32_t half = 0; half < 2; ++half) {
+            __m256i v[16];
+#pragma GCC unroll 16
+            for (uint32_t i = 0; i < 16; ++i)
+                v[i] = load_lanes(atoms + (p + i) * 32 + half * 16,
+                                  atoms + (p + 16 + i) * 32 + half * 16);
+            transpose16x16_epi8(v);
+#pragma GCC unroll 16
+            for (uint32_t j = 0; j < 16; ++j) {
+                auto* row = reinterpret_cast<__m256i*>(rows + (half * 16 + j) * pitch + p);
+                if (stream)
+                    _mm256_stream_si256(row, v[j]);
+                else
+                    _mm256_storeu_si256(row, v[j]);
+            }
+        }
+    }
+    int8_atoms_to_rows_tail(atoms + p * 32, count - p, rows + p, pitch);
+}
+
+// transpose16x16_epi8 on the four 128-bit lanes of 16 registers.
+NVDLA_AVX512_INLINE void transpose16x16_epi8_x4(__m512i* r) {
+    __m512i a[16], b[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 8; ++i) {
+        a[2 * i] = _mm512_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < 4; ++m) {
+        b[4 * m] = _mm512_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
+        b[4 * m + 1] = _mm512_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
+        b[4 * m + 2] = _mm512_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
+        b[4 * m + 3] = _mm512_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
+    }
+#pragma GCC unroll 16
+    for (int p = 0; p < 2; ++p)
+#pragma GCC unroll 16
+        for (int q = 0; q < 4; ++q) {
+            const __m512i x = b[8 * p + q], y = b[8 * p + 4 + q];
+            a[8 * p + 2 * q] =
+                _mm512_mask_blend_epi32(0xaaaa, x, _mm512_maskz_slli_epi64(kAll8, y, 32));
+            a[8 * p + 2 * q + 1] =
+                _mm512_mask_blend_epi32(0xaaaa, _mm512_maskz_srli_epi64(kAll8, x, 32), y);
+        }
+#pragma GCC unroll 16
+    for (int s = 0; s < 8; ++s) {
+        const int column = 4 * (s / 2) + s % 2;
+        r[column] = _mm512_maskz_unpacklo_epi64(kAll8, a[s], a[8 + s]);
+        r[column + 2] = _mm512_maskz_unpackhi_epi64(kAll8, a[s], a[8 + s]);
+    }
+}
+
+// 32 pixels per block: register i holds atoms i and 16 + i, so its lanes are channels 0..15 and
+// 16..31 of pixel i, then of pixel 16 + i; transposed, register j holds rows j and 16 + j of
+// pixels 0..15 and 16..31, and one permute makes each row's 32 bytes one half.
+NVDLA_AVX512 void int8_atoms_to_rows_avx512(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                            uint64_t pitch, bool stream) {
+    stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
+    const __m512i halves_of_rows = _mm512_set_epi64(7, 6, 3, 2, 5, 4, 1, 0);
+    uint32_t p = 0;
+    for (; p + 32 <= count; p += 32) {
+        prefetch_atoms_ahead(atoms + p * 32, count - p);
+        __m512i v[16];
+#pragma GCC unroll 16
+        for (uint32_t i = 0; i < 16; ++i)
+            v[i] = _mm512_mask_broadcast_i64x4(_mm512_maskz_loadu_epi64(0x0f, atoms + (p + i) * 32),
+                                               0xf0, load256(atoms + (p + 16 + i) * 32));
+        transpose16x16_epi8_x4(v);
+#pragma GCC unroll 16
+        for (uint32_t j = 0; j < 16; ++j) {
+            const __m512i both = _mm512_maskz_permutexvar_epi64(kAll8, halves_of_rows, v[j]);
+            const __m256i lo = _mm512_maskz_extracti64x4_epi64(kAll8, both, 0);
+            const __m256i hi = _mm512_maskz_extracti64x4_epi64(kAll8, both, 1);
+            auto* row_lo = reinterpret_cast<__m256i*>(rows + j * pitch + p);
+            auto* row_hi = reinterpret_cast<__m256i*>(rows + (16 + j) * pitch + p);
+            if (stream) {
+                _mm256_stream_si256(row_lo, lo);
+                _mm256_stream_si256(row_hi, hi);
+            } else {
+                _mm256_storeu_si256(row_lo, lo);
+                _mm256_storeu_si256(row_hi, hi);
+            }
+        }
+    }
+    int8_atoms_to_rows_tail(atoms + p * 32, count - p, rows + p, pitch);
+}
+
 // ---- Choosing the kernels ----
 
 struct Plan {
@@ -489,6 +729,9 @@ struct Plan {
     UnpackRowFn unpack_row = nullptr;
     ToAtomsFn to_atoms = to_atoms_scalar;
     FromAtomsFn from_atoms = from_atoms_scalar;
+    // Host rows straight to and from atoms, for surfaces whose channels are all valid.
+    RowsToAtomsFn rows_to_atoms = nullptr;
+    AtomsToRowsFn atoms_to_rows = nullptr;
     AtomShape shape{};
 };
 
@@ -496,6 +739,14 @@ struct Plan {
 bool vector_level(IsaLevel* level) {
     *level = emu::isa_level();
     return *level != IsaLevel::Scalar && cpu_has_avx2();
+}
+
+// int8 copies between NCHW rows and 32-byte atoms.
+bool direct_int8(HostType host, HostLayout layout, const FeatureCube& cube,
+                 const ConvertOptions& opt) {
+    return host == HostType::Int8 && layout == HostLayout::NCHW &&
+           cube.precision == Precision::Int8 && cube.channels_per_surface() == 32 &&
+           opt.quant_scale == 1.0f && !opt.stats;
 }
 
 void choose_transposes(const FeatureCube& cube, Plan& plan) {
@@ -543,6 +794,12 @@ UnpackRowFn unpack_row_for(Precision from, HostType to, const ConvertOptions& op
     return nullptr;
 }
 
+// Lines of atoms without gaps, and a plane small enough to count in 32 bits.
+bool dense_lines(const FeatureCube& cube) {
+    return cube.line_stride == uint64_t(cube.width) * cube.atom_bytes &&
+           uint64_t(cube.height) * cube.width <= UINT32_MAX;
+}
+
 void prefetch(const uint8_t* p, size_t bytes) {
     for (size_t i = 0; i < bytes; i += 64)
         _mm_prefetch(reinterpret_cast<const char*>(p + i), _MM_HINT_T0);
@@ -564,9 +821,20 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
     for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
             const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
-            std::memset(buffer + valid * pitch, 0, (k - valid) * pitch);  // padding channels
             const uint8_t* rows = host + (uint64_t(n) * cube.channels + c0) * plane * host_bytes;
             uint8_t* surface = dst + n * cube.batch_stride + s * cube.surface_stride;
+            if (plan.rows_to_atoms && valid == k) {
+                if (dense_lines(cube)) {  // the plane is one run
+                    plan.rows_to_atoms(rows, plane * host_bytes, uint32_t(plane), surface, stream);
+                    continue;
+                }
+                for (uint32_t h = 0; h < cube.height; ++h)
+                    plan.rows_to_atoms(rows + uint64_t(h) * cube.width * host_bytes,
+                                       plane * host_bytes, cube.width,
+                                       surface + h * cube.line_stride, stream);
+                continue;
+            }
+            std::memset(buffer + valid * pitch, 0, (k - valid) * pitch);  // padding channels
             for (uint64_t p0 = 0; p0 < plane; p0 += tile) {
                 const uint32_t count = uint32_t(std::min<uint64_t>(tile, plane - p0));
                 for (uint32_t j = 0; j < valid; ++j) {
@@ -602,6 +870,17 @@ void unpack_nchw(const uint8_t* src, const FeatureCube& cube, uint8_t* host, uin
             const uint32_t c0 = s * k, valid = std::min(k, cube.channels - c0);
             uint8_t* rows = host + (uint64_t(n) * cube.channels + c0) * plane * host_bytes;
             const uint8_t* surface = src + n * cube.batch_stride + s * cube.surface_stride;
+            if (plan.atoms_to_rows && valid == k) {
+                if (dense_lines(cube)) {
+                    plan.atoms_to_rows(surface, uint32_t(plane), rows, plane * host_bytes, stream);
+                    continue;
+                }
+                for (uint32_t h = 0; h < cube.height; ++h)
+                    plan.atoms_to_rows(surface + h * cube.line_stride, cube.width,
+                                       rows + uint64_t(h) * cube.width * host_bytes,
+                                       plane * host_bytes, stream);
+                continue;
+            }
             for (uint64_t p0 = 0; p0 < plane; p0 += tile) {
                 const uint32_t count = uint32_t(std::min<uint64_t>(tile, plane - p0));
                 for (uint64_t p = p0, end = p0 + count; p < end;) {
@@ -629,6 +908,9 @@ bool pack_feature_vector(const ConstTensorView& src, const FeatureCube& cube, ui
     plan.pack_row = pack_row_for(src.type, cube.precision, opt, level);
     if (!plan.pack_row) return false;
     choose_transposes(cube, plan);
+    if (direct_int8(src.type, src.layout, cube, opt))
+        plan.rows_to_atoms =
+            level == IsaLevel::Avx512 ? int8_rows_to_atoms_avx512 : int8_rows_to_atoms_avx2;
     const auto* host = static_cast<const uint8_t*>(src.data);
     const uint32_t host_bytes = bytes_per_element(src.type);
     const double scale = double(opt.quant_scale);
@@ -663,6 +945,9 @@ bool unpack_feature_vector(const uint8_t* src, const FeatureCube& cube, const Te
     plan.unpack_row = unpack_row_for(cube.precision, dst.type, opt, level);
     if (!plan.unpack_row) return false;
     choose_transposes(cube, plan);
+    if (direct_int8(dst.type, dst.layout, cube, opt))
+        plan.atoms_to_rows =
+            level == IsaLevel::Avx512 ? int8_atoms_to_rows_avx512 : int8_atoms_to_rows_avx2;
     auto* host = static_cast<uint8_t*>(dst.data);
     const uint32_t host_bytes = bytes_per_element(dst.type);
     if (dst.layout == HostLayout::NCHW) {
