@@ -54,7 +54,7 @@ uint64_t lines_held(const ConvLayer& l) {
 bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& l) {
     const HwConfig& cfg = ctx.cfg;
     const CbufGeometry cbuf = cbuf_geometry(cfg);
-    std::ostringstream msg;
+    ErrorMessage msg;
     const uint32_t entries = NVDLA_REG_FIELD(CDMA, D_ENTRY_PER_SLICE, ENTRIES, cdma);
     const uint32_t csc_entries = NVDLA_REG_FIELD(CSC, D_ENTRY_PER_SLICE, ENTRIES, csc);
     const uint32_t csc_data_bank = NVDLA_REG_FIELD(CSC, D_BANK, DATA_BANK, csc);

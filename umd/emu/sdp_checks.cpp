@@ -9,7 +9,7 @@ namespace nvdla::emu::sdp {
 
 bool check_dma_rules(Context& ctx, Group sdp, const Settings& s) {
     if (s.width != 1 || s.height != 1) return true;
-    std::ostringstream msg;
+    ErrorMessage msg;
     // A 1x1 cube is read as one run of groups: each surface one group of values after the
     // previous (RdmaSequence: surf_stride == element_per_group * bytes_per_element).
     if (!s.flying && s.src.surface_stride != s.atom) {

@@ -64,7 +64,7 @@ bool decode_operand_dma(Context& ctx, uint32_t cfg_word, uint32_t base_low, uint
 bool check_operand_source(Context& ctx, const char* stage, const char* dma_name,
                           const OperandDma& dma, bool alu, bool mul) {
     if (!alu && !mul) return true;
-    std::ostringstream msg;
+    ErrorMessage msg;
     if (!dma.enabled) {
         msg << "SDP " << stage << " takes its " << (alu ? "ALU" : "MUL")
             << " operand from memory (SRC MEM) but SDP_RDMA D_" << dma_name << "_CFG." << dma_name
@@ -90,7 +90,7 @@ bool needs(const XStage& x, bool alu) {
 bool decode_mode(Context& ctx, Group sdp, Settings& s) {
     const HwConfig& cfg = ctx.cfg;
     const auto has = [&](uint32_t feature) { return nvdla_hw_has(&cfg, feature); };
-    std::ostringstream msg;
+    ErrorMessage msg;
 
     s.atom = cfg.atom_bytes;
     s.width = NVDLA_REG_FIELD(SDP, D_DATA_CUBE_WIDTH, WIDTH, sdp) + 1;
@@ -204,7 +204,7 @@ void decode_stages(const HwConfig& cfg, Group sdp, Settings& s) {
 
 // In flying mode, CACC's output must be the cube SDP expects.
 bool check_flying(Context& ctx, const AccumulatorCube* flying, Settings& s) {
-    std::ostringstream msg;
+    ErrorMessage msg;
     if (!flying)
         return ctx.error(
             "SDP D_FEATURE_MODE_CFG.FLYING_MODE is ON but no convolution delivered data");
@@ -234,7 +234,7 @@ bool check_flying(Context& ctx, const AccumulatorCube* flying, Settings& s) {
 bool decode_rdma_input(Context& ctx, Group sdp, Group rdma, Settings& s) {
     const HwConfig& cfg = ctx.cfg;
     const uint32_t proc_field = NVDLA_REG_FIELD(SDP, D_DATA_FORMAT, PROC_PRECISION, sdp);
-    std::ostringstream msg;
+    ErrorMessage msg;
     const uint32_t mode = rdma[NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG];
     const uint32_t rdma_width = NVDLA_REG_FIELD(SDP_RDMA, D_DATA_CUBE_WIDTH, WIDTH, rdma) + 1;
     const uint32_t rdma_height = NVDLA_REG_FIELD(SDP_RDMA, D_DATA_CUBE_HEIGHT, HEIGHT, rdma) + 1;
@@ -353,7 +353,7 @@ bool decode_operands(Context& ctx, Group sdp, Group rdma, const AccumulatorCube*
 bool decode_output(Context& ctx, Group sdp, Settings& s) {
     const bool winograd = NVDLA_REG_FIELD(SDP, D_FEATURE_MODE_CFG, WINOGRAD, sdp) != 0;
     const bool widening = s.proc == Precision::Int8 && s.output != Precision::Int8;
-    std::ostringstream msg;
+    ErrorMessage msg;
     s.group = s.atom / bytes_per_element(s.proc);
     s.in_lanes = s.atom / bytes_per_element(s.input);
     s.out_lanes = s.atom / bytes_per_element(s.output);
