@@ -295,6 +295,54 @@ struct Program {
     std::vector<uint8_t> operands[3];  // BS, BN, EW memory
 };
 
+// A deferred cube (a flying convolution computed when SDP takes it) served from a channels-last
+// cube: rows as CACC delivers them, checked to be asked for in order, each once, and ended by
+// exactly one finish() or whole().
+class TestRows final : public DeferredRows {
+  public:
+    TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
+    uint32_t block_rows() const override { return block_; }
+    bool one_thread() const override { return true; }
+    const int32_t* compute(uint32_t n, uint32_t y0, uint32_t y1) override {
+        // The next block of rows, batch by batch.
+        in_order_ &= n * cube_.height + y0 == next_ && y1 > y0 && y1 <= cube_.height;
+        next_ = n * cube_.height + y1;
+        rows_.clear();
+        for (uint32_t y = y0; y < y1; ++y)
+            for (uint32_t x = 0; x < cube_.width; ++x)
+                for (uint32_t c = 0; c < cube_.channel_stride; ++c)
+                    rows_.push_back(c < cube_.channels ? cube_.at(n, c, y, x) : 0x5a5a5a5a);
+        return rows_.data();
+    }
+    void finish() override {
+        ++ends_;
+        ++finished;
+        in_order_ &= next_ == cube_.batches * cube_.height;
+    }
+    AccumulatorCube whole() override {
+        ++ends_;
+        in_order_ &= next_ == 0;
+        return cube_;
+    }
+    // Every row once, in order, then one end (read and reset for the next run).
+    bool used_once() {
+        const bool ok = in_order_ && ends_ == 1;
+        in_order_ = true;
+        ends_ = 0;
+        next_ = 0;
+        return ok;
+    }
+
+    static inline int finished = 0;  // operations that took the blocks (every TestRows)
+
+  private:
+    AccumulatorCube cube_;
+    uint32_t block_;
+    std::vector<int32_t> rows_;
+    uint32_t next_ = 0, ends_ = 0;
+    bool in_order_ = true;
+};
+
 Program random_program(std::mt19937_64& rng) {
     Program p;
     p.config = pick(rng, 4) == 0 ? "nv_small_256_full" : "nv_full";
@@ -468,6 +516,19 @@ Program random_program(std::mt19937_64& rng) {
         for (size_t j = 0; j < n; ++j)
             sums[j] = awkward(rng, cube.clip ? std::min<int64_t>(range, (1 << 30) - 1) : range);
         cube.sums = sums;
+        if (pick(rng, 2)) {
+            // Deferred: the same values, taken a few rows at a time.
+            const auto block = static_cast<uint32_t>(1 + pick(rng, H + 1));
+            AccumulatorCube deferred;
+            deferred.batches = batches;
+            deferred.width = W;
+            deferred.height = H;
+            deferred.channels = C;
+            deferred.precision = cube.precision;
+            deferred.channel_stride = cube.channel_stride;
+            deferred.deferred = std::make_shared<TestRows>(cube, block);
+            cube = deferred;
+        }
     }
     return p;
 }
@@ -477,6 +538,7 @@ struct Outcome {
     std::vector<uint32_t> sdp_status, rdma_status;
     uint64_t bytes_written = 0, bytes_read = 0, faults = 0, errors = 0;
     std::string error;
+    bool deferred_used_once = true;
     bool operator==(const Outcome&) const = default;
 };
 
@@ -516,6 +578,8 @@ Outcome run(Program p, bool scalar) {
     o.faults = stats.faults;
     o.errors = stats.programming_errors;
     o.error = stats.last_error;
+    if (!p.offline && p.cube.deferred)
+        o.deferred_used_once = static_cast<TestRows&>(*p.cube.deferred).used_once();
     return o;
 }
 
@@ -531,16 +595,25 @@ TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
         simd_ran |= simd_enabled();
         auto rng = test::rng_for_test();
         int ran = 0;
+        TestRows::finished = 0;
         for (int i = 0; i < 300; ++i) {
             const Program p = random_program(rng);
             const Outcome scalar = run(p, true);
             const Outcome at_level = run(p, false);
             ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(scalar.deferred_used_once && at_level.deferred_used_once)
+                << isa_name(level) << ", program " << i;
+
             ASSERT_TRUE(at_level == scalar)
                 << isa_name(level) << ", program " << i << " on " << p.config;
             ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
         }
         EXPECT_GT(ran, 250) << isa_name(level);  // most programs are valid and write output
+        // Deferred cubes took the fused pass's blocks at the vector levels, never at scalar.
+        if (simd_enabled())
+            EXPECT_GT(TestRows::finished, 10) << isa_name(level);
+        else
+            EXPECT_EQ(TestRows::finished, 0);
     }
     EXPECT_EQ(simd_ran, levels.back() != IsaLevel::Scalar);
 }

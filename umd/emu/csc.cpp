@@ -416,19 +416,29 @@ void build_feature_plane8(const ConvLayer& l, const ConvData& d, std::vector<int
     fill_plane(l, d, p, plane.data(), row_elements, total, EncodeByte{});
 }
 
+bool channels_last_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w) {
+    return l.precision != Precision::Fp16 && l.kind != InputKind::Winograd &&
+           !may_saturate(l, d, w);
+}
+
+MacProblem mac_problem(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                       ConvScratch& scratch) {
+    return build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
+}
+
 uint32_t convolve_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                       ConvScratch& scratch, AccumulatorCube& cube) {
     std::vector<int64_t>& sums = scratch.sums;
     const size_t count = size_t(l.batches) * l.out_channels * l.out_height * l.out_width;
-    if (l.kind != InputKind::Winograd && !may_saturate(l, d, w)) {
+    if (channels_last_int(l, d, w)) {
         // CMAC's kernels, delivering channels last.
-        const MacProblem m = build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
+        const MacProblem m = mac_problem(l, d, w, scratch);
         int32_t* out = channels_last_storage(scratch, count);
         cube.values.clear();
         cube.sums = scratch.cube;
         cube.channel_stride = l.out_channels;
         cube.clip = 0;
-        return mac_convolve_int(m, l.precision, l.clip_truncate, sums, out);
+        return mac_convolve_int(m, l.precision, l.clip_truncate, out);
     }
     cube.values.resize(count);
     int32_t* out = cube.values.data();

@@ -3,6 +3,7 @@
 // output. docs/emu/sdp.md describes the model.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -200,9 +201,12 @@ struct FusedSource {
     size_t step = 0;
     uint32_t valid = 0;
 };
-// `cube` in flying mode, `input` offline.
+// `cube` in flying mode (a deferred one taken block by block: fused_pass), `input` offline.
 void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                FusedOperands operands, OutputWriter& writer, Counters& counters);
+// Whether a per-element operand SDP_RDMA reads may lie where the output goes: then the lines
+// must come in Sdp::execute's order (a deferred cube is computed whole first).
+bool operands_overlap_output(const Settings& s);
 
 // The AVX2 forms (sdp_simd_avx2.cpp), which the functions above call below the AVX-512 level.
 namespace avx2 {
@@ -269,5 +273,63 @@ class OutputWriter {
     std::vector<std::byte> packed_;
     std::vector<std::byte> line_;
 };
+
+// The fused pass's lines in order, each made by line(from, operand lines, line buffers) and
+// handed to the write DMA: channel group, line, batch, the order of Sdp::execute; a deferred
+// cube by blocks of rows computed just before (batch, block, channel group, line), so that
+// each block is read while it is in the cache.
+template <class LineFn>
+void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+                FusedOperands operands, OutputWriter& writer, Counters& counters, LineFn&& line) {
+    std::vector<std::byte> lines(writer.group_bytes());
+    std::vector<int32_t> in(input ? s.line_elements() : 0);
+    const auto load = [&](uint32_t g, uint32_t h, OperandLine* ops) {
+        ops[0] = operands.bs ? operands.bs->load(g, h) : OperandLine{};
+        ops[1] = operands.bn ? operands.bn->load(g, h) : OperandLine{};
+        ops[2] = operands.ew ? operands.ew->load(g, h) : OperandLine{};
+    };
+    OperandLine ops[3];
+    if (cube && cube->deferred) {
+        DeferredRows& rows = *cube->deferred;
+        const uint32_t block = rows.block_rows();
+        const size_t row_values = size_t(s.width) * cube->channel_stride;
+        for (uint32_t b = 0; b < s.batches; ++b)
+            for (uint32_t y0 = 0; y0 < s.height; y0 += block) {
+                const uint32_t y1 = std::min(s.height, y0 + block);
+                const int32_t* values = rows.compute(b, y0, y1);
+                for (uint32_t g = 0; g < s.groups; ++g) {
+                    const uint32_t first = g * s.group;
+                    for (uint32_t h = y0; h < y1; ++h) {
+                        load(g, h, ops);
+                        line(FusedSource{values + (h - y0) * row_values + first,
+                                         cube->channel_stride,
+                                         std::min(s.group, s.channels - first)},
+                             ops, lines.data());
+                        writer.write_lines(b, g, h, lines.data());
+                    }
+                }
+            }
+        rows.finish();
+        return;
+    }
+    for (uint32_t g = 0; g < s.groups; ++g)
+        for (uint32_t h = 0; h < s.height; ++h) {
+            load(g, h, ops);
+            for (uint32_t b = 0; b < s.batches; ++b) {
+                FusedSource from;
+                if (input) {
+                    // Offline: the line as SDP_RDMA reads it, every lane of the group.
+                    input->read(g, h, in, counters);
+                    from = {in.data(), s.group, s.group};
+                } else {
+                    const uint32_t first = g * s.group;
+                    from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
+                            cube->channel_stride, std::min(s.group, s.channels - first)};
+                }
+                line(from, ops, lines.data());
+                writer.write_lines(b, g, h, lines.data());
+            }
+        }
+}
 
 }  // namespace nvdla::emu::sdp

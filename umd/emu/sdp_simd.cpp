@@ -529,30 +529,11 @@ struct Fused {
                                                 : &Fused::line<Int8Out, Saturate, false, 2>)
                                            : (x ? &Fused::line<Int8Out, Saturate, true, 1>
                                                 : &Fused::line<Int8Out, Saturate, false, 1>);
-        std::vector<std::byte> lines(writer.group_bytes());
-        std::vector<int32_t> in(input ? s.line_elements() : 0);
         uint32_t saturations = 0;
-        // The order of Sdp::execute: channel group, line, batch.
-        for (uint32_t g = 0; g < s.groups; ++g)
-            for (uint32_t h = 0; h < s.height; ++h) {
-                const OperandLine ops[3] = {operands.bs ? operands.bs->load(g, h) : OperandLine{},
-                                            operands.bn ? operands.bn->load(g, h) : OperandLine{},
-                                            operands.ew ? operands.ew->load(g, h) : OperandLine{}};
-                for (uint32_t b = 0; b < s.batches; ++b) {
-                    FusedSource from;
-                    if (input) {
-                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
-                        input->read(g, h, in, counters);
-                        from = {in.data(), s.group, s.group};
-                    } else {
-                        const uint32_t first = g * s.group;
-                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
-                                cube->channel_stride, std::min(s.group, s.channels - first)};
-                    }
-                    (this->*line_fn)(from, ops, lines.data(), saturations);
-                    writer.write_lines(b, g, h, lines.data());
-                }
-            }
+        fused_pass(s, cube, input, operands, writer, counters,
+                   [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
+                       (this->*line_fn)(from, ops, lines, saturations);
+                   });
         counters.saturations += saturations;
     }
 };

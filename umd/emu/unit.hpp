@@ -39,6 +39,26 @@ struct Context {
 //     them: rounded half away from zero by 2^clip (cacc_deliver_one). With a clip, the sums
 //     are below 2^30 in magnitude (oneDNN's are exact sums below 2^24; the model's own
 //     kernels deliver already, clip 0), so that delivery cannot saturate.
+struct AccumulatorCube;
+
+// A flying convolution's channels-last cube not computed yet: SDP takes it a block of rows at a
+// time while the block is in the cache, as the hardware's CACC -> SDP pipeline does, or asks for
+// the whole cube. Exactly one of finish() (after the blocks) or whole() is called.
+class DeferredRows {
+  public:
+    virtual ~DeferredRows() = default;
+    // Rows per block (at least 1), and whether the layer would run on one thread anyway.
+    virtual uint32_t block_rows() const = 0;
+    virtual bool one_thread() const = 0;
+    // Rows [y0, y1) of batch n as `sums` would hold them (channel_stride values per element,
+    // CACC's delivery applied), valid until the next call.
+    virtual const int32_t* compute(uint32_t n, uint32_t y0, uint32_t y1) = 0;
+    // After the last block: CACC's status.
+    virtual void finish() = 0;
+    // The whole cube (sums or values), CACC's status set.
+    virtual AccumulatorCube whole() = 0;
+};
+
 struct AccumulatorCube {
     uint32_t batches = 1, channels = 0, height = 0, width = 0;
     Precision precision = Precision::Int8;  // precision of the convolution
@@ -47,9 +67,11 @@ struct AccumulatorCube {
     std::shared_ptr<const int32_t[]> sums;  // channels-last form
     uint32_t channel_stride = 0;
     uint32_t clip = 0;
+    // Instead of `sums`: the rows on demand (clip 0; `channel_stride` set).
+    std::shared_ptr<DeferredRows> deferred;
 
-    bool channels_last() const { return sums != nullptr; }
-    bool empty() const { return values.empty() && !sums; }
+    bool channels_last() const { return sums != nullptr || deferred != nullptr; }
+    bool empty() const { return values.empty() && !sums && !deferred; }
     // Index into `values` (planar form).
     size_t index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         return ((size_t(n) * channels + c) * height + h) * width + w;
