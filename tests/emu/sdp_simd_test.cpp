@@ -303,21 +303,22 @@ class TestRows final : public DeferredRows {
     TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
     uint32_t block_rows() const override { return block_; }
     bool one_thread() const override { return true; }
-    const int32_t* compute(uint32_t n, uint32_t y0, uint32_t y1) override {
-        // The next block of rows, batch by batch.
-        in_order_ &= n * cube_.height + y0 == next_ && y1 > y0 && y1 <= cube_.height;
-        next_ = n * cube_.height + y1;
+    const int32_t* compute(uint32_t y0, uint32_t y1) override {
+        // The next block of rows.
+        in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
+        next_ = y1;
         rows_.clear();
-        for (uint32_t y = y0; y < y1; ++y)
-            for (uint32_t x = 0; x < cube_.width; ++x)
-                for (uint32_t c = 0; c < cube_.channel_stride; ++c)
-                    rows_.push_back(c < cube_.channels ? cube_.at(n, c, y, x) : 0x5a5a5a5a);
+        for (uint32_t n = 0; n < cube_.batches; ++n)
+            for (uint32_t y = y0; y < y1; ++y)
+                for (uint32_t x = 0; x < cube_.width; ++x)
+                    for (uint32_t c = 0; c < cube_.channel_stride; ++c)
+                        rows_.push_back(c < cube_.channels ? cube_.at(n, c, y, x) : 0x5a5a5a5a);
         return rows_.data();
     }
     void finish() override {
         ++ends_;
         ++finished;
-        in_order_ &= next_ == cube_.batches * cube_.height;
+        in_order_ &= next_ == cube_.height;
     }
     AccumulatorCube whole() override {
         ++ends_;

@@ -352,18 +352,21 @@ class DeferredConvolution final : public DeferredRows {
         : l_(l), d_(d), w_(w), scratch_(scratch), onednn_(onednn), cacc_(cacc) {}
 
     uint32_t block_rows() const override {
-        const size_t row_bytes = size_t(l_.out_width) * l_.out_channels * sizeof(int32_t);
+        const size_t row_bytes =
+            size_t(l_.batches) * l_.out_width * l_.out_channels * sizeof(int32_t);
         return static_cast<uint32_t>(std::clamp<size_t>(kBlockBytes / row_bytes, 1, l_.out_height));
     }
     bool one_thread() const override { return l_.threads <= 1; }
 
-    const int32_t* compute(uint32_t n, uint32_t y0, uint32_t y1) override {
+    const int32_t* compute(uint32_t y0, uint32_t y1) override {
         if (!rows_) {
             problem_ = mac_problem(l_, d_, w_, scratch_);
             rows_.emplace(problem_, l_.precision, l_.clip_truncate);
         }
-        scratch_.block.resize(size_t(y1 - y0) * l_.out_width * l_.out_channels);
-        saturations_ += rows_->rows(n, y0, y1, scratch_.block.data());
+        const size_t batch_values = size_t(y1 - y0) * l_.out_width * l_.out_channels;
+        scratch_.block.resize(batch_values * l_.batches);
+        for (uint32_t n = 0; n < l_.batches; ++n)
+            saturations_ += rows_->rows(n, y0, y1, scratch_.block.data() + n * batch_values);
         return scratch_.block.data();
     }
     void finish() override { cacc_.set(NVDLA_CACC_D_OUT_SATURATION, saturations_); }

@@ -147,6 +147,7 @@ struct Counters {
 struct OperandLine {
     const int16_t* alu = nullptr;
     const int16_t* mul = nullptr;
+    bool same_for_every_element = false;  // per-kernel data: each element's group repeated
 };
 
 // FpAlu on fp32 patterns: MAX, MIN, SUM, and for 3 (EQL) 0 when the patterns are equal, else 1.
@@ -240,8 +241,9 @@ class InputReader {
 class OperandReader {
   public:
     OperandReader(Context& ctx, const Settings& s, const OperandDma& dma);
-    // The operands of channel group g, line h.
-    OperandLine load(uint32_t g, uint32_t h);
+    // The operands of channel group g, line h. `one_element`: per-kernel data may come as
+    // the group's values once (same_for_every_element), for a reader that takes them so.
+    OperandLine load(uint32_t g, uint32_t h, bool one_element = false);
 
   private:
     void decode(const std::byte* src, size_t values, int16_t* dst, bool alu) const;
@@ -252,6 +254,7 @@ class OperandReader {
     std::vector<std::byte> raw_;
     std::vector<int16_t> alu_line_, mul_line_;
     uint32_t loaded_group_ = UINT32_MAX;
+    std::vector<int16_t> alu_kernels_, mul_kernels_;  // per-kernel data, every group decoded
 };
 
 // The write DMA: output lines to memory.
@@ -276,16 +279,17 @@ class OutputWriter {
 
 // The fused pass's lines in order, each made by line(from, operand lines, line buffers) and
 // handed to the write DMA: channel group, line, batch, the order of Sdp::execute; a deferred
-// cube by blocks of rows computed just before (batch, block, channel group, line), so that
-// each block is read while it is in the cache.
+// cube by blocks of rows computed just before (block, channel group, line, batch), so that
+// each block is read while it is in the cache. Each operand line is read once either way.
 template <class LineFn>
 void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                 FusedOperands operands, OutputWriter& writer, Counters& counters, LineFn&& line) {
     std::vector<std::byte> lines(writer.group_bytes());
     std::vector<int32_t> in(input ? s.line_elements() : 0);
     const auto load = [&](uint32_t g, uint32_t h, OperandLine* ops) {
-        ops[0] = operands.bs ? operands.bs->load(g, h) : OperandLine{};
-        ops[1] = operands.bn ? operands.bn->load(g, h) : OperandLine{};
+        // X1 and X2 take per-kernel operands once per line.
+        ops[0] = operands.bs ? operands.bs->load(g, h, true) : OperandLine{};
+        ops[1] = operands.bn ? operands.bn->load(g, h, true) : OperandLine{};
         ops[2] = operands.ew ? operands.ew->load(g, h) : OperandLine{};
     };
     OperandLine ops[3];
@@ -293,15 +297,16 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         DeferredRows& rows = *cube->deferred;
         const uint32_t block = rows.block_rows();
         const size_t row_values = size_t(s.width) * cube->channel_stride;
-        for (uint32_t b = 0; b < s.batches; ++b)
-            for (uint32_t y0 = 0; y0 < s.height; y0 += block) {
-                const uint32_t y1 = std::min(s.height, y0 + block);
-                const int32_t* values = rows.compute(b, y0, y1);
-                for (uint32_t g = 0; g < s.groups; ++g) {
-                    const uint32_t first = g * s.group;
-                    for (uint32_t h = y0; h < y1; ++h) {
-                        load(g, h, ops);
-                        line(FusedSource{values + (h - y0) * row_values + first,
+        for (uint32_t y0 = 0; y0 < s.height; y0 += block) {
+            const uint32_t y1 = std::min(s.height, y0 + block);
+            const int32_t* values = rows.compute(y0, y1);
+            const size_t batch_values = (y1 - y0) * row_values;
+            for (uint32_t g = 0; g < s.groups; ++g) {
+                const uint32_t first = g * s.group;
+                for (uint32_t h = y0; h < y1; ++h) {
+                    load(g, h, ops);  // once for every batch, as below
+                    for (uint32_t b = 0; b < s.batches; ++b) {
+                        line(FusedSource{values + b * batch_values + (h - y0) * row_values + first,
                                          cube->channel_stride,
                                          std::min(s.group, s.channels - first)},
                              ops, lines.data());
@@ -309,6 +314,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     }
                 }
             }
+        }
         rows.finish();
         return;
     }

@@ -56,13 +56,13 @@ NVDLA_SDP_AVX2 inline __m256i round_shift64(__m256i x, uint32_t shift, __m128i c
     return _mm256_sub_epi64(_mm256_xor_si256(q, sign), sign);
 }
 
-// The same for 8 int32 lanes whose magnitude plus 2^(shift - 1) fits 32 unsigned bits.
+// The same for 8 int32 lanes whose magnitude plus 2^(shift - 1) stays below 2^31:
+// floor((x + 2^(shift - 1) - [x < 0]) / 2^shift), which is that rounding for shift >= 1.
 NVDLA_SDP_AVX2 inline __m256i round_shift32(__m256i x, uint32_t shift, __m128i count,
                                             __m256i half) {
     if (shift == 0) return x;
-    const __m256i sign = _mm256_srai_epi32(x, 31);
-    const __m256i q = _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(x), half), count);
-    return _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
+    return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, half), _mm256_srai_epi32(x, 31)),
+                            count);
 }
 
 NVDLA_SDP_AVX2 inline __m256i clamp32(__m256i x, __m256i lo, __m256i hi) {
@@ -96,8 +96,16 @@ struct Delivery {
 
 // ---- X ----
 
+// One X stage's operands for 8 channels: the ALU operand after its shift (8 x int32 and in
+// 64-bit lanes), the multiplier and, for a SUM, their product (64-bit lanes, 4 + 4).
+struct XLanes {
+    __m256i op32, op_lo, op_hi, factor_lo, factor_hi, op_factor_lo, op_factor_hi;
+};
+
 struct XParams {
-    const XStage& x;
+    // Values, not a reference to the stage (sdp_simd.cpp's XParams).
+    uint32_t algo, shift;
+    bool relu;
     bool alu, sum, mul, prelu;
     __m256i alu_constant;  // 8 x int32
     __m128i alu_count;
@@ -107,7 +115,9 @@ struct XParams {
     __m256i int32_min, int32_max;
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
-        : x(stage),
+        : algo(stage.alu_algo),
+          shift(stage.mul_shift),
+          relu(!stage.relu_bypass),
           alu(!stage.alu_bypass),
           sum(alu && stage.alu_algo >= 2),
           mul(!stage.mul_bypass),
@@ -122,53 +132,71 @@ struct XParams {
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
           int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
 
-    // 4 elements in 64-bit lanes: the truncated product saturated to 32 bits (in 64-bit lanes).
-    NVDLA_SDP_AVX2_STEP __m256i product4(__m256i in, __m256i operand, __m256i a,
-                                         const int16_t* mul_mem) const {
-        __m256i product = a;
-        if (mul) {
-            const __m256i factor = mul_mem ? _mm256_cvtepi16_epi64(_mm_loadl_epi64(
-                                                 reinterpret_cast<const __m128i*>(mul_mem)))
-                                           : mul_constant;
-            // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
-            product = sum ? _mm256_add_epi64(_mm256_mul_epi32(in, factor),
-                                             _mm256_mul_epi32(operand, factor))
-                          : _mm256_mul_epi32(a, factor);
-        }
-        const __m256i r = round_shift64(product, x.mul_shift, count, half);
-        return min64(max64(r, int32_min), int32_max);
-    }
-
-    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
-    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
-                                      const int16_t* mul_mem) const {
-        __m256i op32 = _mm256_setzero_si256(), a32 = in32;
-        if (alu) {
-            // Memory operands: int16 shifted left by at most 15, so no saturation.
-            op32 = alu_mem ? _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128(
+    // The operands of 8 elements from memory (or nullptr: the registers').
+    NVDLA_SDP_AVX2_STEP XLanes lanes(const int16_t* alu_mem, const int16_t* mul_mem) const {
+        XLanes k;
+        const __m256i zero = _mm256_setzero_si256();
+        // Memory operands: int16 shifted left by at most 15, so no saturation.
+        k.op32 = !alu      ? zero
+                 : alu_mem ? _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128(
                                                   reinterpret_cast<const __m128i*>(alu_mem))),
                                               alu_count)
                            : alu_constant;
-            if (x.alu_algo == 0)
-                a32 = _mm256_max_epi32(in32, op32);
-            else if (x.alu_algo == 1)
-                a32 = _mm256_min_epi32(in32, op32);
+        k.op_lo = low64(k.op32);
+        k.op_hi = high64(k.op32);
+        k.factor_lo = k.factor_hi = mul_constant;
+        if (mul && mul_mem) {
+            k.factor_lo =
+                _mm256_cvtepi16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mul_mem)));
+            k.factor_hi = _mm256_cvtepi16_epi64(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mul_mem + 4)));
+        }
+        k.op_factor_lo = sum && mul ? _mm256_mul_epi32(k.op_lo, k.factor_lo) : zero;
+        k.op_factor_hi = sum && mul ? _mm256_mul_epi32(k.op_hi, k.factor_hi) : zero;
+        return k;
+    }
+
+    // 4 elements in 64-bit lanes: the truncated product saturated to 32 bits (in 64-bit lanes).
+    NVDLA_SDP_AVX2_STEP __m256i product4(__m256i in, __m256i a, __m256i factor,
+                                         __m256i op_factor) const {
+        __m256i product = a;
+        // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
+        if (mul)
+            product = sum ? _mm256_add_epi64(_mm256_mul_epi32(in, factor), op_factor)
+                          : _mm256_mul_epi32(a, factor);
+        const __m256i r = round_shift64(product, shift, count, half);
+        return min64(max64(r, int32_min), int32_max);
+    }
+
+    // 8 elements with their operands.
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const XLanes& k) const {
+        __m256i a32 = in32;
+        if (alu) {
+            if (algo == 0)
+                a32 = _mm256_max_epi32(in32, k.op32);
+            else if (algo == 1)
+                a32 = _mm256_min_epi32(in32, k.op32);
         }
         const __m256i in_lo = low64(in32), in_hi = high64(in32);
-        const __m256i op_lo = low64(op32), op_hi = high64(op32);
         // The ALU result: 33 bits for a SUM, else within 32.
-        const __m256i a_lo = sum ? _mm256_add_epi64(in_lo, op_lo) : low64(a32);
-        const __m256i a_hi = sum ? _mm256_add_epi64(in_hi, op_hi) : high64(a32);
-        __m256i out = narrow(product4(in_lo, op_lo, a_lo, mul_mem),
-                             product4(in_hi, op_hi, a_hi, mul_mem ? mul_mem + 4 : nullptr));
+        const __m256i a_lo = sum ? _mm256_add_epi64(in_lo, k.op_lo) : low64(a32);
+        const __m256i a_hi = sum ? _mm256_add_epi64(in_hi, k.op_hi) : high64(a32);
+        __m256i out = narrow(product4(in_lo, a_lo, k.factor_lo, k.op_factor_lo),
+                             product4(in_hi, a_hi, k.factor_hi, k.op_factor_hi));
         if (prelu) {
             // A non-negative ALU result passes with its low 32 bits, untruncated.
             const __m256i negative = narrow(_mm256_cmpgt_epi64(_mm256_setzero_si256(), a_lo),
                                             _mm256_cmpgt_epi64(_mm256_setzero_si256(), a_hi));
             out = _mm256_blendv_epi8(narrow(a_lo, a_hi), out, negative);
         }
-        if (!x.relu_bypass) out = _mm256_max_epi32(out, _mm256_setzero_si256());
+        if (relu) out = _mm256_max_epi32(out, _mm256_setzero_si256());
         return out;
+    }
+
+    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                      const int16_t* mul_mem) const {
+        return apply(in32, lanes(alu_mem, mul_mem));
     }
 };
 
@@ -203,7 +231,8 @@ struct YConvertor {
 
 // Y's MUL (PReLU) and ALU on the int pipelines, without the LUT (sdp_y.cpp's y_int).
 struct YParams {
-    const YStage& y;
+    uint32_t algo, truncate;  // values (XParams)
+    bool prelu;
     bool mul, alu;
     YConvertor mul_cvt, alu_cvt;
     __m256i mul_constant, alu_constant;  // 4 x int64
@@ -211,7 +240,9 @@ struct YParams {
     __m256i half, int32_min, int32_max, one;
 
     NVDLA_SDP_AVX2 explicit YParams(const YStage& stage)
-        : y(stage),
+        : algo(stage.alu_algo),
+          truncate(stage.truncate),
+          prelu(stage.prelu),
           mul(!stage.mul_bypass),
           alu(!stage.alu_bypass),
           mul_cvt(stage.mul_cvt),
@@ -234,14 +265,14 @@ struct YParams {
             const __m256i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
             // 32 x 32 -> 64 bits, then EW_TRUNCATE with rounding into 32 bits.
             const __m256i product = _mm256_mul_epi32(in, operand);
-            x = min64(max64(round_shift64(product, y.truncate, count, half), int32_min), int32_max);
+            x = min64(max64(round_shift64(product, truncate, count, half), int32_min), int32_max);
             // PReLU: a non-negative input passes unchanged.
-            if (y.prelu)
+            if (prelu)
                 x = _mm256_blendv_epi8(in, x, _mm256_cmpgt_epi64(_mm256_setzero_si256(), in));
         }
         if (alu) {
             const __m256i operand = alu_mem ? alu_cvt.apply(alu_mem) : alu_constant;
-            switch (y.alu_algo) {
+            switch (algo) {
                 case 0: x = max64(x, operand); break;
                 case 1: x = min64(x, operand); break;
                 case 2: x = _mm256_add_epi64(x, operand); break;  // 33 bits
@@ -406,6 +437,8 @@ NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
 // The constants of the fused pass (sdp_simd.cpp's Fused, 8 channels at a time).
 struct Fused {
     const Settings& s;
+    bool bs_on, bn_on, ew_on;
+    uint32_t out_lanes;
     Delivery cacc;
     XParams x1, x2;
     YParams y;
@@ -413,20 +446,45 @@ struct Fused {
 
     // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
     NVDLA_SDP_AVX2 Fused(const Settings& settings, uint32_t clip)
-        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
+        : s(settings),
+          bs_on(settings.bs.enabled),
+          bn_on(settings.bn.enabled),
+          ew_on(settings.ew.enabled),
+          out_lanes(settings.out_lanes),
+          cacc(clip),
+          x1(settings.bs),
+          x2(settings.bn),
+          y(settings.ew),
+          c(settings) {}
 
     // One line of a channel group into the write DMA's line buffers. `Saturate`: the
     // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
+        // A copy of the constants, so that the stores through `lines` (std::byte, which may
+        // alias anything) cannot make the compiler reload them for every element.
+        const Fused f = *this;
         const uint32_t valid = from.valid;
         const int32_t* src = from.values;
         const size_t step = from.step, atom = s.atom, group = s.group;
-        const size_t line_bytes = size_t(s.width) * atom;
+        const uint32_t width = s.width;
+        const size_t line_bytes = size_t(width) * atom;
         constexpr size_t kElementBytes = Int8Out ? 1 : 2;
+        // X operands the same for every element (per kernel or registers): once for the line,
+        // 8 channels at a time (a group has at most 32).
+        const auto constant = [](const XStage& x, const OperandLine& o) {
+            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+        };
+        const bool bs_constant = constant(s.bs, ops[0]), bn_constant = constant(s.bn, ops[1]);
+        XLanes bs[4], bn[4];
+        const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
+        for (uint32_t j = 0; j < group && j < 32; j += 8) {
+            if (bs_constant) bs[j / 8] = f.x1.lanes(at_(ops[0].alu, j), at_(ops[0].mul, j));
+            if (bn_constant) bn[j / 8] = f.x2.lanes(at_(ops[1].alu, j), at_(ops[1].mul, j));
+        }
         uint32_t flagged = 0;
-        for (uint32_t w = 0; w < s.width; ++w, src += step) {
+        for (uint32_t w = 0; w < width; ++w, src += step) {
             // The cube's elements are `step` values apart, mostly beyond the caches: fetch the
             // group's 128 bytes a few elements ahead (past the cube's end it touches nothing).
             const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
@@ -434,17 +492,21 @@ struct Fused {
             __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
             for (uint32_t j = 0; j < group; j += 8) {
                 const size_t at = w * group + j;
-                __m256i v = j + 8 <= valid ? cacc.load(src + j)
-                                           : cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
-                if (s.bs.enabled) v = x1.apply(v, at_(ops[0].alu), at_(ops[0].mul));
-                if (s.bn.enabled) v = x2.apply(v, at_(ops[1].alu), at_(ops[1].mul));
-                if (s.ew.enabled) v = y.apply(v, at_(ops[2].alu), at_(ops[2].mul));
-                if constexpr (!Saturate) v = c.apply(v, 8, flagged);
+                __m256i v = j + 8 <= valid
+                                ? f.cacc.load(src + j)
+                                : f.cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
+                if (f.bs_on)
+                    v = bs_constant ? f.x1.apply(v, bs[j / 8])
+                                    : f.x1.apply(v, at_(ops[0].alu, at), at_(ops[0].mul, at));
+                if (f.bn_on)
+                    v = bn_constant ? f.x2.apply(v, bn[j / 8])
+                                    : f.x2.apply(v, at_(ops[1].alu, at), at_(ops[1].mul, at));
+                if (f.ew_on) v = f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
+                if constexpr (!Saturate) v = f.c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
-                std::byte* dst = lines + (j / s.out_lanes) * line_bytes + w * atom +
-                                 (j % s.out_lanes) * kElementBytes;
+                std::byte* dst = lines + (j / f.out_lanes) * line_bytes + w * atom +
+                                 (j % f.out_lanes) * kElementBytes;
                 const __m128i words =
                     _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
                 if constexpr (Int8Out)

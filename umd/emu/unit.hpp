@@ -50,9 +50,9 @@ class DeferredRows {
     // Rows per block (at least 1), and whether the layer would run on one thread anyway.
     virtual uint32_t block_rows() const = 0;
     virtual bool one_thread() const = 0;
-    // Rows [y0, y1) of batch n as `sums` would hold them (channel_stride values per element,
-    // CACC's delivery applied), valid until the next call.
-    virtual const int32_t* compute(uint32_t n, uint32_t y0, uint32_t y1) = 0;
+    // Rows [y0, y1) of every batch as `sums` would hold them (channel_stride values per
+    // element, CACC's delivery applied), batch after batch, valid until the next call.
+    virtual const int32_t* compute(uint32_t y0, uint32_t y1) = 0;
     // After the last block: CACC's status.
     virtual void finish() = 0;
     // The whole cube (sums or values), CACC's status set.
