@@ -213,6 +213,14 @@ void check_convertors() {
         std::vector<int32_t> line(n);
         // Mostly values the convertor maps near the output range, some anywhere.
         for (int32_t& v : line) v = pick(rng, 2) ? awkward(rng, 1 << 20) : awkward(rng);
+        // Now and then the inputs next to where the saturation flag starts (on each side).
+        if (pick(rng, 3) == 0) {
+            const FlagBounds b = convertor_flag_bounds(s.cvt, s.cvt.shift & 63u);
+            for (int32_t& v : line) {
+                const int64_t at = (pick(rng, 2) ? b.above : b.below) + int64_t(pick(rng, 5)) - 2;
+                v = static_cast<int32_t>(std::clamp<int64_t>(at, INT32_MIN, INT32_MAX));
+            }
+        }
         std::vector<uint16_t> scalar(n), simd(n);
         Counters cs, cv;
         run_c(s, line, scalar, cs);

@@ -178,6 +178,28 @@ void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
 bool y_simd_supported(const Settings& s);
 void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
+// The output convertor's saturation flag (C model: the quotient beyond 17 bits by more than
+// its rounding) as bounds on its input x, for shifts up to 30: flagged exactly when
+// (x - offset) * scale >= 65537 * 2^shift or < -65537 * 2^shift, i.e. when x >= above or
+// x <= below (bounds beyond int32 never met).
+struct FlagBounds {
+    int64_t above = INT64_MAX, below = INT64_MIN;
+};
+inline FlagBounds convertor_flag_bounds(const precision::ConvertorParams& cvt, uint32_t shift) {
+    FlagBounds b;
+    if (cvt.scale == 0 || shift > 30) return b;
+    const int64_t limit = int64_t(65537) << shift;
+    const int64_t m = cvt.scale < 0 ? -int64_t(cvt.scale) : cvt.scale;
+    const int64_t floor_q = limit / m, ceil_q = (limit + m - 1) / m;
+    if (cvt.scale > 0) {
+        b.above = int64_t(cvt.offset) + ceil_q;
+        b.below = int64_t(cvt.offset) - floor_q - 1;
+    } else {
+        b.above = int64_t(cvt.offset) + floor_q + 1;
+        b.below = int64_t(cvt.offset) - ceil_q;
+    }
+    return b;
+}
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters);
 // The common layer in one pass: CACC's channels-last values (flying) or the input lines

@@ -209,8 +209,9 @@ struct XParams {
 
     // Whether 16 inputs may take apply16_narrow: every |in| < 2^30.
     NVDLA_SDP_SIMD_STEP bool fits_narrow(__m512i in) const {
-        return _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, in),
-                                       _mm512_set1_epi32((1 << 30) - 1)) == 0;
+        const __mmask16 beyond = _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, in),
+                                                         _mm512_set1_epi32((1 << 30) - 1));
+        return _kortestz_mask16_u8(beyond, beyond);
     }
 
     // 16 elements in 32-bit lanes (`narrow` programming, |in| < 2^30): the ALU result a fits
@@ -414,7 +415,14 @@ struct YParams {
 struct CParams {
     uint32_t shift;
     bool count_saturation;
-    bool narrow_ok;        // 32-bit lanes possible at all (shift <= 30)
+    bool narrow_ok;  // 32-bit lanes possible at all (shift <= 30)
+    // Values outside [lower, upper] saturate the output (|product| > 2^30 rounds to at least
+    // 2^(30 - shift), beyond the output's range), so they need no product: the output's bound
+    // on the side of the product's sign, their flags from convertor_flag_bounds.
+    bool outside_saturates;
+    bool negative_scale;
+    bool flag_above, flag_below;
+    __m512i above_bound, below_bound;
     bool identity;         // offset 0, scale 1
     __m512i lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
     __m512i offset, scale, half, lo17, hi17, lo, hi;
@@ -425,7 +433,17 @@ struct CParams {
         : shift(s.cvt.shift & 63u),
           count_saturation(s.count_saturation),
           narrow_ok(shift <= 30),
+          outside_saturates(narrow_ok && (int64_t(1) << (30 - shift)) >=
+                                             (s.output == Precision::Int8 ? 128 : 32768)),
+          negative_scale(s.cvt.scale < 0),
           identity(s.cvt.offset == 0 && s.cvt.scale == 1) {
+        const FlagBounds bounds = convertor_flag_bounds(s.cvt, shift);
+        flag_above = bounds.above <= INT32_MAX;
+        flag_below = bounds.below >= INT32_MIN;
+        above_bound =
+            _mm512_set1_epi32(static_cast<int32_t>(std::max<int64_t>(bounds.above, INT32_MIN)));
+        below_bound =
+            _mm512_set1_epi32(static_cast<int32_t>(std::min<int64_t>(bounds.below, INT32_MAX)));
         const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
         const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
         lower = _mm512_set1_epi32(
@@ -467,6 +485,25 @@ struct CParams {
     NVDLA_SDP_SIMD_STEP __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
         const __mmask16 inside =
             _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
+        // (Branch-free when the values outside saturate: the inside ones are blended through.)
+        if (outside_saturates) {
+            const __m512i p = _mm512_maskz_mullo_epi32(kAll16, _mm512_sub_epi32(x, offset), scale);
+            const __m512i rounded = round_shift32(p, shift, count, half);
+            const __m512i r = clamp32(rounded, lo, hi);
+            // The product's sign: x > offset, unless the scale is negative (not 0: outside).
+            const __mmask16 greater = _mm512_cmpgt_epi32_mask(x, offset);
+            const __mmask16 high_side = negative_scale ? __mmask16(~greater) : greater;
+            const __mmask16 outside = m & __mmask16(~inside);
+            if (count_saturation) {
+                const __m512i floor_value = _mm512_maskz_sra_epi32(kAll16, p, count);
+                __mmask16 flagged = flag32(floor_value, clamp32(rounded, lo17, hi17)) & inside;
+                if (flag_above) flagged |= _mm512_mask_cmpge_epi32_mask(outside, x, above_bound);
+                if (flag_below) flagged |= _mm512_mask_cmple_epi32_mask(outside, x, below_bound);
+                saturations += static_cast<uint32_t>(__builtin_popcount(flagged));
+            }
+            return _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(r, outside & high_side, hi),
+                                         outside & __mmask16(~high_side), lo);
+        }
         if (!narrow_ok || inside != m) {
             const __m256i low = wide(low_half(x), static_cast<__mmask8>(m), saturations);
             const __m256i high = wide(high_half(x), static_cast<__mmask8>(m >> 8), saturations);

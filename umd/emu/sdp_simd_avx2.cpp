@@ -297,7 +297,12 @@ struct CParams {
     const Settings& s;
     uint32_t shift;
     bool count_saturation;
-    bool narrow_ok;        // 32-bit lanes possible at all (shift <= 30)
+    bool narrow_ok;  // 32-bit lanes possible at all (shift <= 30)
+    // Values outside [lower, upper] saturate the output (sdp_simd.cpp's CParams).
+    bool outside_saturates;
+    bool negative_scale;
+    bool flag_above, flag_below;
+    __m256i above_bound, below_bound;
     bool identity;         // offset 0, scale 1
     int32_t lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
     __m256i lower_v, upper_v, offset, scale, half, lo17, hi17, lo, hi, three;
@@ -308,7 +313,17 @@ struct CParams {
           shift(settings.cvt.shift & 63u),
           count_saturation(settings.count_saturation),
           narrow_ok(shift <= 30),
+          outside_saturates(narrow_ok && (int64_t(1) << (30 - shift)) >=
+                                             (settings.output == Precision::Int8 ? 128 : 32768)),
+          negative_scale(settings.cvt.scale < 0),
           identity(settings.cvt.offset == 0 && settings.cvt.scale == 1) {
+        const FlagBounds bounds = convertor_flag_bounds(s.cvt, shift);
+        flag_above = bounds.above <= INT32_MAX;
+        flag_below = bounds.below >= INT32_MIN;
+        above_bound =
+            _mm256_set1_epi32(static_cast<int32_t>(std::max<int64_t>(bounds.above, INT32_MIN)));
+        below_bound =
+            _mm256_set1_epi32(static_cast<int32_t>(std::min<int64_t>(bounds.below, INT32_MAX)));
         const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
         const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
         lower = static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(s.cvt.offset) - reach));
@@ -335,6 +350,35 @@ struct CParams {
         const unsigned valid_bits = (1u << valid) - 1;
         const unsigned outside_bits =
             static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(outside))) & valid_bits;
+        // (Branch-free when the values outside saturate: the inside ones are blended through.)
+        if (outside_saturates) {
+            const __m256i p = _mm256_mullo_epi32(_mm256_sub_epi32(x, offset), scale);
+            const __m256i rounded = round_shift32(p, shift, count, half);
+            const __m256i r = clamp32(rounded, lo, hi);
+            if (count_saturation) {
+                const __m256i floor_value = _mm256_sra_epi32(p, count);
+                const __m256i d =
+                    _mm256_add_epi32(_mm256_sub_epi32(floor_value, clamp32(rounded, lo17, hi17)),
+                                     _mm256_set1_epi32(1));
+                __m256i flagged =
+                    _mm256_andnot_si256(outside, _mm256_cmpeq_epi32(_mm256_max_epu32(d, three), d));
+                // x >= above, x <= below on the lanes outside.
+                if (flag_above)
+                    flagged = _mm256_or_si256(
+                        flagged, _mm256_andnot_si256(_mm256_cmpgt_epi32(above_bound, x), outside));
+                if (flag_below)
+                    flagged = _mm256_or_si256(
+                        flagged, _mm256_andnot_si256(_mm256_cmpgt_epi32(x, below_bound), outside));
+                saturations += static_cast<uint32_t>(__builtin_popcount(
+                    static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(flagged))) &
+                    valid_bits));
+            }
+            // The product's sign: x > offset, unless the scale is negative (not 0: outside).
+            __m256i high_side = _mm256_cmpgt_epi32(x, offset);
+            if (negative_scale) high_side = _mm256_xor_si256(high_side, _mm256_set1_epi32(-1));
+            const __m256i bound = _mm256_blendv_epi8(lo, hi, high_side);
+            return _mm256_blendv_epi8(r, bound, outside);
+        }
         if (!narrow_ok || outside_bits) return scalar(x, valid, saturations);
         const __m256i p = identity ? x : _mm256_mullo_epi32(_mm256_sub_epi32(x, offset), scale);
         const __m256i r = round_shift32(p, shift, count, half);
