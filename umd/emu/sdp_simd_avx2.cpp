@@ -307,6 +307,8 @@ struct CParams {
     int32_t lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
     __m256i lower_v, upper_v, offset, scale, half, lo17, hi17, lo, hi, three;
     __m128i count;
+    // 64-bit lanes (4 x int64).
+    __m256i scale64, offset_product, half64, lo17_64, hi17_64, lo64, hi64, two64;
 
     NVDLA_SDP_AVX2 explicit CParams(const Settings& settings)
         : s(settings),
@@ -339,6 +341,14 @@ struct CParams {
         lo = _mm256_set1_epi32(int8 ? -128 : -32768);
         hi = _mm256_set1_epi32(int8 ? 127 : 32767);
         three = _mm256_set1_epi32(3);
+        scale64 = _mm256_set1_epi64x(s.cvt.scale);
+        offset_product = _mm256_set1_epi64x(int64_t(s.cvt.offset) * s.cvt.scale);
+        half64 = _mm256_set1_epi64x(shift ? int64_t(1) << (shift - 1) : 0);
+        lo17_64 = _mm256_set1_epi64x(-65536);
+        hi17_64 = _mm256_set1_epi64x(65535);
+        lo64 = _mm256_set1_epi64x(int8 ? -128 : -32768);
+        hi64 = _mm256_set1_epi64x(int8 ? 127 : 32767);
+        two64 = _mm256_set1_epi64x(2);
         count = _mm_cvtsi32_si128(static_cast<int>(shift));
     }
 
@@ -379,7 +389,14 @@ struct CParams {
             const __m256i bound = _mm256_blendv_epi8(lo, hi, high_side);
             return _mm256_blendv_epi8(r, bound, outside);
         }
-        if (!narrow_ok || outside_bits) return scalar(x, valid, saturations);
+        if (!narrow_ok || outside_bits) {
+            uint32_t flagged_bits = 0;
+            const __m256i out =
+                narrow(wide(low64(x), 0, flagged_bits), wide(high64(x), 4, flagged_bits));
+            if (count_saturation)
+                saturations += static_cast<uint32_t>(__builtin_popcount(flagged_bits & valid_bits));
+            return out;
+        }
         const __m256i p = identity ? x : _mm256_mullo_epi32(_mm256_sub_epi32(x, offset), scale);
         const __m256i r = round_shift32(p, shift, count, half);
         if (count_saturation) {
@@ -395,17 +412,26 @@ struct CParams {
         return clamp32(r, lo, hi);
     }
 
-    // The scalar convertor on the 8 elements (values whose products need more than 32 bits).
-    NVDLA_SDP_AVX2 __m256i scalar(__m256i x, size_t valid, uint32_t& saturations) const {
-        alignas(32) int32_t in[8];
-        uint16_t out[8] = {};
-        _mm256_store_si256(reinterpret_cast<__m256i*>(in), x);
-        Counters counters;
-        sdp::run_c(s, std::span<const int32_t>(in, valid), std::span<uint16_t>(out, valid),
-                   counters);
-        saturations += counters.saturations;
-        // int8 outputs come sign-extended to 16 bits.
-        return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(out)));
+    // 4 elements in 64-bit lanes: (x - offset) * scale = x * scale - offset * scale (48 bits),
+    // rounded, saturated to 17 bits and the output precision; the C model's flags (of lanes
+    // first, first + 1, ...) into `flagged`.
+    NVDLA_SDP_AVX2_STEP __m256i wide(__m256i x, unsigned first, uint32_t& flagged) const {
+        const __m256i p = _mm256_sub_epi64(_mm256_mul_epi32(x, scale64), offset_product);
+        const __m256i r17 = min64(max64(round_shift64(p, shift, count, half64), lo17_64), hi17_64);
+        if (count_saturation) {
+            // floor(p / 2^shift): an arithmetic shift made of a logical one.
+            const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), p);
+            const __m256i floor_value =
+                _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(p, sign), count), sign);
+            // floor - result + 1 > 2 unsigned: above 2 or negative as signed.
+            const __m256i d =
+                _mm256_add_epi64(_mm256_sub_epi64(floor_value, r17), _mm256_set1_epi64x(1));
+            const __m256i beyond = _mm256_or_si256(_mm256_cmpgt_epi64(d, two64),
+                                                   _mm256_cmpgt_epi64(_mm256_setzero_si256(), d));
+            flagged |= static_cast<uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(beyond)))
+                       << first;
+        }
+        return min64(max64(r17, lo64), hi64);
     }
 };
 
