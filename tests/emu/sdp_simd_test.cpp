@@ -447,10 +447,30 @@ Program random_program(std::mt19937_64& rng) {
         const bool mul_needed = enabled && !mul_bypass && mul_memory;
         if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
     }
+    // Now and then a convolution's requantisation, which the fused pass runs without a branch
+    // on the stages (X1 summing and multiplying with a shift of 16 to 45, X2 off), or X1 with
+    // neither multiplier nor shift (a bias, a ReLU: 32-bit lanes too).
+    const bool requantise = pick(rng, 5) == 0;
+    if (requantise) {
+        const bool no_mul = pick(rng, 3) == 0;
+        const bool alu_bypass = no_mul && pick(rng, 3) == 0;
+        sdp.set(x_cfg[0], (alu_bypass ? 2u : 0u) |
+                              static_cast<uint32_t>(no_mul ? pick(rng, 4) : 2) << 2 |
+                              (no_mul ? 1u << 4 : 0u) | (pick(rng, 2) ? 1u << 6 : 0u));
+        const uint32_t shift = no_mul ? 0 : static_cast<uint32_t>(16 + pick(rng, 30));
+        sdp.set(x_mul[0], (sdp.w[x_mul[0] / 4] & 1u) | shift << 8);
+        sdp.set(x_cfg[1], 1);  // X2 off, its operand DMA too
+        p.rdma.set(dma_cfg[1], 1);
+        const bool alu_memory = !alu_bypass && (sdp.w[x_alu[0] / 4] & 1u);
+        const bool mul_memory = !no_mul && (sdp.w[x_mul[0] / 4] & 1u);
+        p.rdma.set(dma_cfg[0], 1);
+        if (alu_memory || mul_memory) operand_dma(0, alu_memory, mul_memory);
+        sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 24)));
+    }
     // Y now and then, without the LUT (the fused pass computes it): MUL and ALU operands from
     // registers or memory, through random operand convertors; EQL (nothing written) and
     // truncations past 63 stay with the scalar stages.
-    if (pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
+    if (!requantise && pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
         const bool alu_bypass = pick(rng, 3) == 0, mul_bypass = pick(rng, 3) == 0;
         sdp.set(NVDLA_SDP_D_DP_EW_CFG,
                 (alu_bypass ? 0x2u : 0u) | static_cast<uint32_t>(pick(rng, 3)) << 2 |

@@ -147,8 +147,9 @@ struct XParams {
     __m512i mul_constant;
     __m128i count;
     __m512i half;
-    // apply16_narrow takes this programming: a multiplier, a shift of 16 to 45, an ALU operand
-    // within 2^30 (memory operands are: 16 bits shifted by at most 15).
+    // apply16_narrow takes this programming: a multiplier and a shift of 16 to 45, or neither
+    // multiplier nor shift; an ALU operand within 2^30 (memory operands are: 16 bits shifted by
+    // at most 15).
     bool narrow;
     __m128i narrow_count;  // shift - 16
     __m512i narrow_half;   // 2^(shift - 17)
@@ -169,7 +170,8 @@ struct XParams {
         const int32_t operand =
             alu && !stage.alu_from_memory ? x_alu_operand(stage.alu_operand, stage.alu_shift) : 0;
         alu_constant = _mm256_set1_epi32(operand);
-        narrow = mul && shift >= 16 && shift <= 45 && operand >= -(1 << 30) && operand <= (1 << 30);
+        narrow = (mul ? shift >= 16 && shift <= 45 : shift == 0) && operand >= -(1 << 30) &&
+                 operand <= (1 << 30);
         narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow ? shift - 16 : 0));
         narrow_half = _mm512_set1_epi32(narrow && shift > 16 ? int32_t(1) << (shift - 17) : 0);
     }
@@ -220,15 +222,24 @@ struct XParams {
     // low 16 bits, a * factor = q * 2^16 + low, 0 <= low < 2^16, negative exactly when q is.
     // Rounded half away by 2^shift, shift = 16 + t: q plus the carry of low + 2^15 - [q < 0]
     // for t = 0; else (q + 2^(t-1) - [low == 0 and q < 0]) >> t.
+    // `SumOnly`: the ALU sums and there is no PReLU (the common programming, known at compile
+    // time).
+    template <bool SumOnly = false>
     NVDLA_SDP_SIMD_STEP __m512i apply16_narrow(__m512i in, const XLanes16& k) const {
         __m512i a = in;
-        if (alu) {
+        if (SumOnly) {
+            a = _mm512_add_epi32(in, k.operand32);
+        } else if (alu) {
             if (algo == 0)
                 a = _mm512_maskz_max_epi32(kAll16, in, k.operand32);
             else if (algo == 1)
                 a = _mm512_maskz_min_epi32(kAll16, in, k.operand32);
             else
                 a = _mm512_add_epi32(in, k.operand32);
+        }
+        if (!SumOnly && !mul) {
+            // No multiplier, no shift: the ALU result (within 32 bits), then ReLU.
+            return relu ? _mm512_maskz_max_epi32(kAll16, a, _mm512_setzero_si512()) : a;
         }
         const __m512i low16 = _mm512_set1_epi32(0xffff);
         const __m512i high_product =
@@ -251,7 +262,7 @@ struct XParams {
                 _mm512_mask_add_epi32(biased, _mm512_testn_epi32_mask(low, low), biased, negative),
                 narrow_count);
         }
-        if (prelu)
+        if (!SumOnly && prelu)
             out = _mm512_mask_mov_epi32(out, _mm512_cmpge_epi32_mask(a, _mm512_setzero_si512()), a);
         if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
         return out;
@@ -485,25 +496,7 @@ struct CParams {
     NVDLA_SDP_SIMD_STEP __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
         const __mmask16 inside =
             _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
-        // (Branch-free when the values outside saturate: the inside ones are blended through.)
-        if (outside_saturates) {
-            const __m512i p = _mm512_maskz_mullo_epi32(kAll16, _mm512_sub_epi32(x, offset), scale);
-            const __m512i rounded = round_shift32(p, shift, count, half);
-            const __m512i r = clamp32(rounded, lo, hi);
-            // The product's sign: x > offset, unless the scale is negative (not 0: outside).
-            const __mmask16 greater = _mm512_cmpgt_epi32_mask(x, offset);
-            const __mmask16 high_side = negative_scale ? __mmask16(~greater) : greater;
-            const __mmask16 outside = m & __mmask16(~inside);
-            if (count_saturation) {
-                const __m512i floor_value = _mm512_maskz_sra_epi32(kAll16, p, count);
-                __mmask16 flagged = flag32(floor_value, clamp32(rounded, lo17, hi17)) & inside;
-                if (flag_above) flagged |= _mm512_mask_cmpge_epi32_mask(outside, x, above_bound);
-                if (flag_below) flagged |= _mm512_mask_cmple_epi32_mask(outside, x, below_bound);
-                saturations += static_cast<uint32_t>(__builtin_popcount(flagged));
-            }
-            return _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(r, outside & high_side, hi),
-                                         outside & __mmask16(~high_side), lo);
-        }
+        if (outside_saturates) return apply_saturating(x, m, inside, saturations);
         if (!narrow_ok || inside != m) {
             const __m256i low = wide(low_half(x), static_cast<__mmask8>(m), saturations);
             const __m256i high = wide(high_half(x), static_cast<__mmask8>(m >> 8), saturations);
@@ -518,6 +511,34 @@ struct CParams {
                 __builtin_popcount(flag32(floor_value, clamp32(r, lo17, hi17)) & m));
         }
         return clamp32(r, lo, hi);
+    }
+
+    // 16 elements when the values outside [lower, upper] saturate (outside_saturates),
+    // branch-free: the inside ones computed in 32-bit lanes, the others' bounds blended in.
+    NVDLA_SDP_SIMD_STEP __m512i apply_saturating(__m512i x, __mmask16 m,
+                                                 uint32_t& saturations) const {
+        const __mmask16 inside =
+            _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
+        return apply_saturating(x, m, inside, saturations);
+    }
+    NVDLA_SDP_SIMD_STEP __m512i apply_saturating(__m512i x, __mmask16 m, __mmask16 inside,
+                                                 uint32_t& saturations) const {
+        const __m512i p = _mm512_maskz_mullo_epi32(kAll16, _mm512_sub_epi32(x, offset), scale);
+        const __m512i rounded = round_shift32(p, shift, count, half);
+        const __m512i r = clamp32(rounded, lo, hi);
+        // The product's sign: x > offset, unless the scale is negative (not 0: outside).
+        const __mmask16 greater = _mm512_cmpgt_epi32_mask(x, offset);
+        const __mmask16 high_side = negative_scale ? __mmask16(~greater) : greater;
+        const __mmask16 outside = m & __mmask16(~inside);
+        if (count_saturation) {
+            const __m512i floor_value = _mm512_maskz_sra_epi32(kAll16, p, count);
+            __mmask16 flagged = flag32(floor_value, clamp32(rounded, lo17, hi17)) & inside;
+            if (flag_above) flagged |= _mm512_mask_cmpge_epi32_mask(outside, x, above_bound);
+            if (flag_below) flagged |= _mm512_mask_cmple_epi32_mask(outside, x, below_bound);
+            saturations += static_cast<uint32_t>(__builtin_popcount(flagged));
+        }
+        return _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(r, outside & high_side, hi),
+                                     outside & __mmask16(~high_side), lo);
     }
 };
 
@@ -569,6 +590,10 @@ struct XOperands {
     const XLanes16* bn = nullptr;
 };
 
+// Which stages the fused pass's pieces run: none, any (each checked), or the common
+// programming of a convolution's requantisation (Fused::common_stages).
+constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2;
+
 // The constants of the fused pass, set up once per operation.
 struct Fused {
     const Settings& s;
@@ -590,6 +615,14 @@ struct Fused {
           y(settings.ew),
           c(settings) {}
 
+    // X1 alone, summing an operand the same for every element (per kernel or a register) and
+    // multiplying in 32-bit lanes (XParams::narrow), without PReLU; a convertor whose values
+    // beyond 32-bit products saturate.
+    bool common_stages() const {
+        return bs_on && !bn_on && !ew_on && x1.narrow && x1.mul && x1.sum && !x1.prelu &&
+               c.outside_saturates && !(s.bs_dma.enabled && s.bs_dma.per_element);
+    }
+
     // Everything for one line of a channel group, 16 channels at a time in registers, into
     // the write DMA's line buffers. `Saturate`: the convertor only saturates (offset 0, scale
     // 1, shift 0, its flag not counted).
@@ -598,10 +631,16 @@ struct Fused {
     // operand lines.
     // `j`: the piece within its channel group, whose X operands `k` holds when they are the
     // same for every element of the line (per kernel or registers; else nullptr).
-    template <bool Saturate, bool X>
+    template <bool Saturate, int X>
     NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, uint32_t j, const OperandLine* ops,
                                       const XOperands& k, __m512i lo, __m512i hi,
                                       uint32_t& flagged) const {
+        if constexpr (X == kCommonStages) {
+            // The common programming (common_stages()), with no branch on it.
+            v = x1.fits_narrow(v) ? x1.apply16_narrow<true>(v, k.bs[j]) : x1.apply16(v, k.bs[j]);
+            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
+            return v;
+        }
         if constexpr (X) {
             const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
             if (bs_on) {
@@ -624,8 +663,9 @@ struct Fused {
         return v;
     }
 
-    // X: an X or Y stage is on; Pieces: 16-channel pieces per channel group (1 or 2).
-    template <bool Int8Out, bool Saturate, bool X, uint32_t Pieces>
+    // X: kNoStages, kAnyStages (an X or Y stage is on) or kCommonStages; Pieces: 16-channel
+    // pieces per channel group (1 or 2).
+    template <bool Int8Out, bool Saturate, int X, uint32_t Pieces>
     NVDLA_SDP_SIMD void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
         const uint32_t valid = from.valid;
@@ -727,11 +767,19 @@ struct Fused {
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        const bool x = s.bs.enabled || s.bn.enabled || s.ew.enabled;
-        const auto line_fn = s.group == 32 ? (x ? &Fused::line<Int8Out, Saturate, true, 2>
-                                                : &Fused::line<Int8Out, Saturate, false, 2>)
-                                           : (x ? &Fused::line<Int8Out, Saturate, true, 1>
-                                                : &Fused::line<Int8Out, Saturate, false, 1>);
+        const int x = common_stages()                                ? kCommonStages
+                      : s.bs.enabled || s.bn.enabled || s.ew.enabled ? kAnyStages
+                                                                     : kNoStages;
+        using LineFn =
+            void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
+        static constexpr LineFn kLines[3][2] = {
+            {&Fused::line<Int8Out, Saturate, kNoStages, 1>,
+             &Fused::line<Int8Out, Saturate, kNoStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
+             &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
+             &Fused::line<Int8Out, Saturate, kCommonStages, 2>}};
+        const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
         uint32_t saturations = 0;
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines) {

@@ -100,6 +100,7 @@ struct Delivery {
 // 64-bit lanes), the multiplier and, for a SUM, their product (64-bit lanes, 4 + 4).
 struct XLanes {
     __m256i op32, op_lo, op_hi, factor_lo, factor_hi, op_factor_lo, op_factor_hi;
+    __m256i factor32;  // the multipliers in 32-bit lanes (XParams::narrow)
 };
 
 struct XParams {
@@ -113,6 +114,10 @@ struct XParams {
     __m128i count;
     __m256i half;  // 4 x int64
     __m256i int32_min, int32_max;
+    // apply_narrow takes this programming (sdp_simd.cpp's XParams::narrow).
+    bool narrow_lanes;
+    __m128i narrow_count;  // shift - 16
+    __m256i narrow_half;   // 2^(shift - 17)
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -130,7 +135,57 @@ struct XParams {
           count(_mm_cvtsi32_si128(static_cast<int>(stage.mul_shift))),
           half(_mm256_set1_epi64x(stage.mul_shift ? int64_t(1) << (stage.mul_shift - 1) : 0)),
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
-          int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
+          int32_max(_mm256_set1_epi64x(INT32_MAX)) {
+        const int32_t operand =
+            alu && !stage.alu_from_memory ? x_alu_operand(stage.alu_operand, stage.alu_shift) : 0;
+        narrow_lanes = (mul ? shift >= 16 && shift <= 45 : shift == 0) && operand >= -(1 << 30) &&
+                       operand <= (1 << 30);
+        narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow_lanes && mul ? shift - 16 : 0));
+        narrow_half =
+            _mm256_set1_epi32(narrow_lanes && mul && shift > 16 ? int32_t(1) << (shift - 17) : 0);
+    }
+
+    // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
+    NVDLA_SDP_AVX2_STEP bool fits_narrow(__m256i in) const {
+        const __m256i magnitude = _mm256_abs_epi32(in);  // INT32_MIN stays 2^31 unsigned
+        const __m256i limit = _mm256_set1_epi32(1 << 30);
+        const __m256i beyond = _mm256_cmpeq_epi32(_mm256_max_epu32(magnitude, limit), magnitude);
+        return _mm256_testz_si256(beyond, beyond);
+    }
+
+    // 8 elements in 32-bit lanes (sdp_simd.cpp's XParams::apply16_narrow).
+    NVDLA_SDP_AVX2_STEP __m256i apply_narrow(__m256i in, const XLanes& k) const {
+        __m256i a = in;
+        if (alu) {
+            if (algo == 0)
+                a = _mm256_max_epi32(in, k.op32);
+            else if (algo == 1)
+                a = _mm256_min_epi32(in, k.op32);
+            else
+                a = _mm256_add_epi32(in, k.op32);
+        }
+        const __m256i zero = _mm256_setzero_si256();
+        if (!mul) return relu ? _mm256_max_epi32(a, zero) : a;
+        const __m256i low16 = _mm256_set1_epi32(0xffff);
+        const __m256i high_product = _mm256_mullo_epi32(_mm256_srai_epi32(a, 16), k.factor32);
+        const __m256i low_product = _mm256_mullo_epi32(_mm256_and_si256(a, low16), k.factor32);
+        const __m256i q = _mm256_add_epi32(high_product, _mm256_srai_epi32(low_product, 16));
+        const __m256i low = _mm256_and_si256(low_product, low16);
+        const __m256i negative = _mm256_srai_epi32(q, 31);  // -1 or 0
+        __m256i out;
+        if (shift == 16) {
+            // q plus the carry of low + 2^15 - [q < 0] (the compare gives -1 for a carry).
+            out = _mm256_sub_epi32(
+                q, _mm256_cmpgt_epi32(_mm256_add_epi32(low, negative), _mm256_set1_epi32(0x7fff)));
+        } else {
+            const __m256i correction = _mm256_and_si256(_mm256_cmpeq_epi32(low, zero), negative);
+            out = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(q, narrow_half), correction),
+                                   narrow_count);
+        }
+        if (prelu) out = _mm256_blendv_epi8(out, a, _mm256_cmpgt_epi32(a, _mm256_set1_epi32(-1)));
+        if (relu) out = _mm256_max_epi32(out, zero);
+        return out;
+    }
 
     // The operands of 8 elements from memory (or nullptr: the registers').
     NVDLA_SDP_AVX2_STEP XLanes lanes(const int16_t* alu_mem, const int16_t* mul_mem) const {
@@ -151,6 +206,7 @@ struct XParams {
             k.factor_hi = _mm256_cvtepi16_epi64(
                 _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mul_mem + 4)));
         }
+        k.factor32 = narrow(k.factor_lo, k.factor_hi);
         k.op_factor_lo = sum && mul ? _mm256_mul_epi32(k.op_lo, k.factor_lo) : zero;
         k.op_factor_hi = sum && mul ? _mm256_mul_epi32(k.op_hi, k.factor_hi) : zero;
         return k;
@@ -565,12 +621,22 @@ struct Fused {
                 __m256i v = j + 8 <= valid
                                 ? f.cacc.load(src + j)
                                 : f.cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                if (f.bs_on)
-                    v = bs_constant ? f.x1.apply(v, bs[j / 8])
-                                    : f.x1.apply(v, at_(ops[0].alu, at), at_(ops[0].mul, at));
-                if (f.bn_on)
-                    v = bn_constant ? f.x2.apply(v, bn[j / 8])
-                                    : f.x2.apply(v, at_(ops[1].alu, at), at_(ops[1].mul, at));
+                if (f.bs_on) {
+                    if (!bs_constant)
+                        v = f.x1.apply(v, at_(ops[0].alu, at), at_(ops[0].mul, at));
+                    else if (f.x1.narrow_lanes && f.x1.fits_narrow(v))
+                        v = f.x1.apply_narrow(v, bs[j / 8]);
+                    else
+                        v = f.x1.apply(v, bs[j / 8]);
+                }
+                if (f.bn_on) {
+                    if (!bn_constant)
+                        v = f.x2.apply(v, at_(ops[1].alu, at), at_(ops[1].mul, at));
+                    else if (f.x2.narrow_lanes && f.x2.fits_narrow(v))
+                        v = f.x2.apply_narrow(v, bn[j / 8]);
+                    else
+                        v = f.x2.apply(v, bn[j / 8]);
+                }
                 if (f.ew_on) v = f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
                 if constexpr (!Saturate) v = f.c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
