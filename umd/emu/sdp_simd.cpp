@@ -592,7 +592,7 @@ struct XOperands {
 
 // Which stages the fused pass's pieces run: none, any (each checked), or the common
 // programming of a convolution's requantisation (Fused::common_stages).
-constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2;
+constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3;
 
 // The constants of the fused pass, set up once per operation.
 struct Fused {
@@ -615,12 +615,17 @@ struct Fused {
           y(settings.ew),
           c(settings) {}
 
-    // X1 alone, summing an operand the same for every element (per kernel or a register) and
-    // multiplying in 32-bit lanes (XParams::narrow), without PReLU; a convertor whose values
-    // beyond 32-bit products saturate.
-    bool common_stages() const {
-        return bs_on && !bn_on && !ew_on && x1.narrow && x1.mul && x1.sum && !x1.prelu &&
-               c.outside_saturates && !(s.bs_dma.enabled && s.bs_dma.per_element);
+    // The programmings the pass runs without branches on the stages: X1 alone (X2 and Y off)
+    // with operands the same for every element (per kernel or registers) in 32-bit lanes
+    // (XParams::narrow), and a convertor whose values beyond 32-bit products saturate;
+    // kCommonStages: X1 sums and multiplies, without PReLU (a convolution's requantisation);
+    // kBareStages: no multiplier (a bias, a ReLU). Else kAnyStages.
+    int common_stages() const {
+        const bool x1_alone = bs_on && !bn_on && !ew_on && x1.narrow && c.outside_saturates &&
+                              !(s.bs_dma.enabled && s.bs_dma.per_element);
+        if (x1_alone && x1.mul && x1.sum && !x1.prelu) return kCommonStages;
+        if (x1_alone && !x1.mul) return kBareStages;
+        return kAnyStages;
     }
 
     // Everything for one line of a channel group, 16 channels at a time in registers, into
@@ -635,9 +640,12 @@ struct Fused {
     NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, uint32_t j, const OperandLine* ops,
                                       const XOperands& k, __m512i lo, __m512i hi,
                                       uint32_t& flagged) const {
-        if constexpr (X == kCommonStages) {
-            // The common programming (common_stages()), with no branch on it.
-            v = x1.fits_narrow(v) ? x1.apply16_narrow<true>(v, k.bs[j]) : x1.apply16(v, k.bs[j]);
+        if constexpr (X == kCommonStages || X == kBareStages) {
+            // The common programmings (common_stages()), with no branch on the stages.
+            if (x1.fits_narrow(v))
+                v = x1.apply16_narrow<X == kCommonStages>(v, k.bs[j]);
+            else
+                v = x1.apply16(v, k.bs[j]);
             if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
             return v;
         }
@@ -767,18 +775,17 @@ struct Fused {
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        const int x = common_stages()                                ? kCommonStages
-                      : s.bs.enabled || s.bn.enabled || s.ew.enabled ? kAnyStages
-                                                                     : kNoStages;
+        const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[3][2] = {
-            {&Fused::line<Int8Out, Saturate, kNoStages, 1>,
-             &Fused::line<Int8Out, Saturate, kNoStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
-             &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
-             &Fused::line<Int8Out, Saturate, kCommonStages, 2>}};
+        static constexpr LineFn kLines[4][2] = {{&Fused::line<Int8Out, Saturate, kNoStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kNoStages, 2>},
+                                                {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
+                                                {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kCommonStages, 2>},
+                                                {&Fused::line<Int8Out, Saturate, kBareStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kBareStages, 2>}};
         const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
         uint32_t saturations = 0;
         fused_pass(s, cube, input, operands, writer, counters,
