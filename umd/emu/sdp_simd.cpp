@@ -90,6 +90,13 @@ NVDLA_SDP_SIMD inline __mmask16 flag32(__m512i floor_value, __m512i result) {
     return _mm512_cmpgt_epu32_mask(d, _mm512_set1_epi32(2));
 }
 
+// Whether all 16 lanes are below 2^30 in magnitude.
+NVDLA_SDP_SIMD inline bool below_2_30(__m512i v) {
+    const __mmask16 beyond = _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, v),
+                                                     _mm512_set1_epi32((1 << 30) - 1));
+    return _kortestz_mask16_u8(beyond, beyond);
+}
+
 // ---- CACC's values ----
 
 // A channels-last cube is read a channel group at a time, its elements `step` values apart,
@@ -210,11 +217,7 @@ struct XParams {
     }
 
     // Whether 16 inputs may take apply16_narrow: every |in| < 2^30.
-    NVDLA_SDP_SIMD_STEP bool fits_narrow(__m512i in) const {
-        const __mmask16 beyond = _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, in),
-                                                         _mm512_set1_epi32((1 << 30) - 1));
-        return _kortestz_mask16_u8(beyond, beyond);
-    }
+    NVDLA_SDP_SIMD_STEP bool fits_narrow(__m512i in) const { return below_2_30(in); }
 
     // 16 elements in 32-bit lanes (`narrow` programming, |in| < 2^30): the ALU result a fits
     // 32 bits, and a * factor = (a >> 16) * factor * 2^16 + (a & 0xffff) * factor, both
@@ -361,6 +364,15 @@ struct YParams {
     __m512i mul_constant, alu_constant;
     __m128i count;
     __m512i half, int32_min, int32_max, one;
+    // apply16_narrow takes this programming: no multiplier, the ALU off or MAX/MIN/SUM with an
+    // operand provably within 2^30 and computed in 32-bit lanes (a register's, or from memory
+    // through a bypassed convertor or one whose (x - offset) * scale stays within 2^30 with a
+    // shift of at most 30).
+    bool narrow;
+    bool cvt_bypass;
+    __m512i alu_constant32, cvt_offset32, cvt_scale32, cvt_half32;
+    __m128i cvt_count;
+    uint32_t cvt_shift;
 
     NVDLA_SDP_SIMD explicit YParams(const YStage& stage)
         : algo(stage.alu_algo),
@@ -378,7 +390,43 @@ struct YParams {
               stage.truncate && stage.truncate < 64 ? int64_t(1) << (stage.truncate - 1) : 0)),
           int32_min(_mm512_set1_epi64(INT32_MIN)),
           int32_max(_mm512_set1_epi64(INT32_MAX)),
-          one(_mm512_set1_epi64(1)) {}
+          one(_mm512_set1_epi64(1)) {
+        const auto operand = static_cast<int32_t>(stage.alu_operand);
+        const precision::ConvertorParams& c = stage.alu_cvt.params;
+        cvt_bypass = stage.alu_cvt.bypass;
+        cvt_shift = c.shift & 63u;
+        const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
+        const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
+        const bool memory_fits =
+            cvt_bypass || (cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
+        const bool operand_fits =
+            stage.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
+        narrow = !mul && (!alu || (algo <= 2 && operand_fits));
+        alu_constant32 = _mm512_set1_epi32(operand);
+        cvt_offset32 = _mm512_set1_epi32(narrow && !cvt_bypass ? c.offset : 0);
+        cvt_scale32 = _mm512_set1_epi32(c.scale);
+        cvt_half32 = _mm512_set1_epi32(narrow && cvt_shift ? int32_t(1) << (cvt_shift - 1) : 0);
+        cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
+    }
+
+    // 16 elements in 32-bit lanes (`narrow` programming, |in| < 2^30): the ALU result fits
+    // 32 bits, so its saturation is none.
+    NVDLA_SDP_SIMD_STEP __m512i apply16_narrow(__m512i in, const int16_t* alu_mem) const {
+        if (!alu) return in;
+        __m512i operand = alu_constant32;
+        if (alu_mem) {
+            operand = _mm512_maskz_cvtepi16_epi32(
+                kAll16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(alu_mem)));
+            if (!cvt_bypass)
+                operand =
+                    round_shift32(_mm512_maskz_mullo_epi32(
+                                      kAll16, _mm512_sub_epi32(operand, cvt_offset32), cvt_scale32),
+                                  cvt_shift, cvt_count, cvt_half32);
+        }
+        if (algo == 0) return _mm512_maskz_max_epi32(kAll16, in, operand);
+        if (algo == 1) return _mm512_maskz_min_epi32(kAll16, in, operand);
+        return _mm512_add_epi32(in, operand);
+    }
 
     // 8 elements (int32 values); the memory operands (or nullptr) at the same place.
     NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
@@ -665,7 +713,9 @@ struct Fused {
                     v = k.bn ? x2.apply16(v, k.bn[j])
                              : x2.apply16(v, at_(ops[1].alu), at_(ops[1].mul), kAll16);
             }
-            if (ew_on) v = y.apply16(v, at_(ops[2].alu), at_(ops[2].mul));
+            if (ew_on)
+                v = y.narrow && below_2_30(v) ? y.apply16_narrow(v, at_(ops[2].alu))
+                                              : y.apply16(v, at_(ops[2].alu), at_(ops[2].mul));
         }
         if constexpr (!Saturate) v = clamp32(c.apply(v, kAll16, flagged), lo, hi);
         return v;
