@@ -69,6 +69,14 @@ NVDLA_SDP_AVX2 inline __m256i clamp32(__m256i x, __m256i lo, __m256i hi) {
     return _mm256_min_epi32(_mm256_max_epi32(x, lo), hi);
 }
 
+// Whether all 8 lanes are below 2^30 in magnitude.
+NVDLA_SDP_AVX2 inline bool below_2_30(__m256i v) {
+    const __m256i magnitude = _mm256_abs_epi32(v);  // INT32_MIN stays 2^31 unsigned
+    const __m256i limit = _mm256_set1_epi32(1 << 30);
+    const __m256i beyond = _mm256_cmpeq_epi32(_mm256_max_epu32(magnitude, limit), magnitude);
+    return _mm256_testz_si256(beyond, beyond);
+}
+
 // ---- CACC's values ----
 
 // CACC's delivery of 8 channels-last sums, rounded half away by 2^clip (sdp_simd.cpp).
@@ -146,12 +154,7 @@ struct XParams {
     }
 
     // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
-    NVDLA_SDP_AVX2_STEP bool fits_narrow(__m256i in) const {
-        const __m256i magnitude = _mm256_abs_epi32(in);  // INT32_MIN stays 2^31 unsigned
-        const __m256i limit = _mm256_set1_epi32(1 << 30);
-        const __m256i beyond = _mm256_cmpeq_epi32(_mm256_max_epu32(magnitude, limit), magnitude);
-        return _mm256_testz_si256(beyond, beyond);
-    }
+    NVDLA_SDP_AVX2_STEP bool fits_narrow(__m256i in) const { return below_2_30(in); }
 
     // 8 elements in 32-bit lanes (sdp_simd.cpp's XParams::apply16_narrow).
     NVDLA_SDP_AVX2_STEP __m256i apply_narrow(__m256i in, const XLanes& k) const {
@@ -294,6 +297,12 @@ struct YParams {
     __m256i mul_constant, alu_constant;  // 4 x int64
     __m128i count;
     __m256i half, int32_min, int32_max, one;
+    // apply_narrow takes this programming (sdp_simd.cpp's YParams::narrow).
+    bool narrow_lanes;
+    bool cvt_bypass;
+    __m256i alu_constant32, cvt_offset32, cvt_scale32, cvt_half32;
+    __m128i cvt_count;
+    uint32_t cvt_shift;
 
     NVDLA_SDP_AVX2 explicit YParams(const YStage& stage)
         : algo(stage.alu_algo),
@@ -311,7 +320,42 @@ struct YParams {
               stage.truncate && stage.truncate < 64 ? int64_t(1) << (stage.truncate - 1) : 0)),
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
           int32_max(_mm256_set1_epi64x(INT32_MAX)),
-          one(_mm256_set1_epi64x(1)) {}
+          one(_mm256_set1_epi64x(1)) {
+        const auto operand = static_cast<int32_t>(stage.alu_operand);
+        const precision::ConvertorParams& c = stage.alu_cvt.params;
+        cvt_bypass = stage.alu_cvt.bypass;
+        cvt_shift = c.shift & 63u;
+        const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
+        const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
+        const bool memory_fits =
+            cvt_bypass || (cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
+        const bool operand_fits =
+            stage.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
+        narrow_lanes = !mul && (!alu || (algo <= 2 && operand_fits));
+        alu_constant32 = _mm256_set1_epi32(operand);
+        cvt_offset32 = _mm256_set1_epi32(narrow_lanes && !cvt_bypass ? c.offset : 0);
+        cvt_scale32 = _mm256_set1_epi32(c.scale);
+        cvt_half32 =
+            _mm256_set1_epi32(narrow_lanes && cvt_shift ? int32_t(1) << (cvt_shift - 1) : 0);
+        cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
+    }
+
+    // 8 elements in 32-bit lanes (`narrow_lanes` programming, |in| < 2^30).
+    NVDLA_SDP_AVX2_STEP __m256i apply_narrow(__m256i in, const int16_t* alu_mem) const {
+        if (!alu) return in;
+        __m256i operand = alu_constant32;
+        if (alu_mem) {
+            operand =
+                _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(alu_mem)));
+            if (!cvt_bypass)
+                operand = round_shift32(
+                    _mm256_mullo_epi32(_mm256_sub_epi32(operand, cvt_offset32), cvt_scale32),
+                    cvt_shift, cvt_count, cvt_half32);
+        }
+        if (algo == 0) return _mm256_max_epi32(in, operand);
+        if (algo == 1) return _mm256_min_epi32(in, operand);
+        return _mm256_add_epi32(in, operand);
+    }
 
     // 4 elements in 64-bit lanes (int32 values); the memory operands at the same place.
     NVDLA_SDP_AVX2_STEP __m256i apply4(__m256i in, const int16_t* alu_mem,
@@ -637,7 +681,10 @@ struct Fused {
                     else
                         v = f.x2.apply(v, bn[j / 8]);
                 }
-                if (f.ew_on) v = f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
+                if (f.ew_on)
+                    v = f.y.narrow_lanes && below_2_30(v)
+                            ? f.y.apply_narrow(v, at_(ops[2].alu, at))
+                            : f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
                 if constexpr (!Saturate) v = f.c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
