@@ -80,7 +80,8 @@ struct AccumulatorCube {
     size_t sum_index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         return ((size_t(n) * height + h) * width + w) * channel_stride + c;
     }
-    // The value CACC delivers for element (n, c, h, w), whatever the form.
+    // The value CACC delivers for element (n, c, h, w), whatever the form (not a deferred
+    // cube: take its whole() first).
     int32_t at(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         if (!channels_last()) return values[index(n, c, h, w)];
         const int64_t sum = sums[sum_index(n, c, h, w)];
