@@ -31,14 +31,6 @@ struct Context {
     }
 };
 
-// What CACC hands to SDP in flying mode, one value per output element: int32 for the
-// int8/int16 pipelines, fp32 bit patterns for fp16. It comes in one of two forms:
-//   - planar: `values`, (n, c, h, w) with w fastest, as CACC delivers them;
-//   - channels last (CMAC's kernels; `values` is then empty): `sums`, (n, h, w, c) with c
-//     fastest over `channel_stride` entries per element, which CACC delivers as SDP reads
-//     them: rounded half away from zero by 2^clip (cacc_deliver_one). With a clip, the sums
-//     are below 2^30 in magnitude (oneDNN's are exact sums below 2^24; the model's own
-//     kernels deliver already, clip 0), so that delivery cannot saturate.
 struct AccumulatorCube;
 
 // A flying convolution's channels-last cube not computed yet: SDP takes it a block of rows at a
@@ -47,7 +39,8 @@ struct AccumulatorCube;
 class DeferredRows {
   public:
     virtual ~DeferredRows() = default;
-    // Rows per block (at least 1), and whether the layer would run on one thread anyway.
+    // Rows per block (at least 1), and whether the layer runs on one thread (else SDP takes
+    // the whole cube, which the threads compute).
     virtual uint32_t block_rows() const = 0;
     virtual bool one_thread() const = 0;
     // Rows [y0, y1) of every batch as `sums` would hold them (channel_stride values per
@@ -59,6 +52,14 @@ class DeferredRows {
     virtual AccumulatorCube whole() = 0;
 };
 
+// What CACC hands to SDP in flying mode, one value per output element: int32 for the
+// int8/int16 pipelines, fp32 bit patterns for fp16. It comes in one of two forms:
+//   - planar: `values`, (n, c, h, w) with w fastest, as CACC delivers them;
+//   - channels last (CMAC's kernels; `values` is then empty): `sums`, (n, h, w, c) with c
+//     fastest over `channel_stride` entries per element, which CACC delivers as SDP reads
+//     them: rounded half away from zero by 2^clip (cacc_deliver_one). With a clip, the sums
+//     are below 2^30 in magnitude (oneDNN's are exact sums below 2^24; the model's own
+//     kernels deliver already, clip 0), so that delivery cannot saturate.
 struct AccumulatorCube {
     uint32_t batches = 1, channels = 0, height = 0, width = 0;
     Precision precision = Precision::Int8;  // precision of the convolution
