@@ -133,7 +133,13 @@ class Rig {
         return bytes;
     }
 
+    // The whole cube (a deferred one computed now, as SDP does when it takes no blocks).
     AccumulatorCube execute() {
+        AccumulatorCube out = execute_deferred();
+        return out.deferred ? out.deferred->whole() : out;
+    }
+    // What Convolution::execute returns: a deferred cube for SDP to take rows from.
+    AccumulatorCube execute_deferred() {
         return conv_.execute(ctx_, regs_.group(NVDLA_UNIT_CDMA, 0), regs_.group(NVDLA_UNIT_CSC, 0),
                              regs_.group(NVDLA_UNIT_CMAC_A, 0), regs_.group(NVDLA_UNIT_CMAC_B, 0),
                              regs_.group(NVDLA_UNIT_CACC, 0));

@@ -213,6 +213,14 @@ void check_convertors() {
         std::vector<int32_t> line(n);
         // Mostly values the convertor maps near the output range, some anywhere.
         for (int32_t& v : line) v = pick(rng, 2) ? awkward(rng, 1 << 20) : awkward(rng);
+        // Now and then the inputs next to where the saturation flag starts (on each side).
+        if (pick(rng, 3) == 0) {
+            const FlagBounds b = convertor_flag_bounds(s.cvt, s.cvt.shift & 63u);
+            for (int32_t& v : line) {
+                const int64_t at = (pick(rng, 2) ? b.above : b.below) + int64_t(pick(rng, 5)) - 2;
+                v = static_cast<int32_t>(std::clamp<int64_t>(at, INT32_MIN, INT32_MAX));
+            }
+        }
         std::vector<uint16_t> scalar(n), simd(n);
         Counters cs, cv;
         run_c(s, line, scalar, cs);
@@ -293,6 +301,55 @@ struct Program {
     std::vector<uint8_t> input;
     AccumulatorCube cube;
     std::vector<uint8_t> operands[3];  // BS, BN, EW memory
+};
+
+// A deferred cube (a flying convolution computed when SDP takes it) served from a channels-last
+// cube: rows as CACC delivers them, checked to be asked for in order, each once, and ended by
+// exactly one finish() or whole().
+class TestRows final : public DeferredRows {
+  public:
+    TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
+    uint32_t block_rows() const override { return block_; }
+    bool one_thread() const override { return true; }
+    const int32_t* compute(uint32_t y0, uint32_t y1) override {
+        // The next block of rows.
+        in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
+        next_ = y1;
+        rows_.clear();
+        for (uint32_t n = 0; n < cube_.batches; ++n)
+            for (uint32_t y = y0; y < y1; ++y)
+                for (uint32_t x = 0; x < cube_.width; ++x)
+                    for (uint32_t c = 0; c < cube_.channel_stride; ++c)
+                        rows_.push_back(c < cube_.channels ? cube_.at(n, c, y, x) : 0x5a5a5a5a);
+        return rows_.data();
+    }
+    void finish() override {
+        ++ends_;
+        ++finished;
+        in_order_ &= next_ == cube_.height;
+    }
+    AccumulatorCube whole() override {
+        ++ends_;
+        in_order_ &= next_ == 0;
+        return cube_;
+    }
+    // Every row once, in order, then one end (read and reset for the next run).
+    bool used_once() {
+        const bool ok = in_order_ && ends_ == 1;
+        in_order_ = true;
+        ends_ = 0;
+        next_ = 0;
+        return ok;
+    }
+
+    static inline int finished = 0;  // operations that took the blocks (every TestRows)
+
+  private:
+    AccumulatorCube cube_;
+    uint32_t block_;
+    std::vector<int32_t> rows_;
+    uint32_t next_ = 0, ends_ = 0;
+    bool in_order_ = true;
 };
 
 Program random_program(std::mt19937_64& rng) {
@@ -390,10 +447,30 @@ Program random_program(std::mt19937_64& rng) {
         const bool mul_needed = enabled && !mul_bypass && mul_memory;
         if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
     }
+    // Now and then a convolution's requantisation, which the fused pass runs without a branch
+    // on the stages (X1 summing and multiplying with a shift of 16 to 45, X2 off), or X1 with
+    // neither multiplier nor shift (a bias, a ReLU: 32-bit lanes too).
+    const bool requantise = pick(rng, 5) == 0;
+    if (requantise) {
+        const bool no_mul = pick(rng, 3) == 0;
+        const bool alu_bypass = no_mul && pick(rng, 3) == 0;
+        sdp.set(x_cfg[0], (alu_bypass ? 2u : 0u) |
+                              static_cast<uint32_t>(no_mul ? pick(rng, 4) : 2) << 2 |
+                              (no_mul ? 1u << 4 : 0u) | (pick(rng, 2) ? 1u << 6 : 0u));
+        const uint32_t shift = no_mul ? 0 : static_cast<uint32_t>(16 + pick(rng, 30));
+        sdp.set(x_mul[0], (sdp.w[x_mul[0] / 4] & 1u) | shift << 8);
+        sdp.set(x_cfg[1], 1);  // X2 off, its operand DMA too
+        p.rdma.set(dma_cfg[1], 1);
+        const bool alu_memory = !alu_bypass && (sdp.w[x_alu[0] / 4] & 1u);
+        const bool mul_memory = !no_mul && (sdp.w[x_mul[0] / 4] & 1u);
+        p.rdma.set(dma_cfg[0], 1);
+        if (alu_memory || mul_memory) operand_dma(0, alu_memory, mul_memory);
+        sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 24)));
+    }
     // Y now and then, without the LUT (the fused pass computes it): MUL and ALU operands from
     // registers or memory, through random operand convertors; EQL (nothing written) and
     // truncations past 63 stay with the scalar stages.
-    if (pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
+    if (!requantise && pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
         const bool alu_bypass = pick(rng, 3) == 0, mul_bypass = pick(rng, 3) == 0;
         sdp.set(NVDLA_SDP_D_DP_EW_CFG,
                 (alu_bypass ? 0x2u : 0u) | static_cast<uint32_t>(pick(rng, 3)) << 2 |
@@ -468,6 +545,19 @@ Program random_program(std::mt19937_64& rng) {
         for (size_t j = 0; j < n; ++j)
             sums[j] = awkward(rng, cube.clip ? std::min<int64_t>(range, (1 << 30) - 1) : range);
         cube.sums = sums;
+        if (pick(rng, 2)) {
+            // Deferred: the same values, taken a few rows at a time.
+            const auto block = static_cast<uint32_t>(1 + pick(rng, H + 1));
+            AccumulatorCube deferred;
+            deferred.batches = batches;
+            deferred.width = W;
+            deferred.height = H;
+            deferred.channels = C;
+            deferred.precision = cube.precision;
+            deferred.channel_stride = cube.channel_stride;
+            deferred.deferred = std::make_shared<TestRows>(cube, block);
+            cube = deferred;
+        }
     }
     return p;
 }
@@ -477,6 +567,7 @@ struct Outcome {
     std::vector<uint32_t> sdp_status, rdma_status;
     uint64_t bytes_written = 0, bytes_read = 0, faults = 0, errors = 0;
     std::string error;
+    bool deferred_used_once = true;
     bool operator==(const Outcome&) const = default;
 };
 
@@ -516,6 +607,8 @@ Outcome run(Program p, bool scalar) {
     o.faults = stats.faults;
     o.errors = stats.programming_errors;
     o.error = stats.last_error;
+    if (!p.offline && p.cube.deferred)
+        o.deferred_used_once = static_cast<TestRows&>(*p.cube.deferred).used_once();
     return o;
 }
 
@@ -531,16 +624,25 @@ TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
         simd_ran |= simd_enabled();
         auto rng = test::rng_for_test();
         int ran = 0;
+        TestRows::finished = 0;
         for (int i = 0; i < 300; ++i) {
             const Program p = random_program(rng);
             const Outcome scalar = run(p, true);
             const Outcome at_level = run(p, false);
             ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(scalar.deferred_used_once && at_level.deferred_used_once)
+                << isa_name(level) << ", program " << i;
+
             ASSERT_TRUE(at_level == scalar)
                 << isa_name(level) << ", program " << i << " on " << p.config;
             ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
         }
         EXPECT_GT(ran, 250) << isa_name(level);  // most programs are valid and write output
+        // Deferred cubes took the fused pass's blocks at the vector levels, never at scalar.
+        if (simd_enabled())
+            EXPECT_GT(TestRows::finished, 10) << isa_name(level);
+        else
+            EXPECT_EQ(TestRows::finished, 0);
     }
     EXPECT_EQ(simd_ran, levels.back() != IsaLevel::Scalar);
 }

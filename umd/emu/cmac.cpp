@@ -17,6 +17,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
@@ -188,32 +189,33 @@ size_t sum_index(const MacProblem& m, uint32_t n, uint32_t k, uint32_t y, uint32
     return ((size_t(n) * m.out_height + y) * m.out_width + x) * m.kernels + k;
 }
 
-void scalar_convolve(const MacProblem& m, std::vector<int64_t>& sums) {
+// Rows [y0, y1) of batch n: sums[((y - y0) * out_width + x) * kernels + k].
+void scalar_rows(const MacProblem& m, uint32_t n, uint32_t y0, uint32_t y1,
+                 std::vector<int64_t>& sums) {
     const uint64_t taps = uint64_t(m.taps_r) * m.taps_s;
     std::vector<int16_t> vector(m.depth);
-    for (uint32_t n = 0; n < m.batches; ++n) {
-        const uint64_t plane = uint64_t(n) * m.plane_rows * m.row_elements;
-        for (uint32_t y = 0; y < m.out_height; ++y)
-            for (uint32_t x = 0; x < m.out_width; ++x)
-                for (uint32_t r = 0; r < m.taps_r; ++r)
-                    for (uint32_t s = 0; s < m.taps_s; ++s) {
-                        const uint64_t at =
-                            plane + uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
-                            x * m.x_step + s * m.s_step;
-                        const int16_t* data;
-                        if (m.words) {
-                            data = m.words + at;
-                        } else {
-                            for (uint32_t c = 0; c < m.depth; ++c)
-                                vector[c] = static_cast<int16_t>(m.bytes[at + c] - 128);
-                            data = vector.data();
-                        }
-                        const uint64_t tap = uint64_t(r) * m.taps_s + s;
-                        for (uint32_t k = 0; k < m.kernels; ++k)
-                            sums[sum_index(m, n, k, y, x)] +=
-                                dot_int(data, m.weights + (k * taps + tap) * m.depth, m.depth);
+    sums.assign(size_t(y1 - y0) * m.out_width * m.kernels, 0);
+    const uint64_t plane = uint64_t(n) * m.plane_rows * m.row_elements;
+    for (uint32_t y = y0; y < y1; ++y)
+        for (uint32_t x = 0; x < m.out_width; ++x)
+            for (uint32_t r = 0; r < m.taps_r; ++r)
+                for (uint32_t s = 0; s < m.taps_s; ++s) {
+                    const uint64_t at =
+                        plane + uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                        x * m.x_step + s * m.s_step;
+                    const int16_t* data;
+                    if (m.words) {
+                        data = m.words + at;
+                    } else {
+                        for (uint32_t c = 0; c < m.depth; ++c)
+                            vector[c] = static_cast<int16_t>(m.bytes[at + c] - 128);
+                        data = vector.data();
                     }
-    }
+                    const uint64_t tap = uint64_t(r) * m.taps_s + s;
+                    int64_t* out = sums.data() + (size_t(y - y0) * m.out_width + x) * m.kernels;
+                    for (uint32_t k = 0; k < m.kernels; ++k)
+                        out[k] += dot_int(data, m.weights + (k * taps + tap) * m.depth, m.depth);
+                }
 }
 
 // What a packing depends on besides the weights: the kernel's layout and the problem's shape.
@@ -363,56 +365,53 @@ uint64_t macs(const MacProblem& m) {
            m.depth;
 }
 
-uint32_t vnni_convolve(const MacProblem& m, uint32_t clip, std::vector<int64_t>& sums,
-                       int32_t* delivered) {
-    VnniWeights local;
-    const VnniWeights& p = packed_weights(m, kVnniPacking, pack_vnni, local);
+// Rows [y0, y1) of batch n delivered through CACC into out (row y at (y - y0) * out_width *
+// kernels); returns the saturation count. One run of taps (the usual case) goes straight
+// through CACC's delivery, into the output itself when its rows hold whole blocks; several runs
+// add up in int64 sums first.
+uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uint32_t n,
+                   uint32_t y0, uint32_t y1, int32_t* delivered) {
     const uint32_t stride = p.blocks * 16;
     const uint32_t taps_per_run = p.taps_per_run, runs = p.runs;
-    const std::vector<int32_t>& bias = p.bias;
-    // One run of taps (the usual case) goes straight through CACC's delivery, into the output
-    // itself when its rows hold whole blocks; several runs add up in `sums` first.
     const bool single_run = runs == 1;
     const bool in_place = single_run && m.kernels == stride;
-    if (!single_run) sums.resize(size_t(m.batches) * m.kernels * m.out_height * m.out_width);
-    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
-        std::vector<int32_t> row(in_place ? 0 : uint64_t(m.out_width) * stride);
+    const size_t row_values = size_t(m.out_width) * m.kernels;
+    thread_local std::vector<int32_t> row;
+    thread_local std::vector<int64_t> sums;
+    if (!in_place) row.resize(uint64_t(m.out_width) * stride);
+    if (!single_run) sums.resize(row_values);
+    const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
+    uint32_t saturations = 0;
+    for (uint32_t y = y0; y < y1; ++y) {
+        int32_t* out = delivered + size_t(y - y0) * row_values;
         for (uint32_t run = 0; run < runs; ++run) {
             const uint32_t t0 = run * taps_per_run, t1 = std::min(p.taps, t0 + taps_per_run);
-            for (uint32_t n = 0; n < m.batches; ++n) {
-                const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
-                for (uint32_t y = uint32_t(y0); y < y1; ++y) {
-                    const size_t at = sum_index(m, n, 0, y, 0);
-                    int32_t* target = in_place ? delivered + at : row.data();
-                    for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
-                        const uint32_t kb = std::min(4u, p.blocks - b0);
-                        for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
-                            const uint32_t xb = std::min<uint32_t>(kVnniMaxX, m.out_width - x0);
-                            kVnniBlocks[xb - 1][kb - 1](
-                                m, p, plane, y, x0, b0, t0, t1,
-                                bias.data() + uint64_t(run) * stride + b0 * 16,
-                                single_run ? static_cast<int>(clip) : -1,
-                                target + uint64_t(x0) * stride + b0 * 16, stride);
-                        }
-                    }
-                    if (in_place) continue;
-                    for (uint32_t x = 0; x < m.out_width; ++x) {
-                        const int32_t* in = row.data() + uint64_t(x) * stride;
-                        const size_t to = at + size_t(x) * m.kernels;
-                        if (single_run) {  // already delivered
-                            std::memcpy(delivered + to, in, size_t(m.kernels) * sizeof(int32_t));
-                            continue;
-                        }
-                        int64_t* out = sums.data() + to;
-                        for (uint32_t k = 0; k < m.kernels; ++k)
-                            out[k] = (run == 0 ? 0 : out[k]) + in[k];
-                    }
+            int32_t* target = in_place ? out : row.data();
+            for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
+                const uint32_t kb = std::min(4u, p.blocks - b0);
+                for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
+                    const uint32_t xb = std::min<uint32_t>(kVnniMaxX, m.out_width - x0);
+                    kVnniBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, t0, t1,
+                                                p.bias.data() + uint64_t(run) * stride + b0 * 16,
+                                                single_run ? static_cast<int>(clip) : -1,
+                                                target + uint64_t(x0) * stride + b0 * 16, stride);
                 }
             }
+            if (in_place) continue;
+            for (uint32_t x = 0; x < m.out_width; ++x) {
+                const int32_t* in = row.data() + uint64_t(x) * stride;
+                if (single_run) {  // already delivered
+                    std::memcpy(out + size_t(x) * m.kernels, in,
+                                size_t(m.kernels) * sizeof(int32_t));
+                    continue;
+                }
+                int64_t* acc = sums.data() + size_t(x) * m.kernels;
+                for (uint32_t k = 0; k < m.kernels; ++k) acc[k] = (run == 0 ? 0 : acc[k]) + in[k];
+            }
         }
-    });
-    if (single_run) return 0;
-    return cacc_deliver_int(sums.data(), sums.size(), clip, delivered);
+        if (!single_run) saturations += cacc_deliver_int(sums.data(), row_values, clip, out);
+    }
+    return saturations;
 }
 
 // Double-precision FMA, exact for integer sums below 2^53 (the fast path only runs when the
@@ -496,43 +495,36 @@ constexpr std::array<std::array<DoubleBlockFn, 3>, kAvx2MaxX> kAvx2Blocks = {
     avx2_row<1>(), avx2_row<2>(), avx2_row<3>(), avx2_row<4>()};
 
 // The AVX-512F (8 lanes, 4 blocks x 6 outputs) or AVX2 (4 lanes, 3 blocks x 4 outputs) form.
-uint32_t double_convolve(const MacProblem& m, bool avx512, uint32_t clip, int32_t* delivered) {
-    const uint32_t lanes = avx512 ? 8 : 4, max_blocks = avx512 ? 4 : 3;
+// Rows [y0, y1) of batch n (as vnni_rows).
+uint32_t double_rows(const MacProblem& m, const DoubleWeights& p, bool avx512, uint32_t clip,
+                     uint32_t n, uint32_t y0, uint32_t y1, int32_t* delivered) {
+    const uint32_t lanes = p.lanes, max_blocks = avx512 ? 4 : 3;
     const uint32_t max_x = avx512 ? kDoubleMaxX : kAvx2MaxX;
-    DoubleWeights local;
-    const DoubleWeights& p = packed_weights(
-        m, kDoublePacking + lanes,
-        [lanes](const MacProblem& problem) { return pack_double(problem, lanes); }, local);
     const uint32_t stride = p.blocks * lanes;
-    std::atomic<uint32_t> saturations{0};
-    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
-        std::vector<double> row(uint64_t(m.out_width) * stride);
-        uint32_t clamped = 0;
-        for (uint32_t n = 0; n < m.batches; ++n) {
-            const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
-            for (uint32_t y = uint32_t(y0); y < y1; ++y) {
-                for (uint32_t b0 = 0; b0 < p.blocks; b0 += max_blocks) {
-                    const uint32_t kb = std::min(max_blocks, p.blocks - b0);
-                    for (uint32_t x0 = 0; x0 < m.out_width; x0 += max_x) {
-                        const uint32_t xb = std::min(max_x, m.out_width - x0);
-                        double* out = row.data() + uint64_t(x0) * stride + b0 * lanes;
-                        if (avx512)
-                            kAvx512Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
-                        else
-                            kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
-                    }
-                }
-                for (uint32_t x = 0; x < m.out_width; ++x) {
-                    int32_t* out = delivered + sum_index(m, n, 0, y, x);
-                    const double* in = row.data() + uint64_t(x) * stride;
-                    for (uint32_t k = 0; k < m.kernels; ++k)
-                        out[k] = cacc_deliver_one(static_cast<int64_t>(in[k]), clip, clamped);
-                }
+    thread_local std::vector<double> row;
+    row.resize(uint64_t(m.out_width) * stride);
+    uint32_t clamped = 0;
+    const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
+    for (uint32_t y = y0; y < y1; ++y) {
+        for (uint32_t b0 = 0; b0 < p.blocks; b0 += max_blocks) {
+            const uint32_t kb = std::min(max_blocks, p.blocks - b0);
+            for (uint32_t x0 = 0; x0 < m.out_width; x0 += max_x) {
+                const uint32_t xb = std::min(max_x, m.out_width - x0);
+                double* out = row.data() + uint64_t(x0) * stride + b0 * lanes;
+                if (avx512)
+                    kAvx512Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
+                else
+                    kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
             }
         }
-        saturations += clamped;
-    });
-    return saturations;
+        int32_t* out = delivered + size_t(y - y0) * m.out_width * m.kernels;
+        for (uint32_t x = 0; x < m.out_width; ++x, out += m.kernels) {
+            const double* in = row.data() + uint64_t(x) * stride;
+            for (uint32_t k = 0; k < m.kernels; ++k)
+                out[k] = cacc_deliver_one(static_cast<int64_t>(in[k]), clip, clamped);
+        }
+    }
+    return clamped;
 }
 
 // AVX2, int8: vpmaddwd multiplies int16 pairs into int32 sums exactly (unlike vpmaddubsw,
@@ -630,40 +622,30 @@ constexpr int kMaddMaxX = 4, kMaddMaxBlocks = 3;
 constexpr std::array<std::array<MaddBlockFn, 3>, kMaddMaxX> kMaddBlocks = {
     madd_row<1>(), madd_row<2>(), madd_row<3>(), madd_row<4>()};
 
-// Output rows [y0, y1) of every batch.
-void madd_rows(const MacProblem& m, const MaddWeights& p, uint32_t clip, int32_t* delivered,
-               uint32_t y0, uint32_t y1) {
+// Rows [y0, y1) of batch n (as vnni_rows; the sums are below 2^31, nothing saturates).
+void madd_rows(const MacProblem& m, const MaddWeights& p, uint32_t clip, uint32_t n, uint32_t y0,
+               uint32_t y1, int32_t* delivered) {
     const uint32_t stride = p.blocks * 8;
     const bool in_place = m.kernels == stride;
-    std::vector<int32_t> row(in_place ? 0 : uint64_t(m.out_width) * stride);
-    for (uint32_t n = 0; n < m.batches; ++n) {
-        const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
-        for (uint32_t y = y0; y < y1; ++y) {
-            const size_t at = sum_index(m, n, 0, y, 0);
-            int32_t* target = in_place ? delivered + at : row.data();
-            for (uint32_t b0 = 0; b0 < p.blocks; b0 += kMaddMaxBlocks) {
-                const uint32_t kb = std::min<uint32_t>(kMaddMaxBlocks, p.blocks - b0);
-                for (uint32_t x0 = 0; x0 < m.out_width; x0 += kMaddMaxX) {
-                    const uint32_t xb = std::min<uint32_t>(kMaddMaxX, m.out_width - x0);
-                    kMaddBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, clip,
-                                                target + uint64_t(x0) * stride + b0 * 8, stride);
-                }
+    thread_local std::vector<int32_t> row;
+    if (!in_place) row.resize(uint64_t(m.out_width) * stride);
+    const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
+    for (uint32_t y = y0; y < y1; ++y) {
+        int32_t* out = delivered + size_t(y - y0) * m.out_width * m.kernels;
+        int32_t* target = in_place ? out : row.data();
+        for (uint32_t b0 = 0; b0 < p.blocks; b0 += kMaddMaxBlocks) {
+            const uint32_t kb = std::min<uint32_t>(kMaddMaxBlocks, p.blocks - b0);
+            for (uint32_t x0 = 0; x0 < m.out_width; x0 += kMaddMaxX) {
+                const uint32_t xb = std::min<uint32_t>(kMaddMaxX, m.out_width - x0);
+                kMaddBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, clip,
+                                            target + uint64_t(x0) * stride + b0 * 8, stride);
             }
-            if (in_place) continue;
-            for (uint32_t x = 0; x < m.out_width; ++x)
-                std::memcpy(delivered + at + size_t(x) * m.kernels,
-                            row.data() + uint64_t(x) * stride, size_t(m.kernels) * sizeof(int32_t));
         }
+        if (in_place) continue;
+        for (uint32_t x = 0; x < m.out_width; ++x)
+            std::memcpy(out + size_t(x) * m.kernels, row.data() + uint64_t(x) * stride,
+                        size_t(m.kernels) * sizeof(int32_t));
     }
-}
-
-uint32_t madd_convolve(const MacProblem& m, uint32_t clip, int32_t* delivered) {
-    MaddWeights local;
-    const MaddWeights& p = packed_weights(m, kMaddPacking, pack_madd, local);
-    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
-        madd_rows(m, p, clip, delivered, uint32_t(y0), uint32_t(y1));
-    });
-    return 0;
 }
 
 bool cpu_has_avx512f() {
@@ -703,20 +685,72 @@ bool mac_wants_biased_bytes(Precision precision) {
     return active_mac_kernel(precision) == MacKernel::Avx512Vnni;
 }
 
-uint32_t mac_convolve_int(const MacProblem& m, Precision precision, uint32_t clip,
-                          std::vector<int64_t>& sums, int32_t* out) {
-    const size_t count = size_t(m.batches) * m.kernels * m.out_height * m.out_width;
-    switch (active_mac_kernel(precision)) {
-        case MacKernel::Avx512Vnni: return vnni_convolve(m, clip, sums, out);
-        case MacKernel::Avx512: return double_convolve(m, true, clip, out);
-        case MacKernel::Avx2:
-            if (precision == Precision::Int8 && madd_fits(m)) return madd_convolve(m, clip, out);
-            return double_convolve(m, false, clip, out);
+namespace {
+
+// The weights as `pack` lays them out, shared with the rows function: the cache's copy (kept
+// with the decoded weights) or one of its own.
+template <class Packed, class Pack>
+std::shared_ptr<const Packed> shared_packing(const MacProblem& m, uint32_t format, Pack&& pack) {
+    auto local = std::make_shared<Packed>();
+    const Packed& p = packed_weights(m, format, pack, *local);
+    if (&p == local.get()) return local;
+    return std::shared_ptr<const Packed>(local, &p);  // the cache's; `local` stays empty
+}
+
+}  // namespace
+
+MacRows::MacRows(const MacProblem& m, Precision precision, uint32_t clip) : problem_(m) {
+    const MacProblem& problem = problem_;
+    const MacKernel kernel = active_mac_kernel(precision);
+    switch (kernel) {
+        case MacKernel::Avx512Vnni: {
+            auto p = shared_packing<VnniWeights>(problem_, kVnniPacking, pack_vnni);
+            rows_ = [&problem, p, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+                return vnni_rows(problem, *p, clip, n, y0, y1, out);
+            };
+            return;
+        }
+        case MacKernel::Avx512:
+        case MacKernel::Avx2: {
+            const bool avx512 = kernel == MacKernel::Avx512;
+            if (!avx512 && precision == Precision::Int8 && madd_fits(problem_)) {
+                auto p = shared_packing<MaddWeights>(problem_, kMaddPacking, pack_madd);
+                rows_ = [&problem, p, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+                    madd_rows(problem, *p, clip, n, y0, y1, out);
+                    return 0u;
+                };
+                return;
+            }
+            const uint32_t lanes = avx512 ? 8 : 4;
+            auto p = shared_packing<DoubleWeights>(
+                problem_, kDoublePacking + lanes,
+                [lanes](const MacProblem& pr) { return pack_double(pr, lanes); });
+            rows_ = [&problem, p, avx512, clip](uint32_t n, uint32_t y0, uint32_t y1,
+                                                int32_t* out) {
+                return double_rows(problem, *p, avx512, clip, n, y0, y1, out);
+            };
+            return;
+        }
         default:
-            sums.assign(count, 0);
-            scalar_convolve(m, sums);
-            return cacc_deliver_int(sums.data(), count, clip, out);
+            rows_ = [&problem, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+                thread_local std::vector<int64_t> sums;
+                scalar_rows(problem, n, y0, y1, sums);
+                return cacc_deliver_int(sums.data(), sums.size(), clip, out);
+            };
     }
+}
+
+uint32_t mac_convolve_int(const MacProblem& m, Precision precision, uint32_t clip, int32_t* out) {
+    const MacRows rows(m, precision, clip);
+    std::atomic<uint32_t> saturations{0};
+    parallel_for(m.threads, m.out_height, macs(m), [&](uint64_t y0, uint64_t y1) {
+        uint32_t clamped = 0;
+        for (uint32_t n = 0; n < m.batches; ++n)
+            clamped +=
+                rows.rows(n, uint32_t(y0), uint32_t(y1), out + sum_index(m, n, 0, uint32_t(y0), 0));
+        saturations += clamped;
+    });
+    return saturations;
 }
 
 }  // namespace nvdla::emu::conv

@@ -6,6 +6,7 @@
 
 #include <any>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -180,6 +181,7 @@ struct ConvScratch {
     // and used again once no cube holds it.
     std::shared_ptr<int32_t[]> cube;
     size_t cube_capacity = 0;
+    std::vector<int32_t> block;  // a block of a deferred cube's rows
 };
 
 // Room for `count` values of a channels-last cube in scratch.cube (64-byte aligned; the values
@@ -193,6 +195,13 @@ int32_t* channels_last_storage(ConvScratch& scratch, size_t count);
 // saturated (D_OUT_SATURATION).
 uint32_t convolve_int(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
                       ConvScratch& scratch, AccumulatorCube& out);
+// Whether convolve_int computes the layer channels last through CMAC's kernels (not Winograd,
+// no 48-bit sum that could saturate), and the problem it hands them (the plane built in
+// scratch).
+bool channels_last_int(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights);
+struct MacProblem;
+MacProblem mac_problem(const ConvLayer& layer, const ConvData& data, const ConvWeights& weights,
+                       ConvScratch& scratch);
 // fp16 pipeline: fp32 bit patterns as CACC sends them.
 // Direct convolutions run the decoded vector cell over blocks of output positions (threads
 // split the blocks); the scalar ISA level and Winograd run convolve_fp16_reference.
@@ -284,9 +293,26 @@ struct MacProblem {
 };
 bool mac_wants_biased_bytes(Precision precision);
 // The convolution delivered through CACC (cacc_deliver_int with `clip`) into out, channels last
-// (n, y, x, k) with k fastest; `sums` is scratch. Returns the saturation count.
+// (n, y, x, k) with k fastest, on the problem's threads. Returns the saturation count.
 uint32_t mac_convolve_int(const MacProblem& problem, Precision precision, uint32_t clip,
-                          std::vector<int64_t>& sums, int32_t* out);
+                          int32_t* out);
+// The same a few rows at a time (what mac_convolve_int's threads run): the kernel picked and
+// its weights packed once, on the constructing thread; rows() may run on several at once.
+class MacRows {
+  public:
+    MacRows(const MacProblem& problem, Precision precision, uint32_t clip);
+    MacRows(const MacRows&) = delete;
+    MacRows& operator=(const MacRows&) = delete;
+    // Rows [y0, y1) of batch n, channels last, row y at out + (y - y0) * out_width * kernels;
+    // returns the saturation count.
+    uint32_t rows(uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) const {
+        return rows_(n, y0, y1, out);
+    }
+
+  private:
+    MacProblem problem_;
+    std::function<uint32_t(uint32_t, uint32_t, uint32_t, int32_t*)> rows_;
+};
 
 // Which implementation mac_convolve_int uses (tests force each one; Auto picks the fastest the
 // CPU runs, within NVDLA_EMU_ISA's level).

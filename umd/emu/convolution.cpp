@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "emu/conv_layer.hpp"
@@ -337,6 +338,67 @@ int32_t* channels_last_storage(ConvScratch& scratch, size_t count) {
     return scratch.cube.get();
 }
 
+namespace {
+
+// A block of a deferred cube's rows: about this many bytes, so that SDP reads it from L1/L2.
+constexpr size_t kBlockBytes = size_t(96) << 10;
+
+// An integer layer CMAC's kernels compute channels last, deferred until SDP asks for its rows
+// (or for the whole cube: oneDNN may then take it, as Convolution::execute would).
+class DeferredConvolution final : public DeferredRows {
+  public:
+    DeferredConvolution(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
+                        ConvScratch& scratch, OnednnConvolution& onednn, Group cacc)
+        : l_(l), d_(d), w_(w), scratch_(scratch), onednn_(onednn), cacc_(cacc) {}
+
+    uint32_t block_rows() const override {
+        const size_t row_bytes =
+            size_t(l_.batches) * l_.out_width * l_.out_channels * sizeof(int32_t);
+        return static_cast<uint32_t>(std::clamp<size_t>(kBlockBytes / row_bytes, 1, l_.out_height));
+    }
+    bool one_thread() const override { return l_.threads <= 1; }
+
+    const int32_t* compute(uint32_t y0, uint32_t y1) override {
+        if (!rows_) {
+            problem_ = mac_problem(l_, d_, w_, scratch_);
+            rows_.emplace(problem_, l_.precision, l_.clip_truncate);
+        }
+        const size_t batch_values = size_t(y1 - y0) * l_.out_width * l_.out_channels;
+        scratch_.block.resize(batch_values * l_.batches);
+        for (uint32_t n = 0; n < l_.batches; ++n)
+            saturations_ += rows_->rows(n, y0, y1, scratch_.block.data() + n * batch_values);
+        return scratch_.block.data();
+    }
+    void finish() override { cacc_.set(NVDLA_CACC_D_OUT_SATURATION, saturations_); }
+    AccumulatorCube whole() override {
+        AccumulatorCube out;
+        out.batches = l_.batches;
+        out.channels = l_.out_channels;
+        out.height = l_.out_height;
+        out.width = l_.out_width;
+        out.precision = l_.precision;
+        // (oneDNN's int32 sums cannot saturate in CACC's delivery.)
+        uint32_t saturations = 0;
+        if (!onednn_.run(l_, d_, w_, scratch_, out))
+            saturations = convolve_int(l_, d_, w_, scratch_, out);
+        cacc_.set(NVDLA_CACC_D_OUT_SATURATION, saturations);
+        return out;
+    }
+
+  private:
+    const ConvLayer l_;
+    const ConvData& d_;
+    const ConvWeights& w_;
+    ConvScratch& scratch_;
+    OnednnConvolution& onednn_;
+    Group cacc_;
+    MacProblem problem_;
+    std::optional<MacRows> rows_;
+    uint32_t saturations_ = 0;
+};
+
+}  // namespace
+
 }  // namespace conv
 
 // The convolution buffer between layers: what the previous layer loaded and whether it kept
@@ -439,7 +501,12 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     out.width = layer.out_width;
     out.precision = layer.precision;
     uint32_t saturations = 0;
-    if (layer.precision == Precision::Fp16) {
+    if (conv::channels_last_int(layer, s.data, *s.weights)) {
+        // Computed when SDP takes it (DeferredRows), which also sets D_OUT_SATURATION.
+        out.channel_stride = layer.out_channels;
+        out.deferred = std::make_shared<conv::DeferredConvolution>(layer, s.data, *s.weights,
+                                                                   s.scratch, s.onednn, cacc);
+    } else if (layer.precision == Precision::Fp16) {
         conv::convolve_fp16(layer, s.data, *s.weights, out.values);
     } else if (!s.onednn.run(layer, s.data, *s.weights, s.scratch, out)) {
         // (oneDNN's int32 sums cannot saturate in CACC's delivery.)

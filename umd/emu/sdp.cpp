@@ -111,13 +111,47 @@ void write_status(const Settings& s, const Counters& k, Group sdp_group, Group r
 
 }  // namespace
 
+namespace sdp {
+
+bool operands_overlap_output(const Settings& s) {
+    // Byte ranges as unsigned 128-bit numbers: strides from registers cannot wrap them.
+    using Wide = unsigned __int128;
+    const uint32_t surfaces = s.padded_channels() / s.out_lanes;
+    const Wide out_first = s.dst.base;
+    const Wide out_end = out_first + Wide(s.batches - 1) * s.dst.batch_stride +
+                         Wide(surfaces - 1) * s.dst.surface_stride +
+                         Wide(s.height - 1) * s.dst.line_stride + Wide(s.width) * s.atom;
+    for (const OperandDma* dma : {&s.bs_dma, &s.bn_dma, &s.ew_dma}) {
+        if (!dma->enabled || !dma->per_element || dma->port != s.dst.port) continue;
+        const Wide first = dma->base;
+        const Wide end = first + Wide(s.groups - 1) * dma->surface_stride +
+                         Wide(s.height - 1) * dma->line_stride +
+                         Wide(s.line_elements()) * dma->bytes_per_value();
+        if (first < out_end && out_first < end) return true;
+    }
+    return false;
+}
+
+}  // namespace sdp
+
 void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
                   const AccumulatorCube* flying, ElementCube* to_pdp) {
+    // A deferred convolution is computed here: block by block in the fused pass (below), else
+    // whole before anything reads it.
+    AccumulatorCube whole;
+    const auto take_whole = [&] {
+        if (!flying || !flying->deferred) return;
+        whole = flying->deferred->whole();
+        flying = &whole;
+    };
     Settings s;
     if (!sdp::decode(ctx, single, sdp_group, rdma, flying, s) ||
-        !sdp::check_dma_rules(ctx, sdp_group, s))
+        !sdp::check_dma_rules(ctx, sdp_group, s)) {
+        take_whole();
         return;
+    }
     if (s.to_pdp && !to_pdp) {
+        take_whole();
         ctx.error("SDP D_FEATURE_MODE_CFG.OUTPUT_DST is PDP but PDP is not receiving");
         return;
     }
@@ -146,6 +180,12 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     // The vector forms (AVX-512 or AVX2) of the stages that have one for this programming (int
     // pipelines).
     const bool simd = !s.fp() && sdp::simd_enabled();
+    // Blocks of a deferred cube on the calling thread (the write DMA's lines stay in order);
+    // a layer that would use several threads is computed whole by them.
+    const bool blocks = simd && writer && flying && flying->deferred &&
+                        flying->deferred->one_thread() && sdp::fused_supported(s, flying) &&
+                        !sdp::operands_overlap_output(s);
+    if (!blocks) take_whole();
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
     const bool bn_simd = simd && s.bn.enabled && sdp::x_simd_supported(s.bn);

@@ -166,7 +166,23 @@ void OperandReader::decode(const std::byte* src, size_t values, int16_t* dst, bo
     }
 }
 
-OperandLine OperandReader::load(uint32_t g, uint32_t h) {
+OperandLine OperandReader::load(uint32_t g, uint32_t h, bool one_element) {
+    if (!dma_.per_element && one_element) {
+        if (alu_kernels_.empty() && mul_kernels_.empty()) {
+            const size_t n = s_.padded_channels();
+            if (dma_.take_alu) {
+                alu_kernels_.resize(n);
+                decode(raw_.data(), n, alu_kernels_.data(), true);
+            }
+            if (dma_.take_mul) {
+                mul_kernels_.resize(n);
+                decode(raw_.data(), n, mul_kernels_.data(), false);
+            }
+        }
+        const size_t first = size_t(g) * s_.group;
+        return {dma_.take_alu ? alu_kernels_.data() + first : nullptr,
+                dma_.take_mul ? mul_kernels_.data() + first : nullptr, true};
+    }
     if (!dma_.per_element) {
         if (g != loaded_group_) {
             // The group's values, repeated for every element of the line.
@@ -190,7 +206,8 @@ OperandLine OperandReader::load(uint32_t g, uint32_t h) {
         if (dma_.take_alu) decode(raw_.data(), alu_line_.size(), alu_line_.data(), true);
         if (dma_.take_mul) decode(raw_.data(), mul_line_.size(), mul_line_.data(), false);
     }
-    return {dma_.take_alu ? alu_line_.data() : nullptr, dma_.take_mul ? mul_line_.data() : nullptr};
+    return {dma_.take_alu ? alu_line_.data() : nullptr, dma_.take_mul ? mul_line_.data() : nullptr,
+            !dma_.per_element};
 }
 
 // ---- Output ----

@@ -3,6 +3,7 @@
 // output. docs/emu/sdp.md describes the model.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -146,6 +147,7 @@ struct Counters {
 struct OperandLine {
     const int16_t* alu = nullptr;
     const int16_t* mul = nullptr;
+    bool same_for_every_element = false;  // per-kernel data: each element's group repeated
 };
 
 // FpAlu on fp32 patterns: MAX, MIN, SUM, and for 3 (EQL) 0 when the patterns are equal, else 1.
@@ -176,6 +178,28 @@ void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
 bool y_simd_supported(const Settings& s);
 void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
+// The output convertor's saturation flag (C model: the quotient beyond 17 bits by more than
+// its rounding) as bounds on its input x, for shifts up to 30: flagged exactly when
+// (x - offset) * scale >= 65537 * 2^shift or < -65537 * 2^shift, i.e. when x >= above or
+// x <= below (bounds beyond int32 never met).
+struct FlagBounds {
+    int64_t above = INT64_MAX, below = INT64_MIN;
+};
+inline FlagBounds convertor_flag_bounds(const precision::ConvertorParams& cvt, uint32_t shift) {
+    FlagBounds b;
+    if (cvt.scale == 0 || shift > 30) return b;
+    const int64_t limit = int64_t(65537) << shift;
+    const int64_t m = cvt.scale < 0 ? -int64_t(cvt.scale) : cvt.scale;
+    const int64_t floor_q = limit / m, ceil_q = (limit + m - 1) / m;
+    if (cvt.scale > 0) {
+        b.above = int64_t(cvt.offset) + ceil_q;
+        b.below = int64_t(cvt.offset) - floor_q - 1;
+    } else {
+        b.above = int64_t(cvt.offset) + floor_q + 1;
+        b.below = int64_t(cvt.offset) - ceil_q;
+    }
+    return b;
+}
 void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint16_t> out,
                 Counters& counters);
 // The common layer in one pass: CACC's channels-last values (flying) or the input lines
@@ -200,9 +224,12 @@ struct FusedSource {
     size_t step = 0;
     uint32_t valid = 0;
 };
-// `cube` in flying mode, `input` offline.
+// `cube` in flying mode (a deferred one taken block by block: fused_pass), `input` offline.
 void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                FusedOperands operands, OutputWriter& writer, Counters& counters);
+// Whether a per-element operand SDP_RDMA reads may lie where the output goes: then the lines
+// must come in Sdp::execute's order (a deferred cube is computed whole first).
+bool operands_overlap_output(const Settings& s);
 
 // The AVX2 forms (sdp_simd_avx2.cpp), which the functions above call below the AVX-512 level.
 namespace avx2 {
@@ -236,8 +263,9 @@ class InputReader {
 class OperandReader {
   public:
     OperandReader(Context& ctx, const Settings& s, const OperandDma& dma);
-    // The operands of channel group g, line h.
-    OperandLine load(uint32_t g, uint32_t h);
+    // The operands of channel group g, line h. `one_element`: per-kernel data may come as
+    // the group's values once (same_for_every_element), for a reader that takes them so.
+    OperandLine load(uint32_t g, uint32_t h, bool one_element = false);
 
   private:
     void decode(const std::byte* src, size_t values, int16_t* dst, bool alu) const;
@@ -248,6 +276,7 @@ class OperandReader {
     std::vector<std::byte> raw_;
     std::vector<int16_t> alu_line_, mul_line_;
     uint32_t loaded_group_ = UINT32_MAX;
+    std::vector<int16_t> alu_kernels_, mul_kernels_;  // per-kernel data, every group decoded
 };
 
 // The write DMA: output lines to memory.
@@ -269,5 +298,66 @@ class OutputWriter {
     std::vector<std::byte> packed_;
     std::vector<std::byte> line_;
 };
+
+// The fused pass's lines in order, each made by line(from, operand lines, line buffers) and
+// handed to the write DMA: channel group, line, batch, the order of Sdp::execute; a deferred
+// cube by blocks of rows computed just before (block, channel group, line, batch), so that
+// each block is read while it is in the cache. Each operand line is read once either way.
+template <class LineFn>
+void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* input,
+                FusedOperands operands, OutputWriter& writer, Counters& counters, LineFn&& line) {
+    std::vector<std::byte> lines(writer.group_bytes());
+    std::vector<int32_t> in(input ? s.line_elements() : 0);
+    const auto load = [&](uint32_t g, uint32_t h, OperandLine* ops) {
+        // X1 and X2 take per-kernel operands once per line.
+        ops[0] = operands.bs ? operands.bs->load(g, h, true) : OperandLine{};
+        ops[1] = operands.bn ? operands.bn->load(g, h, true) : OperandLine{};
+        ops[2] = operands.ew ? operands.ew->load(g, h) : OperandLine{};
+    };
+    OperandLine ops[3];
+    if (cube && cube->deferred) {
+        DeferredRows& rows = *cube->deferred;
+        const uint32_t block = rows.block_rows();
+        const size_t row_values = size_t(s.width) * cube->channel_stride;
+        for (uint32_t y0 = 0; y0 < s.height; y0 += block) {
+            const uint32_t y1 = std::min(s.height, y0 + block);
+            const int32_t* values = rows.compute(y0, y1);
+            const size_t batch_values = (y1 - y0) * row_values;
+            for (uint32_t g = 0; g < s.groups; ++g) {
+                const uint32_t first = g * s.group;
+                for (uint32_t h = y0; h < y1; ++h) {
+                    load(g, h, ops);  // once for every batch, as below
+                    for (uint32_t b = 0; b < s.batches; ++b) {
+                        line(FusedSource{values + b * batch_values + (h - y0) * row_values + first,
+                                         cube->channel_stride,
+                                         std::min(s.group, s.channels - first)},
+                             ops, lines.data());
+                        writer.write_lines(b, g, h, lines.data());
+                    }
+                }
+            }
+        }
+        rows.finish();
+        return;
+    }
+    for (uint32_t g = 0; g < s.groups; ++g)
+        for (uint32_t h = 0; h < s.height; ++h) {
+            load(g, h, ops);
+            for (uint32_t b = 0; b < s.batches; ++b) {
+                FusedSource from;
+                if (input) {
+                    // Offline: the line as SDP_RDMA reads it, every lane of the group.
+                    input->read(g, h, in, counters);
+                    from = {in.data(), s.group, s.group};
+                } else {
+                    const uint32_t first = g * s.group;
+                    from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
+                            cube->channel_stride, std::min(s.group, s.channels - first)};
+                }
+                line(from, ops, lines.data());
+                writer.write_lines(b, g, h, lines.data());
+            }
+        }
+}
 
 }  // namespace nvdla::emu::sdp

@@ -63,14 +63,13 @@ NVDLA_SDP_SIMD inline __m512i round_shift64(__m512i x, uint32_t shift, __m128i c
     return _mm512_sub_epi64(_mm512_xor_si512(q, sign), sign);
 }
 
-// The same for 16 int32 lanes whose magnitude plus 2^(shift - 1) fits 32 unsigned bits.
+// The same for 16 int32 lanes whose magnitude plus 2^(shift - 1) stays below 2^31:
+// floor((x + 2^(shift - 1) - [x < 0]) / 2^shift), which is that rounding for shift >= 1.
 NVDLA_SDP_SIMD inline __m512i round_shift32(__m512i x, uint32_t shift, __m128i count,
                                             __m512i half) {
     if (shift == 0) return x;
     const __m512i sign = _mm512_maskz_srai_epi32(kAll16, x, 31);
-    const __m512i magnitude = _mm512_maskz_abs_epi32(kAll16, x);
-    const __m512i q = _mm512_maskz_srl_epi32(kAll16, _mm512_add_epi32(magnitude, half), count);
-    return _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
+    return _mm512_maskz_sra_epi32(kAll16, _mm512_add_epi32(_mm512_add_epi32(x, half), sign), count);
 }
 
 NVDLA_SDP_SIMD inline __m512i clamp64(__m512i x, __m512i lo, __m512i hi) {
@@ -89,6 +88,13 @@ NVDLA_SDP_SIMD inline __mmask8 flag64(__m512i floor_value, __m512i result) {
 NVDLA_SDP_SIMD inline __mmask16 flag32(__m512i floor_value, __m512i result) {
     const __m512i d = _mm512_add_epi32(_mm512_sub_epi32(floor_value, result), _mm512_set1_epi32(1));
     return _mm512_cmpgt_epu32_mask(d, _mm512_set1_epi32(2));
+}
+
+// Whether all 16 lanes are below 2^30 in magnitude.
+NVDLA_SDP_SIMD inline bool below_2_30(__m512i v) {
+    const __mmask16 beyond = _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, v),
+                                                     _mm512_set1_epi32((1 << 30) - 1));
+    return _kortestz_mask16_u8(beyond, beyond);
 }
 
 // ---- CACC's values ----
@@ -126,18 +132,39 @@ struct Delivery {
 
 // ---- X ----
 
+// One X stage's operands for 8 channels in 64-bit lanes: the ALU operand after its shift, the
+// multiplier and, for a SUM, their product (the second term of (in + operand) * factor).
+struct XLanes {
+    __m512i operand, factor, operand_factor;
+};
+struct XLanes16 {
+    XLanes low, high;
+    __m512i operand32, factor32;  // the same 16 in 32-bit lanes (XParams::narrow)
+};
+
 // One X stage's constants.
 struct XParams {
-    const XStage& x;
+    // Values, not a reference to the stage: the fused pass keeps a copy of its constants, which
+    // its stores through std::byte pointers then cannot be taken to change.
+    uint32_t algo, shift;
+    bool relu;
     bool alu, sum, mul, prelu;
     __m256i alu_constant;
     __m128i alu_count;
     __m512i mul_constant;
     __m128i count;
     __m512i half;
+    // apply16_narrow takes this programming: a multiplier and a shift of 16 to 45, or neither
+    // multiplier nor shift; an ALU operand within 2^30 (memory operands are: 16 bits shifted by
+    // at most 15).
+    bool narrow;
+    __m128i narrow_count;  // shift - 16
+    __m512i narrow_half;   // 2^(shift - 17)
 
     NVDLA_SDP_SIMD explicit XParams(const XStage& stage)
-        : x(stage),
+        : algo(stage.alu_algo),
+          shift(stage.mul_shift),
+          relu(!stage.relu_bypass),
           alu(!stage.alu_bypass),
           sum(alu && stage.alu_algo >= 2),
           mul(!stage.mul_bypass),
@@ -147,15 +174,19 @@ struct XParams {
           count(_mm_cvtsi32_si128(static_cast<int>(stage.mul_shift))),
           half(_mm512_set1_epi64(stage.mul_shift ? int64_t(1) << (stage.mul_shift - 1) : 0)) {
         // The register operand after its shift.
-        alu_constant = _mm256_set1_epi32(
-            alu && !stage.alu_from_memory ? x_alu_operand(stage.alu_operand, stage.alu_shift) : 0);
+        const int32_t operand =
+            alu && !stage.alu_from_memory ? x_alu_operand(stage.alu_operand, stage.alu_shift) : 0;
+        alu_constant = _mm256_set1_epi32(operand);
+        narrow = (mul ? shift >= 16 && shift <= 45 : shift == 0) && operand >= -(1 << 30) &&
+                 operand <= (1 << 30);
+        narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow ? shift - 16 : 0));
+        narrow_half = _mm512_set1_epi32(narrow && shift > 16 ? int32_t(1) << (shift - 17) : 0);
     }
 
-    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
-    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
-                                      __mmask8 m) const {
-        const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
-        __m512i a = in, operand = _mm512_setzero_si512();
+    // The operands of 8 elements: from memory (or nullptr: the registers').
+    NVDLA_SDP_SIMD_STEP XLanes lanes(const int16_t* alu_mem, const int16_t* mul_mem,
+                                     __mmask8 m) const {
+        XLanes k{_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
         if (alu) {
             // Memory operands: int16 shifted left by at most 15, so no saturation.
             const __m256i op32 =
@@ -164,36 +195,128 @@ struct XParams {
                               _mm256_maskz_cvtepi16_epi32(kAll8, _mm_maskz_loadu_epi16(m, alu_mem)),
                               alu_count)
                         : alu_constant;
-            operand = _mm512_maskz_cvtepi32_epi64(kAll8, op32);
-            if (x.alu_algo == 0)
-                a = _mm512_maskz_max_epi64(kAll8, in, operand);
-            else if (x.alu_algo == 1)
-                a = _mm512_maskz_min_epi64(kAll8, in, operand);
+            k.operand = _mm512_maskz_cvtepi32_epi64(kAll8, op32);
+        }
+        if (mul) {
+            k.factor = mul_mem
+                           ? _mm512_maskz_cvtepi16_epi64(kAll8, _mm_maskz_loadu_epi16(m, mul_mem))
+                           : mul_constant;
+            if (sum) k.operand_factor = _mm512_maskz_mul_epi32(kAll8, k.operand, k.factor);
+        }
+        return k;
+    }
+    NVDLA_SDP_SIMD_STEP XLanes16 lanes16(const int16_t* alu_mem, const int16_t* mul_mem) const {
+        XLanes16 k{lanes(alu_mem, mul_mem, kAll8),
+                   lanes(alu_mem ? alu_mem + 8 : nullptr, mul_mem ? mul_mem + 8 : nullptr, kAll8),
+                   _mm512_setzero_si512(), _mm512_setzero_si512()};
+        k.operand32 = join(_mm512_maskz_cvtepi64_epi32(kAll8, k.low.operand),
+                           _mm512_maskz_cvtepi64_epi32(kAll8, k.high.operand));
+        k.factor32 = join(_mm512_maskz_cvtepi64_epi32(kAll8, k.low.factor),
+                          _mm512_maskz_cvtepi64_epi32(kAll8, k.high.factor));
+        return k;
+    }
+
+    // Whether 16 inputs may take apply16_narrow: every |in| < 2^30.
+    NVDLA_SDP_SIMD_STEP bool fits_narrow(__m512i in) const { return below_2_30(in); }
+
+    // 16 elements in 32-bit lanes (`narrow` programming, |in| < 2^30): the ALU result a fits
+    // 32 bits, and a * factor = (a >> 16) * factor * 2^16 + (a & 0xffff) * factor, both
+    // products within 31 bits; with q = the first + (the second >> 16) and low = the second's
+    // low 16 bits, a * factor = q * 2^16 + low, 0 <= low < 2^16, negative exactly when q is.
+    // Rounded half away by 2^shift, shift = 16 + t: q plus the carry of low + 2^15 - [q < 0]
+    // for t = 0; else (q + 2^(t-1) - [low == 0 and q < 0]) >> t.
+    // `SumOnly`: the ALU sums and there is no PReLU (the common programming, known at compile
+    // time).
+    template <bool SumOnly = false>
+    NVDLA_SDP_SIMD_STEP __m512i apply16_narrow(__m512i in, const XLanes16& k) const {
+        __m512i a = in;
+        if (SumOnly) {
+            a = _mm512_add_epi32(in, k.operand32);
+        } else if (alu) {
+            if (algo == 0)
+                a = _mm512_maskz_max_epi32(kAll16, in, k.operand32);
+            else if (algo == 1)
+                a = _mm512_maskz_min_epi32(kAll16, in, k.operand32);
             else
-                a = _mm512_add_epi64(in, operand);  // 33 bits
+                a = _mm512_add_epi32(in, k.operand32);
+        }
+        if (!SumOnly && !mul) {
+            // No multiplier, no shift: the ALU result (within 32 bits), then ReLU.
+            return relu ? _mm512_maskz_max_epi32(kAll16, a, _mm512_setzero_si512()) : a;
+        }
+        const __m512i low16 = _mm512_set1_epi32(0xffff);
+        const __m512i high_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srai_epi32(kAll16, a, 16), k.factor32);
+        const __m512i low_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), k.factor32);
+        const __m512i q =
+            _mm512_add_epi32(high_product, _mm512_maskz_srai_epi32(kAll16, low_product, 16));
+        const __m512i low = _mm512_and_si512(low_product, low16);
+        const __m512i negative = _mm512_maskz_srai_epi32(kAll16, q, 31);  // -1 or 0
+        __m512i out;
+        if (shift == 16) {
+            const __mmask16 carry =
+                _mm512_cmpgt_epi32_mask(_mm512_add_epi32(low, negative), _mm512_set1_epi32(0x7fff));
+            out = _mm512_mask_add_epi32(q, carry, q, _mm512_set1_epi32(1));
+        } else {
+            const __m512i biased = _mm512_add_epi32(q, narrow_half);
+            out = _mm512_maskz_sra_epi32(
+                kAll16,
+                _mm512_mask_add_epi32(biased, _mm512_testn_epi32_mask(low, low), biased, negative),
+                narrow_count);
+        }
+        if (!SumOnly && prelu)
+            out = _mm512_mask_mov_epi32(out, _mm512_cmpge_epi32_mask(a, _mm512_setzero_si512()), a);
+        if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
+        return out;
+    }
+
+    // 8 elements with their operands.
+    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const XLanes& k) const {
+        const __m512i in = _mm512_maskz_cvtepi32_epi64(kAll8, in32);
+        __m512i a = in;
+        if (alu) {
+            if (algo == 0)
+                a = _mm512_maskz_max_epi64(kAll8, in, k.operand);
+            else if (algo == 1)
+                a = _mm512_maskz_min_epi64(kAll8, in, k.operand);
+            else
+                a = _mm512_add_epi64(in, k.operand);  // 33 bits
         }
         __m512i product = a;
         if (mul) {
-            const __m512i factor =
-                mul_mem ? _mm512_maskz_cvtepi16_epi64(kAll8, _mm_maskz_loadu_epi16(m, mul_mem))
-                        : mul_constant;
             // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
-            product = sum ? _mm512_add_epi64(_mm512_maskz_mul_epi32(kAll8, in, factor),
-                                             _mm512_maskz_mul_epi32(kAll8, operand, factor))
-                          : _mm512_maskz_mul_epi32(kAll8, a, factor);
+            product = sum ? _mm512_add_epi64(_mm512_maskz_mul_epi32(kAll8, in, k.factor),
+                                             k.operand_factor)
+                          : _mm512_maskz_mul_epi32(kAll8, a, k.factor);
         }
-        __m256i out =
-            _mm512_maskz_cvtsepi64_epi32(kAll8, round_shift64(product, x.mul_shift, count, half));
+        // Rounded half away from zero: floor((p + half - [p < 0]) / 2^shift) (|p| < 2^50).
+        if (shift)
+            product = _mm512_maskz_sra_epi64(
+                kAll8,
+                _mm512_add_epi64(_mm512_add_epi64(product, half),
+                                 _mm512_maskz_srai_epi64(kAll8, product, 63)),
+                count);
+        __m256i out = _mm512_maskz_cvtsepi64_epi32(kAll8, product);
         if (prelu) {
             // A non-negative ALU result passes with its low 32 bits, untruncated.
             const __mmask8 keep = _mm512_cmpge_epi64_mask(a, _mm512_setzero_si512());
             out = _mm256_mask_mov_epi32(out, keep, _mm512_maskz_cvtepi64_epi32(kAll8, a));
         }
-        if (!x.relu_bypass) out = _mm256_maskz_max_epi32(kAll8, out, _mm256_setzero_si256());
+        if (relu) out = _mm256_maskz_max_epi32(kAll8, out, _mm256_setzero_si256());
         return out;
     }
 
-    // 16 elements.
+    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
+    NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem, const int16_t* mul_mem,
+                                      __mmask8 m) const {
+        return apply(in32, lanes(alu_mem, mul_mem, m));
+    }
+
+    // 16 elements with their operands.
+    NVDLA_SDP_SIMD_STEP __m512i apply16(__m512i in, const XLanes16& k) const {
+        return join(apply(low_half(in), k.low), apply(high_half(in), k.high));
+    }
     NVDLA_SDP_SIMD_STEP __m512i apply16(__m512i in, const int16_t* alu_mem, const int16_t* mul_mem,
                                         __mmask16 m) const {
         const __m256i low = apply(low_half(in), alu_mem, mul_mem, static_cast<__mmask8>(m));
@@ -234,15 +357,27 @@ struct YConvertor {
 
 // Y's MUL (PReLU) and ALU on the int pipelines, without the LUT (sdp_y.cpp's y_int).
 struct YParams {
-    const YStage& y;
+    uint32_t algo, truncate;  // values (XParams)
+    bool prelu;
     bool mul, alu;
     YConvertor mul_cvt, alu_cvt;
     __m512i mul_constant, alu_constant;
     __m128i count;
     __m512i half, int32_min, int32_max, one;
+    // apply16_narrow takes this programming: no multiplier, the ALU off or MAX/MIN/SUM with an
+    // operand provably within 2^30 and computed in 32-bit lanes (a register's, or from memory
+    // through a bypassed convertor or one whose (x - offset) * scale stays within 2^30 with a
+    // shift of at most 30).
+    bool narrow;
+    bool cvt_bypass;
+    __m512i alu_constant32, cvt_offset32, cvt_scale32, cvt_half32;
+    __m128i cvt_count;
+    uint32_t cvt_shift;
 
     NVDLA_SDP_SIMD explicit YParams(const YStage& stage)
-        : y(stage),
+        : algo(stage.alu_algo),
+          truncate(stage.truncate),
+          prelu(stage.prelu),
           mul(!stage.mul_bypass),
           alu(!stage.alu_bypass),
           mul_cvt(stage.mul_cvt),
@@ -255,7 +390,43 @@ struct YParams {
               stage.truncate && stage.truncate < 64 ? int64_t(1) << (stage.truncate - 1) : 0)),
           int32_min(_mm512_set1_epi64(INT32_MIN)),
           int32_max(_mm512_set1_epi64(INT32_MAX)),
-          one(_mm512_set1_epi64(1)) {}
+          one(_mm512_set1_epi64(1)) {
+        const auto operand = static_cast<int32_t>(stage.alu_operand);
+        const precision::ConvertorParams& c = stage.alu_cvt.params;
+        cvt_bypass = stage.alu_cvt.bypass;
+        cvt_shift = c.shift & 63u;
+        const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
+        const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
+        const bool memory_fits =
+            cvt_bypass || (cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
+        const bool operand_fits =
+            stage.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
+        narrow = !mul && (!alu || (algo <= 2 && operand_fits));
+        alu_constant32 = _mm512_set1_epi32(operand);
+        cvt_offset32 = _mm512_set1_epi32(narrow && !cvt_bypass ? c.offset : 0);
+        cvt_scale32 = _mm512_set1_epi32(c.scale);
+        cvt_half32 = _mm512_set1_epi32(narrow && cvt_shift ? int32_t(1) << (cvt_shift - 1) : 0);
+        cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
+    }
+
+    // 16 elements in 32-bit lanes (`narrow` programming, |in| < 2^30): the ALU result fits
+    // 32 bits, so its saturation is none.
+    NVDLA_SDP_SIMD_STEP __m512i apply16_narrow(__m512i in, const int16_t* alu_mem) const {
+        if (!alu) return in;
+        __m512i operand = alu_constant32;
+        if (alu_mem) {
+            operand = _mm512_maskz_cvtepi16_epi32(
+                kAll16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(alu_mem)));
+            if (!cvt_bypass)
+                operand =
+                    round_shift32(_mm512_maskz_mullo_epi32(
+                                      kAll16, _mm512_sub_epi32(operand, cvt_offset32), cvt_scale32),
+                                  cvt_shift, cvt_count, cvt_half32);
+        }
+        if (algo == 0) return _mm512_maskz_max_epi32(kAll16, in, operand);
+        if (algo == 1) return _mm512_maskz_min_epi32(kAll16, in, operand);
+        return _mm512_add_epi32(in, operand);
+    }
 
     // 8 elements (int32 values); the memory operands (or nullptr) at the same place.
     NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
@@ -266,15 +437,15 @@ struct YParams {
             const __m512i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
             // 32 x 32 -> 64 bits, then EW_TRUNCATE with rounding into 32 bits.
             const __m512i product = _mm512_maskz_mul_epi32(kAll8, in, operand);
-            x = clamp64(round_shift64(product, y.truncate, count, half), int32_min, int32_max);
+            x = clamp64(round_shift64(product, truncate, count, half), int32_min, int32_max);
             // PReLU: a non-negative input passes unchanged.
-            if (y.prelu)
+            if (prelu)
                 x = _mm512_mask_mov_epi64(x, _mm512_cmpge_epi64_mask(in, _mm512_setzero_si512()),
                                           in);
         }
         if (alu) {
             const __m512i operand = alu_mem ? alu_cvt.apply(alu_mem) : alu_constant;
-            switch (y.alu_algo) {
+            switch (algo) {
                 case 0: x = _mm512_maskz_max_epi64(kAll8, x, operand); break;
                 case 1: x = _mm512_maskz_min_epi64(kAll8, x, operand); break;
                 case 2: x = _mm512_add_epi64(x, operand); break;  // 33 bits
@@ -303,7 +474,14 @@ struct YParams {
 struct CParams {
     uint32_t shift;
     bool count_saturation;
-    bool narrow_ok;        // 32-bit lanes possible at all (shift <= 30)
+    bool narrow_ok;  // 32-bit lanes possible at all (shift <= 30)
+    // Values outside [lower, upper] saturate the output (|product| > 2^30 rounds to at least
+    // 2^(30 - shift), beyond the output's range), so they need no product: the output's bound
+    // on the side of the product's sign, their flags from convertor_flag_bounds.
+    bool outside_saturates;
+    bool negative_scale;
+    bool flag_above, flag_below;
+    __m512i above_bound, below_bound;
     bool identity;         // offset 0, scale 1
     __m512i lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
     __m512i offset, scale, half, lo17, hi17, lo, hi;
@@ -314,7 +492,17 @@ struct CParams {
         : shift(s.cvt.shift & 63u),
           count_saturation(s.count_saturation),
           narrow_ok(shift <= 30),
+          outside_saturates(narrow_ok && (int64_t(1) << (30 - shift)) >=
+                                             (s.output == Precision::Int8 ? 128 : 32768)),
+          negative_scale(s.cvt.scale < 0),
           identity(s.cvt.offset == 0 && s.cvt.scale == 1) {
+        const FlagBounds bounds = convertor_flag_bounds(s.cvt, shift);
+        flag_above = bounds.above <= INT32_MAX;
+        flag_below = bounds.below >= INT32_MIN;
+        above_bound =
+            _mm512_set1_epi32(static_cast<int32_t>(std::max<int64_t>(bounds.above, INT32_MIN)));
+        below_bound =
+            _mm512_set1_epi32(static_cast<int32_t>(std::min<int64_t>(bounds.below, INT32_MAX)));
         const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
         const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
         lower = _mm512_set1_epi32(
@@ -356,6 +544,7 @@ struct CParams {
     NVDLA_SDP_SIMD_STEP __m512i apply(__m512i x, __mmask16 m, uint32_t& saturations) const {
         const __mmask16 inside =
             _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
+        if (outside_saturates) return apply_saturating(x, m, inside, saturations);
         if (!narrow_ok || inside != m) {
             const __m256i low = wide(low_half(x), static_cast<__mmask8>(m), saturations);
             const __m256i high = wide(high_half(x), static_cast<__mmask8>(m >> 8), saturations);
@@ -370,6 +559,34 @@ struct CParams {
                 __builtin_popcount(flag32(floor_value, clamp32(r, lo17, hi17)) & m));
         }
         return clamp32(r, lo, hi);
+    }
+
+    // 16 elements when the values outside [lower, upper] saturate (outside_saturates),
+    // branch-free: the inside ones computed in 32-bit lanes, the others' bounds blended in.
+    NVDLA_SDP_SIMD_STEP __m512i apply_saturating(__m512i x, __mmask16 m,
+                                                 uint32_t& saturations) const {
+        const __mmask16 inside =
+            _mm512_mask_cmpge_epi32_mask(m, x, lower) & _mm512_mask_cmple_epi32_mask(m, x, upper);
+        return apply_saturating(x, m, inside, saturations);
+    }
+    NVDLA_SDP_SIMD_STEP __m512i apply_saturating(__m512i x, __mmask16 m, __mmask16 inside,
+                                                 uint32_t& saturations) const {
+        const __m512i p = _mm512_maskz_mullo_epi32(kAll16, _mm512_sub_epi32(x, offset), scale);
+        const __m512i rounded = round_shift32(p, shift, count, half);
+        const __m512i r = clamp32(rounded, lo, hi);
+        // The product's sign: x > offset, unless the scale is negative (not 0: outside).
+        const __mmask16 greater = _mm512_cmpgt_epi32_mask(x, offset);
+        const __mmask16 high_side = negative_scale ? __mmask16(~greater) : greater;
+        const __mmask16 outside = m & __mmask16(~inside);
+        if (count_saturation) {
+            const __m512i floor_value = _mm512_maskz_sra_epi32(kAll16, p, count);
+            __mmask16 flagged = flag32(floor_value, clamp32(rounded, lo17, hi17)) & inside;
+            if (flag_above) flagged |= _mm512_mask_cmpge_epi32_mask(outside, x, above_bound);
+            if (flag_below) flagged |= _mm512_mask_cmple_epi32_mask(outside, x, below_bound);
+            saturations += static_cast<uint32_t>(__builtin_popcount(flagged));
+        }
+        return _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(r, outside & high_side, hi),
+                                     outside & __mmask16(~high_side), lo);
     }
 };
 
@@ -415,9 +632,20 @@ NVDLA_SDP_SIMD void c_line(const Settings& s, std::span<const int32_t> line,
     counters.saturations += saturations;
 }
 
+// The X stages' operands of a line's channel group when they are the same for every element.
+struct XOperands {
+    const XLanes16* bs = nullptr;
+    const XLanes16* bn = nullptr;
+};
+
+// Which stages the fused pass's pieces run: none, any (each checked), or the common
+// programming of a convolution's requantisation (Fused::common_stages).
+constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3;
+
 // The constants of the fused pass, set up once per operation.
 struct Fused {
     const Settings& s;
+    bool bs_on, bn_on, ew_on;
     Delivery cacc;
     XParams x1, x2;
     YParams y;
@@ -425,7 +653,28 @@ struct Fused {
 
     // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
     NVDLA_SDP_SIMD Fused(const Settings& settings, uint32_t clip)
-        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
+        : s(settings),
+          bs_on(settings.bs.enabled),
+          bn_on(settings.bn.enabled),
+          ew_on(settings.ew.enabled),
+          cacc(clip),
+          x1(settings.bs),
+          x2(settings.bn),
+          y(settings.ew),
+          c(settings) {}
+
+    // The programmings the pass runs without branches on the stages: X1 alone (X2 and Y off)
+    // with operands the same for every element (per kernel or registers) in 32-bit lanes
+    // (XParams::narrow), and a convertor whose values beyond 32-bit products saturate;
+    // kCommonStages: X1 sums and multiplies, without PReLU (a convolution's requantisation);
+    // kBareStages: no multiplier (a bias, a ReLU). Else kAnyStages.
+    int common_stages() const {
+        const bool x1_alone = bs_on && !bn_on && !ew_on && x1.narrow && c.outside_saturates &&
+                              !(s.bs_dma.enabled && s.bs_dma.per_element);
+        if (x1_alone && x1.mul && x1.sum && !x1.prelu) return kCommonStages;
+        if (x1_alone && !x1.mul) return kBareStages;
+        return kAnyStages;
+    }
 
     // Everything for one line of a channel group, 16 channels at a time in registers, into
     // the write DMA's line buffers. `Saturate`: the convertor only saturates (offset 0, scale
@@ -433,21 +682,48 @@ struct Fused {
     // One piece of 16 channels from CACC's values to the output values (int32, within the
     // output precision unless `Saturate`, whose narrowing saturates); `at`: its place in the
     // operand lines.
-    template <bool Saturate, bool X>
-    NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, const OperandLine* ops, __m512i lo,
-                                      __m512i hi, uint32_t& flagged) const {
+    // `j`: the piece within its channel group, whose X operands `k` holds when they are the
+    // same for every element of the line (per kernel or registers; else nullptr).
+    template <bool Saturate, int X>
+    NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, uint32_t j, const OperandLine* ops,
+                                      const XOperands& k, __m512i lo, __m512i hi,
+                                      uint32_t& flagged) const {
+        if constexpr (X == kCommonStages || X == kBareStages) {
+            // The common programmings (common_stages()), with no branch on the stages.
+            if (x1.fits_narrow(v))
+                v = x1.apply16_narrow<X == kCommonStages>(v, k.bs[j]);
+            else
+                v = x1.apply16(v, k.bs[j]);
+            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
+            return v;
+        }
         if constexpr (X) {
             const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
-            if (s.bs.enabled) v = x1.apply16(v, at_(ops[0].alu), at_(ops[0].mul), kAll16);
-            if (s.bn.enabled) v = x2.apply16(v, at_(ops[1].alu), at_(ops[1].mul), kAll16);
-            if (s.ew.enabled) v = y.apply16(v, at_(ops[2].alu), at_(ops[2].mul));
+            if (bs_on) {
+                if (k.bs && x1.narrow && x1.fits_narrow(v))
+                    v = x1.apply16_narrow(v, k.bs[j]);
+                else
+                    v = k.bs ? x1.apply16(v, k.bs[j])
+                             : x1.apply16(v, at_(ops[0].alu), at_(ops[0].mul), kAll16);
+            }
+            if (bn_on) {
+                if (k.bn && x2.narrow && x2.fits_narrow(v))
+                    v = x2.apply16_narrow(v, k.bn[j]);
+                else
+                    v = k.bn ? x2.apply16(v, k.bn[j])
+                             : x2.apply16(v, at_(ops[1].alu), at_(ops[1].mul), kAll16);
+            }
+            if (ew_on)
+                v = y.narrow && below_2_30(v) ? y.apply16_narrow(v, at_(ops[2].alu))
+                                              : y.apply16(v, at_(ops[2].alu), at_(ops[2].mul));
         }
         if constexpr (!Saturate) v = clamp32(c.apply(v, kAll16, flagged), lo, hi);
         return v;
     }
 
-    // X: an X or Y stage is on; Pieces: 16-channel pieces per channel group (1 or 2).
-    template <bool Int8Out, bool Saturate, bool X, uint32_t Pieces>
+    // X: kNoStages, kAnyStages (an X or Y stage is on) or kCommonStages; Pieces: 16-channel
+    // pieces per channel group (1 or 2).
+    template <bool Int8Out, bool Saturate, int X, uint32_t Pieces>
     NVDLA_SDP_SIMD void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
         const uint32_t valid = from.valid;
@@ -455,9 +731,32 @@ struct Fused {
         const size_t step = from.step, atom = s.atom, group = s.group;
         const uint32_t width = s.width;
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
-        const Delivery d = cacc;
-        const __m512i lo = c.lo, hi = c.hi;
+        // A copy of the constants, so that the stores through `lines` (std::byte, which may
+        // alias anything) cannot make the compiler reload them for every element.
+        const Fused f = *this;
+        const Delivery d = f.cacc;
+        const __m512i lo = f.c.lo, hi = f.c.hi;
         const __mmask16 mask0 = lanes16(valid), mask1 = lanes16(valid > 16 ? valid - 16 : 0);
+        // X operands the same for every element: taken once for the line.
+        XLanes16 bs[Pieces], bn[Pieces];
+        XOperands k;
+        if constexpr (X) {
+            const auto constant = [](const XStage& x, const OperandLine& o) {
+                return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+            };
+            if (constant(s.bs, ops[0])) {
+                for (uint32_t j = 0; j < Pieces; ++j)
+                    bs[j] = f.x1.lanes16(ops[0].alu ? ops[0].alu + 16 * j : nullptr,
+                                         ops[0].mul ? ops[0].mul + 16 * j : nullptr);
+                k.bs = bs;
+            }
+            if (constant(s.bn, ops[1])) {
+                for (uint32_t j = 0; j < Pieces; ++j)
+                    bn[j] = f.x2.lanes16(ops[1].alu ? ops[1].alu + 16 * j : nullptr,
+                                         ops[1].mul ? ops[1].mul + 16 * j : nullptr);
+                k.bn = bn;
+            }
+        }
         uint32_t flagged = 0;
         uint32_t w = 0;
         // A channel group that fills the atom (int8 -> int8 of 32 channels, int16 -> int16 of
@@ -474,14 +773,14 @@ struct Fused {
                 const size_t at = w * group;
                 __m512i out;
                 if constexpr (Int8Out) {
-                    const __m512i a =
-                        piece<Saturate, X>(d.load(src, mask0), at, ops, lo, hi, flagged);
-                    const __m512i b1 =
-                        piece<Saturate, X>(d.load(src + 16, mask1), at + 16, ops, lo, hi, flagged);
-                    const __m512i c1 = piece<Saturate, X>(d.load(src + step, mask0), at + 32, ops,
-                                                          lo, hi, flagged);
-                    const __m512i d1 = piece<Saturate, X>(d.load(src + step + 16, mask1), at + 48,
-                                                          ops, lo, hi, flagged);
+                    const __m512i a = f.template piece<Saturate, X>(d.load(src, mask0), at, 0, ops,
+                                                                    k, lo, hi, flagged);
+                    const __m512i b1 = f.template piece<Saturate, X>(
+                        d.load(src + 16, mask1), at + 16, 1, ops, k, lo, hi, flagged);
+                    const __m512i c1 = f.template piece<Saturate, X>(
+                        d.load(src + step, mask0), at + 32, 0, ops, k, lo, hi, flagged);
+                    const __m512i d1 = f.template piece<Saturate, X>(
+                        d.load(src + step + 16, mask1), at + 48, 1, ops, k, lo, hi, flagged);
                     // Per 128-bit lane i the bytes of a, b, c, d [4i, 4i + 4); dword m of the
                     // result is dword 4 (m % 4) + m / 4 of that.
                     const __m512i words0 = _mm512_maskz_packs_epi32(~__mmask32(0), a, b1);
@@ -489,10 +788,10 @@ struct Fused {
                     out = _mm512_maskz_permutexvar_epi32(
                         kAll16, order, _mm512_maskz_packs_epi16(~__mmask64(0), words0, words1));
                 } else {
-                    const __m512i a =
-                        piece<Saturate, X>(d.load(src, mask0), at, ops, lo, hi, flagged);
-                    const __m512i b1 = piece<Saturate, X>(d.load(src + step, mask0), at + 16, ops,
-                                                          lo, hi, flagged);
+                    const __m512i a = f.template piece<Saturate, X>(d.load(src, mask0), at, 0, ops,
+                                                                    k, lo, hi, flagged);
+                    const __m512i b1 = f.template piece<Saturate, X>(
+                        d.load(src + step, mask0), at + 16, 0, ops, k, lo, hi, flagged);
                     out = _mm512_maskz_permutexvar_epi64(
                         kAll8, order, _mm512_maskz_packs_epi32(~__mmask32(0), a, b1));
                 }
@@ -513,10 +812,12 @@ struct Fused {
         };
         for (; w < width; ++w, src += step, lines += atom) {
             prefetch_ahead(src, step);
-            store(lines, piece<Saturate, X>(d.load(src, mask0), w * group, ops, lo, hi, flagged));
+            store(lines, f.template piece<Saturate, X>(d.load(src, mask0), w * group, 0, ops, k, lo,
+                                                       hi, flagged));
             if constexpr (Pieces == 2)
-                store(lines + offset1, piece<Saturate, X>(d.load(src + 16, mask1), w * group + 16,
-                                                          ops, lo, hi, flagged));
+                store(lines + offset1,
+                      f.template piece<Saturate, X>(d.load(src + 16, mask1), w * group + 16, 1, ops,
+                                                    k, lo, hi, flagged));
         }
         saturations += flagged;
     }
@@ -524,35 +825,23 @@ struct Fused {
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        const bool x = s.bs.enabled || s.bn.enabled || s.ew.enabled;
-        const auto line_fn = s.group == 32 ? (x ? &Fused::line<Int8Out, Saturate, true, 2>
-                                                : &Fused::line<Int8Out, Saturate, false, 2>)
-                                           : (x ? &Fused::line<Int8Out, Saturate, true, 1>
-                                                : &Fused::line<Int8Out, Saturate, false, 1>);
-        std::vector<std::byte> lines(writer.group_bytes());
-        std::vector<int32_t> in(input ? s.line_elements() : 0);
+        const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
+        using LineFn =
+            void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
+        static constexpr LineFn kLines[4][2] = {{&Fused::line<Int8Out, Saturate, kNoStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kNoStages, 2>},
+                                                {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
+                                                {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kCommonStages, 2>},
+                                                {&Fused::line<Int8Out, Saturate, kBareStages, 1>,
+                                                 &Fused::line<Int8Out, Saturate, kBareStages, 2>}};
+        const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
         uint32_t saturations = 0;
-        // The order of Sdp::execute: channel group, line, batch.
-        for (uint32_t g = 0; g < s.groups; ++g)
-            for (uint32_t h = 0; h < s.height; ++h) {
-                const OperandLine ops[3] = {operands.bs ? operands.bs->load(g, h) : OperandLine{},
-                                            operands.bn ? operands.bn->load(g, h) : OperandLine{},
-                                            operands.ew ? operands.ew->load(g, h) : OperandLine{}};
-                for (uint32_t b = 0; b < s.batches; ++b) {
-                    FusedSource from;
-                    if (input) {
-                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
-                        input->read(g, h, in, counters);
-                        from = {in.data(), s.group, s.group};
-                    } else {
-                        const uint32_t first = g * s.group;
-                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
-                                cube->channel_stride, std::min(s.group, s.channels - first)};
-                    }
-                    (this->*line_fn)(from, ops, lines.data(), saturations);
-                    writer.write_lines(b, g, h, lines.data());
-                }
-            }
+        fused_pass(s, cube, input, operands, writer, counters,
+                   [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
+                       (this->*line_fn)(from, ops, lines, saturations);
+                   });
         counters.saturations += saturations;
     }
 };

@@ -56,17 +56,25 @@ NVDLA_SDP_AVX2 inline __m256i round_shift64(__m256i x, uint32_t shift, __m128i c
     return _mm256_sub_epi64(_mm256_xor_si256(q, sign), sign);
 }
 
-// The same for 8 int32 lanes whose magnitude plus 2^(shift - 1) fits 32 unsigned bits.
+// The same for 8 int32 lanes whose magnitude plus 2^(shift - 1) stays below 2^31:
+// floor((x + 2^(shift - 1) - [x < 0]) / 2^shift), which is that rounding for shift >= 1.
 NVDLA_SDP_AVX2 inline __m256i round_shift32(__m256i x, uint32_t shift, __m128i count,
                                             __m256i half) {
     if (shift == 0) return x;
-    const __m256i sign = _mm256_srai_epi32(x, 31);
-    const __m256i q = _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(x), half), count);
-    return _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
+    return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, half), _mm256_srai_epi32(x, 31)),
+                            count);
 }
 
 NVDLA_SDP_AVX2 inline __m256i clamp32(__m256i x, __m256i lo, __m256i hi) {
     return _mm256_min_epi32(_mm256_max_epi32(x, lo), hi);
+}
+
+// Whether all 8 lanes are below 2^30 in magnitude.
+NVDLA_SDP_AVX2 inline bool below_2_30(__m256i v) {
+    const __m256i magnitude = _mm256_abs_epi32(v);  // INT32_MIN stays 2^31 unsigned
+    const __m256i limit = _mm256_set1_epi32(1 << 30);
+    const __m256i beyond = _mm256_cmpeq_epi32(_mm256_max_epu32(magnitude, limit), magnitude);
+    return _mm256_testz_si256(beyond, beyond);
 }
 
 // ---- CACC's values ----
@@ -96,8 +104,17 @@ struct Delivery {
 
 // ---- X ----
 
+// One X stage's operands for 8 channels: the ALU operand after its shift (8 x int32 and in
+// 64-bit lanes), the multiplier and, for a SUM, their product (64-bit lanes, 4 + 4).
+struct XLanes {
+    __m256i op32, op_lo, op_hi, factor_lo, factor_hi, op_factor_lo, op_factor_hi;
+    __m256i factor32;  // the multipliers in 32-bit lanes (XParams::narrow)
+};
+
 struct XParams {
-    const XStage& x;
+    // Values, not a reference to the stage (sdp_simd.cpp's XParams).
+    uint32_t algo, shift;
+    bool relu;
     bool alu, sum, mul, prelu;
     __m256i alu_constant;  // 8 x int32
     __m128i alu_count;
@@ -105,9 +122,15 @@ struct XParams {
     __m128i count;
     __m256i half;  // 4 x int64
     __m256i int32_min, int32_max;
+    // apply_narrow takes this programming (sdp_simd.cpp's XParams::narrow).
+    bool narrow_lanes;
+    __m128i narrow_count;  // shift - 16
+    __m256i narrow_half;   // 2^(shift - 17)
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
-        : x(stage),
+        : algo(stage.alu_algo),
+          shift(stage.mul_shift),
+          relu(!stage.relu_bypass),
           alu(!stage.alu_bypass),
           sum(alu && stage.alu_algo >= 2),
           mul(!stage.mul_bypass),
@@ -120,55 +143,119 @@ struct XParams {
           count(_mm_cvtsi32_si128(static_cast<int>(stage.mul_shift))),
           half(_mm256_set1_epi64x(stage.mul_shift ? int64_t(1) << (stage.mul_shift - 1) : 0)),
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
-          int32_max(_mm256_set1_epi64x(INT32_MAX)) {}
-
-    // 4 elements in 64-bit lanes: the truncated product saturated to 32 bits (in 64-bit lanes).
-    NVDLA_SDP_AVX2_STEP __m256i product4(__m256i in, __m256i operand, __m256i a,
-                                         const int16_t* mul_mem) const {
-        __m256i product = a;
-        if (mul) {
-            const __m256i factor = mul_mem ? _mm256_cvtepi16_epi64(_mm_loadl_epi64(
-                                                 reinterpret_cast<const __m128i*>(mul_mem)))
-                                           : mul_constant;
-            // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
-            product = sum ? _mm256_add_epi64(_mm256_mul_epi32(in, factor),
-                                             _mm256_mul_epi32(operand, factor))
-                          : _mm256_mul_epi32(a, factor);
-        }
-        const __m256i r = round_shift64(product, x.mul_shift, count, half);
-        return min64(max64(r, int32_min), int32_max);
+          int32_max(_mm256_set1_epi64x(INT32_MAX)) {
+        const int32_t operand =
+            alu && !stage.alu_from_memory ? x_alu_operand(stage.alu_operand, stage.alu_shift) : 0;
+        narrow_lanes = (mul ? shift >= 16 && shift <= 45 : shift == 0) && operand >= -(1 << 30) &&
+                       operand <= (1 << 30);
+        narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow_lanes && mul ? shift - 16 : 0));
+        narrow_half =
+            _mm256_set1_epi32(narrow_lanes && mul && shift > 16 ? int32_t(1) << (shift - 17) : 0);
     }
 
-    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
-    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
-                                      const int16_t* mul_mem) const {
-        __m256i op32 = _mm256_setzero_si256(), a32 = in32;
+    // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
+    NVDLA_SDP_AVX2_STEP bool fits_narrow(__m256i in) const { return below_2_30(in); }
+
+    // 8 elements in 32-bit lanes (sdp_simd.cpp's XParams::apply16_narrow).
+    NVDLA_SDP_AVX2_STEP __m256i apply_narrow(__m256i in, const XLanes& k) const {
+        __m256i a = in;
         if (alu) {
-            // Memory operands: int16 shifted left by at most 15, so no saturation.
-            op32 = alu_mem ? _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128(
+            if (algo == 0)
+                a = _mm256_max_epi32(in, k.op32);
+            else if (algo == 1)
+                a = _mm256_min_epi32(in, k.op32);
+            else
+                a = _mm256_add_epi32(in, k.op32);
+        }
+        const __m256i zero = _mm256_setzero_si256();
+        if (!mul) return relu ? _mm256_max_epi32(a, zero) : a;
+        const __m256i low16 = _mm256_set1_epi32(0xffff);
+        const __m256i high_product = _mm256_mullo_epi32(_mm256_srai_epi32(a, 16), k.factor32);
+        const __m256i low_product = _mm256_mullo_epi32(_mm256_and_si256(a, low16), k.factor32);
+        const __m256i q = _mm256_add_epi32(high_product, _mm256_srai_epi32(low_product, 16));
+        const __m256i low = _mm256_and_si256(low_product, low16);
+        const __m256i negative = _mm256_srai_epi32(q, 31);  // -1 or 0
+        __m256i out;
+        if (shift == 16) {
+            // q plus the carry of low + 2^15 - [q < 0] (the compare gives -1 for a carry).
+            out = _mm256_sub_epi32(
+                q, _mm256_cmpgt_epi32(_mm256_add_epi32(low, negative), _mm256_set1_epi32(0x7fff)));
+        } else {
+            const __m256i correction = _mm256_and_si256(_mm256_cmpeq_epi32(low, zero), negative);
+            out = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(q, narrow_half), correction),
+                                   narrow_count);
+        }
+        if (prelu) out = _mm256_blendv_epi8(out, a, _mm256_cmpgt_epi32(a, _mm256_set1_epi32(-1)));
+        if (relu) out = _mm256_max_epi32(out, zero);
+        return out;
+    }
+
+    // The operands of 8 elements from memory (or nullptr: the registers').
+    NVDLA_SDP_AVX2_STEP XLanes lanes(const int16_t* alu_mem, const int16_t* mul_mem) const {
+        XLanes k;
+        const __m256i zero = _mm256_setzero_si256();
+        // Memory operands: int16 shifted left by at most 15, so no saturation.
+        k.op32 = !alu      ? zero
+                 : alu_mem ? _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128(
                                                   reinterpret_cast<const __m128i*>(alu_mem))),
                                               alu_count)
                            : alu_constant;
-            if (x.alu_algo == 0)
-                a32 = _mm256_max_epi32(in32, op32);
-            else if (x.alu_algo == 1)
-                a32 = _mm256_min_epi32(in32, op32);
+        k.op_lo = low64(k.op32);
+        k.op_hi = high64(k.op32);
+        k.factor_lo = k.factor_hi = mul_constant;
+        if (mul && mul_mem) {
+            k.factor_lo =
+                _mm256_cvtepi16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mul_mem)));
+            k.factor_hi = _mm256_cvtepi16_epi64(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mul_mem + 4)));
+        }
+        k.factor32 = narrow(k.factor_lo, k.factor_hi);
+        k.op_factor_lo = sum && mul ? _mm256_mul_epi32(k.op_lo, k.factor_lo) : zero;
+        k.op_factor_hi = sum && mul ? _mm256_mul_epi32(k.op_hi, k.factor_hi) : zero;
+        return k;
+    }
+
+    // 4 elements in 64-bit lanes: the truncated product saturated to 32 bits (in 64-bit lanes).
+    NVDLA_SDP_AVX2_STEP __m256i product4(__m256i in, __m256i a, __m256i factor,
+                                         __m256i op_factor) const {
+        __m256i product = a;
+        // 33 x 16 bits: a SUM is multiplied term by term (each term fits 32 bits).
+        if (mul)
+            product = sum ? _mm256_add_epi64(_mm256_mul_epi32(in, factor), op_factor)
+                          : _mm256_mul_epi32(a, factor);
+        const __m256i r = round_shift64(product, shift, count, half);
+        return min64(max64(r, int32_min), int32_max);
+    }
+
+    // 8 elements with their operands.
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const XLanes& k) const {
+        __m256i a32 = in32;
+        if (alu) {
+            if (algo == 0)
+                a32 = _mm256_max_epi32(in32, k.op32);
+            else if (algo == 1)
+                a32 = _mm256_min_epi32(in32, k.op32);
         }
         const __m256i in_lo = low64(in32), in_hi = high64(in32);
-        const __m256i op_lo = low64(op32), op_hi = high64(op32);
         // The ALU result: 33 bits for a SUM, else within 32.
-        const __m256i a_lo = sum ? _mm256_add_epi64(in_lo, op_lo) : low64(a32);
-        const __m256i a_hi = sum ? _mm256_add_epi64(in_hi, op_hi) : high64(a32);
-        __m256i out = narrow(product4(in_lo, op_lo, a_lo, mul_mem),
-                             product4(in_hi, op_hi, a_hi, mul_mem ? mul_mem + 4 : nullptr));
+        const __m256i a_lo = sum ? _mm256_add_epi64(in_lo, k.op_lo) : low64(a32);
+        const __m256i a_hi = sum ? _mm256_add_epi64(in_hi, k.op_hi) : high64(a32);
+        __m256i out = narrow(product4(in_lo, a_lo, k.factor_lo, k.op_factor_lo),
+                             product4(in_hi, a_hi, k.factor_hi, k.op_factor_hi));
         if (prelu) {
             // A non-negative ALU result passes with its low 32 bits, untruncated.
             const __m256i negative = narrow(_mm256_cmpgt_epi64(_mm256_setzero_si256(), a_lo),
                                             _mm256_cmpgt_epi64(_mm256_setzero_si256(), a_hi));
             out = _mm256_blendv_epi8(narrow(a_lo, a_hi), out, negative);
         }
-        if (!x.relu_bypass) out = _mm256_max_epi32(out, _mm256_setzero_si256());
+        if (relu) out = _mm256_max_epi32(out, _mm256_setzero_si256());
         return out;
+    }
+
+    // 8 elements; the memory operands (or nullptr) at the same place of their lines.
+    NVDLA_SDP_AVX2_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
+                                      const int16_t* mul_mem) const {
+        return apply(in32, lanes(alu_mem, mul_mem));
     }
 };
 
@@ -203,15 +290,24 @@ struct YConvertor {
 
 // Y's MUL (PReLU) and ALU on the int pipelines, without the LUT (sdp_y.cpp's y_int).
 struct YParams {
-    const YStage& y;
+    uint32_t algo, truncate;  // values (XParams)
+    bool prelu;
     bool mul, alu;
     YConvertor mul_cvt, alu_cvt;
     __m256i mul_constant, alu_constant;  // 4 x int64
     __m128i count;
     __m256i half, int32_min, int32_max, one;
+    // apply_narrow takes this programming (sdp_simd.cpp's YParams::narrow).
+    bool narrow_lanes;
+    bool cvt_bypass;
+    __m256i alu_constant32, cvt_offset32, cvt_scale32, cvt_half32;
+    __m128i cvt_count;
+    uint32_t cvt_shift;
 
     NVDLA_SDP_AVX2 explicit YParams(const YStage& stage)
-        : y(stage),
+        : algo(stage.alu_algo),
+          truncate(stage.truncate),
+          prelu(stage.prelu),
           mul(!stage.mul_bypass),
           alu(!stage.alu_bypass),
           mul_cvt(stage.mul_cvt),
@@ -224,7 +320,42 @@ struct YParams {
               stage.truncate && stage.truncate < 64 ? int64_t(1) << (stage.truncate - 1) : 0)),
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
           int32_max(_mm256_set1_epi64x(INT32_MAX)),
-          one(_mm256_set1_epi64x(1)) {}
+          one(_mm256_set1_epi64x(1)) {
+        const auto operand = static_cast<int32_t>(stage.alu_operand);
+        const precision::ConvertorParams& c = stage.alu_cvt.params;
+        cvt_bypass = stage.alu_cvt.bypass;
+        cvt_shift = c.shift & 63u;
+        const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
+        const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
+        const bool memory_fits =
+            cvt_bypass || (cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
+        const bool operand_fits =
+            stage.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
+        narrow_lanes = !mul && (!alu || (algo <= 2 && operand_fits));
+        alu_constant32 = _mm256_set1_epi32(operand);
+        cvt_offset32 = _mm256_set1_epi32(narrow_lanes && !cvt_bypass ? c.offset : 0);
+        cvt_scale32 = _mm256_set1_epi32(c.scale);
+        cvt_half32 =
+            _mm256_set1_epi32(narrow_lanes && cvt_shift ? int32_t(1) << (cvt_shift - 1) : 0);
+        cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
+    }
+
+    // 8 elements in 32-bit lanes (`narrow_lanes` programming, |in| < 2^30).
+    NVDLA_SDP_AVX2_STEP __m256i apply_narrow(__m256i in, const int16_t* alu_mem) const {
+        if (!alu) return in;
+        __m256i operand = alu_constant32;
+        if (alu_mem) {
+            operand =
+                _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(alu_mem)));
+            if (!cvt_bypass)
+                operand = round_shift32(
+                    _mm256_mullo_epi32(_mm256_sub_epi32(operand, cvt_offset32), cvt_scale32),
+                    cvt_shift, cvt_count, cvt_half32);
+        }
+        if (algo == 0) return _mm256_max_epi32(in, operand);
+        if (algo == 1) return _mm256_min_epi32(in, operand);
+        return _mm256_add_epi32(in, operand);
+    }
 
     // 4 elements in 64-bit lanes (int32 values); the memory operands at the same place.
     NVDLA_SDP_AVX2_STEP __m256i apply4(__m256i in, const int16_t* alu_mem,
@@ -234,14 +365,14 @@ struct YParams {
             const __m256i operand = mul_mem ? mul_cvt.apply(mul_mem) : mul_constant;
             // 32 x 32 -> 64 bits, then EW_TRUNCATE with rounding into 32 bits.
             const __m256i product = _mm256_mul_epi32(in, operand);
-            x = min64(max64(round_shift64(product, y.truncate, count, half), int32_min), int32_max);
+            x = min64(max64(round_shift64(product, truncate, count, half), int32_min), int32_max);
             // PReLU: a non-negative input passes unchanged.
-            if (y.prelu)
+            if (prelu)
                 x = _mm256_blendv_epi8(in, x, _mm256_cmpgt_epi64(_mm256_setzero_si256(), in));
         }
         if (alu) {
             const __m256i operand = alu_mem ? alu_cvt.apply(alu_mem) : alu_constant;
-            switch (y.alu_algo) {
+            switch (algo) {
                 case 0: x = max64(x, operand); break;
                 case 1: x = min64(x, operand); break;
                 case 2: x = _mm256_add_epi64(x, operand); break;  // 33 bits
@@ -266,18 +397,35 @@ struct CParams {
     const Settings& s;
     uint32_t shift;
     bool count_saturation;
-    bool narrow_ok;        // 32-bit lanes possible at all (shift <= 30)
+    bool narrow_ok;  // 32-bit lanes possible at all (shift <= 30)
+    // Values outside [lower, upper] saturate the output (sdp_simd.cpp's CParams).
+    bool outside_saturates;
+    bool negative_scale;
+    bool flag_above, flag_below;
+    __m256i above_bound, below_bound;
     bool identity;         // offset 0, scale 1
     int32_t lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
     __m256i lower_v, upper_v, offset, scale, half, lo17, hi17, lo, hi, three;
     __m128i count;
+    // 64-bit lanes (4 x int64).
+    __m256i scale64, offset_product, half64, lo17_64, hi17_64, lo64, hi64, two64;
 
     NVDLA_SDP_AVX2 explicit CParams(const Settings& settings)
         : s(settings),
           shift(settings.cvt.shift & 63u),
           count_saturation(settings.count_saturation),
           narrow_ok(shift <= 30),
+          outside_saturates(narrow_ok && (int64_t(1) << (30 - shift)) >=
+                                             (settings.output == Precision::Int8 ? 128 : 32768)),
+          negative_scale(settings.cvt.scale < 0),
           identity(settings.cvt.offset == 0 && settings.cvt.scale == 1) {
+        const FlagBounds bounds = convertor_flag_bounds(s.cvt, shift);
+        flag_above = bounds.above <= INT32_MAX;
+        flag_below = bounds.below >= INT32_MIN;
+        above_bound =
+            _mm256_set1_epi32(static_cast<int32_t>(std::max<int64_t>(bounds.above, INT32_MIN)));
+        below_bound =
+            _mm256_set1_epi32(static_cast<int32_t>(std::min<int64_t>(bounds.below, INT32_MAX)));
         const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
         const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
         lower = static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(s.cvt.offset) - reach));
@@ -293,6 +441,14 @@ struct CParams {
         lo = _mm256_set1_epi32(int8 ? -128 : -32768);
         hi = _mm256_set1_epi32(int8 ? 127 : 32767);
         three = _mm256_set1_epi32(3);
+        scale64 = _mm256_set1_epi64x(s.cvt.scale);
+        offset_product = _mm256_set1_epi64x(int64_t(s.cvt.offset) * s.cvt.scale);
+        half64 = _mm256_set1_epi64x(shift ? int64_t(1) << (shift - 1) : 0);
+        lo17_64 = _mm256_set1_epi64x(-65536);
+        hi17_64 = _mm256_set1_epi64x(65535);
+        lo64 = _mm256_set1_epi64x(int8 ? -128 : -32768);
+        hi64 = _mm256_set1_epi64x(int8 ? 127 : 32767);
+        two64 = _mm256_set1_epi64x(2);
         count = _mm_cvtsi32_si128(static_cast<int>(shift));
     }
 
@@ -304,7 +460,43 @@ struct CParams {
         const unsigned valid_bits = (1u << valid) - 1;
         const unsigned outside_bits =
             static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(outside))) & valid_bits;
-        if (!narrow_ok || outside_bits) return scalar(x, valid, saturations);
+        // (Branch-free when the values outside saturate: the inside ones are blended through.)
+        if (outside_saturates) {
+            const __m256i p = _mm256_mullo_epi32(_mm256_sub_epi32(x, offset), scale);
+            const __m256i rounded = round_shift32(p, shift, count, half);
+            const __m256i r = clamp32(rounded, lo, hi);
+            if (count_saturation) {
+                const __m256i floor_value = _mm256_sra_epi32(p, count);
+                const __m256i d =
+                    _mm256_add_epi32(_mm256_sub_epi32(floor_value, clamp32(rounded, lo17, hi17)),
+                                     _mm256_set1_epi32(1));
+                __m256i flagged =
+                    _mm256_andnot_si256(outside, _mm256_cmpeq_epi32(_mm256_max_epu32(d, three), d));
+                // x >= above, x <= below on the lanes outside.
+                if (flag_above)
+                    flagged = _mm256_or_si256(
+                        flagged, _mm256_andnot_si256(_mm256_cmpgt_epi32(above_bound, x), outside));
+                if (flag_below)
+                    flagged = _mm256_or_si256(
+                        flagged, _mm256_andnot_si256(_mm256_cmpgt_epi32(x, below_bound), outside));
+                saturations += static_cast<uint32_t>(__builtin_popcount(
+                    static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(flagged))) &
+                    valid_bits));
+            }
+            // The product's sign: x > offset, unless the scale is negative (not 0: outside).
+            __m256i high_side = _mm256_cmpgt_epi32(x, offset);
+            if (negative_scale) high_side = _mm256_xor_si256(high_side, _mm256_set1_epi32(-1));
+            const __m256i bound = _mm256_blendv_epi8(lo, hi, high_side);
+            return _mm256_blendv_epi8(r, bound, outside);
+        }
+        if (!narrow_ok || outside_bits) {
+            uint32_t flagged_bits = 0;
+            const __m256i out =
+                narrow(wide(low64(x), 0, flagged_bits), wide(high64(x), 4, flagged_bits));
+            if (count_saturation)
+                saturations += static_cast<uint32_t>(__builtin_popcount(flagged_bits & valid_bits));
+            return out;
+        }
         const __m256i p = identity ? x : _mm256_mullo_epi32(_mm256_sub_epi32(x, offset), scale);
         const __m256i r = round_shift32(p, shift, count, half);
         if (count_saturation) {
@@ -320,17 +512,26 @@ struct CParams {
         return clamp32(r, lo, hi);
     }
 
-    // The scalar convertor on the 8 elements (values whose products need more than 32 bits).
-    NVDLA_SDP_AVX2 __m256i scalar(__m256i x, size_t valid, uint32_t& saturations) const {
-        alignas(32) int32_t in[8];
-        uint16_t out[8] = {};
-        _mm256_store_si256(reinterpret_cast<__m256i*>(in), x);
-        Counters counters;
-        sdp::run_c(s, std::span<const int32_t>(in, valid), std::span<uint16_t>(out, valid),
-                   counters);
-        saturations += counters.saturations;
-        // int8 outputs come sign-extended to 16 bits.
-        return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(out)));
+    // 4 elements in 64-bit lanes: (x - offset) * scale = x * scale - offset * scale (48 bits),
+    // rounded, saturated to 17 bits and the output precision; the C model's flags (of lanes
+    // first, first + 1, ...) into `flagged`.
+    NVDLA_SDP_AVX2_STEP __m256i wide(__m256i x, unsigned first, uint32_t& flagged) const {
+        const __m256i p = _mm256_sub_epi64(_mm256_mul_epi32(x, scale64), offset_product);
+        const __m256i r17 = min64(max64(round_shift64(p, shift, count, half64), lo17_64), hi17_64);
+        if (count_saturation) {
+            // floor(p / 2^shift): an arithmetic shift made of a logical one.
+            const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), p);
+            const __m256i floor_value =
+                _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(p, sign), count), sign);
+            // floor - result + 1 > 2 unsigned: above 2 or negative as signed.
+            const __m256i d =
+                _mm256_add_epi64(_mm256_sub_epi64(floor_value, r17), _mm256_set1_epi64x(1));
+            const __m256i beyond = _mm256_or_si256(_mm256_cmpgt_epi64(d, two64),
+                                                   _mm256_cmpgt_epi64(_mm256_setzero_si256(), d));
+            flagged |= static_cast<uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(beyond)))
+                       << first;
+        }
+        return min64(max64(r17, lo64), hi64);
     }
 };
 
@@ -406,6 +607,8 @@ NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
 // The constants of the fused pass (sdp_simd.cpp's Fused, 8 channels at a time).
 struct Fused {
     const Settings& s;
+    bool bs_on, bn_on, ew_on;
+    uint32_t out_lanes;
     Delivery cacc;
     XParams x1, x2;
     YParams y;
@@ -413,20 +616,45 @@ struct Fused {
 
     // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
     NVDLA_SDP_AVX2 Fused(const Settings& settings, uint32_t clip)
-        : s(settings), cacc(clip), x1(settings.bs), x2(settings.bn), y(settings.ew), c(settings) {}
+        : s(settings),
+          bs_on(settings.bs.enabled),
+          bn_on(settings.bn.enabled),
+          ew_on(settings.ew.enabled),
+          out_lanes(settings.out_lanes),
+          cacc(clip),
+          x1(settings.bs),
+          x2(settings.bn),
+          y(settings.ew),
+          c(settings) {}
 
     // One line of a channel group into the write DMA's line buffers. `Saturate`: the
     // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
+        // A copy of the constants, so that the stores through `lines` (std::byte, which may
+        // alias anything) cannot make the compiler reload them for every element.
+        const Fused f = *this;
         const uint32_t valid = from.valid;
         const int32_t* src = from.values;
         const size_t step = from.step, atom = s.atom, group = s.group;
-        const size_t line_bytes = size_t(s.width) * atom;
+        const uint32_t width = s.width;
+        const size_t line_bytes = size_t(width) * atom;
         constexpr size_t kElementBytes = Int8Out ? 1 : 2;
+        // X operands the same for every element (per kernel or registers): once for the line,
+        // 8 channels at a time (a group has at most 32).
+        const auto constant = [](const XStage& x, const OperandLine& o) {
+            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+        };
+        const bool bs_constant = constant(s.bs, ops[0]), bn_constant = constant(s.bn, ops[1]);
+        XLanes bs[4], bn[4];
+        const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
+        for (uint32_t j = 0; j < group && j < 32; j += 8) {
+            if (bs_constant) bs[j / 8] = f.x1.lanes(at_(ops[0].alu, j), at_(ops[0].mul, j));
+            if (bn_constant) bn[j / 8] = f.x2.lanes(at_(ops[1].alu, j), at_(ops[1].mul, j));
+        }
         uint32_t flagged = 0;
-        for (uint32_t w = 0; w < s.width; ++w, src += step) {
+        for (uint32_t w = 0; w < width; ++w, src += step) {
             // The cube's elements are `step` values apart, mostly beyond the caches: fetch the
             // group's 128 bytes a few elements ahead (past the cube's end it touches nothing).
             const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
@@ -434,17 +662,34 @@ struct Fused {
             __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
             for (uint32_t j = 0; j < group; j += 8) {
                 const size_t at = w * group + j;
-                __m256i v = j + 8 <= valid ? cacc.load(src + j)
-                                           : cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
-                if (s.bs.enabled) v = x1.apply(v, at_(ops[0].alu), at_(ops[0].mul));
-                if (s.bn.enabled) v = x2.apply(v, at_(ops[1].alu), at_(ops[1].mul));
-                if (s.ew.enabled) v = y.apply(v, at_(ops[2].alu), at_(ops[2].mul));
-                if constexpr (!Saturate) v = c.apply(v, 8, flagged);
+                __m256i v = j + 8 <= valid
+                                ? f.cacc.load(src + j)
+                                : f.cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
+                if (f.bs_on) {
+                    if (!bs_constant)
+                        v = f.x1.apply(v, at_(ops[0].alu, at), at_(ops[0].mul, at));
+                    else if (f.x1.narrow_lanes && f.x1.fits_narrow(v))
+                        v = f.x1.apply_narrow(v, bs[j / 8]);
+                    else
+                        v = f.x1.apply(v, bs[j / 8]);
+                }
+                if (f.bn_on) {
+                    if (!bn_constant)
+                        v = f.x2.apply(v, at_(ops[1].alu, at), at_(ops[1].mul, at));
+                    else if (f.x2.narrow_lanes && f.x2.fits_narrow(v))
+                        v = f.x2.apply_narrow(v, bn[j / 8]);
+                    else
+                        v = f.x2.apply(v, bn[j / 8]);
+                }
+                if (f.ew_on)
+                    v = f.y.narrow_lanes && below_2_30(v)
+                            ? f.y.apply_narrow(v, at_(ops[2].alu, at))
+                            : f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
+                if constexpr (!Saturate) v = f.c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
-                std::byte* dst = lines + (j / s.out_lanes) * line_bytes + w * atom +
-                                 (j % s.out_lanes) * kElementBytes;
+                std::byte* dst = lines + (j / f.out_lanes) * line_bytes + w * atom +
+                                 (j % f.out_lanes) * kElementBytes;
                 const __m128i words =
                     _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
                 if constexpr (Int8Out)
@@ -460,30 +705,11 @@ struct Fused {
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        std::vector<std::byte> lines(writer.group_bytes());
-        std::vector<int32_t> in(input ? s.line_elements() : 0);
         uint32_t saturations = 0;
-        // The order of Sdp::execute: channel group, line, batch.
-        for (uint32_t g = 0; g < s.groups; ++g)
-            for (uint32_t h = 0; h < s.height; ++h) {
-                const OperandLine ops[3] = {operands.bs ? operands.bs->load(g, h) : OperandLine{},
-                                            operands.bn ? operands.bn->load(g, h) : OperandLine{},
-                                            operands.ew ? operands.ew->load(g, h) : OperandLine{}};
-                for (uint32_t b = 0; b < s.batches; ++b) {
-                    FusedSource from;
-                    if (input) {
-                        // Offline: the line as SDP_RDMA reads it, every lane of the group.
-                        input->read(g, h, in, counters);
-                        from = {in.data(), s.group, s.group};
-                    } else {
-                        const uint32_t first = g * s.group;
-                        from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
-                                cube->channel_stride, std::min(s.group, s.channels - first)};
-                    }
-                    line<Int8Out, Saturate>(from, ops, lines.data(), saturations);
-                    writer.write_lines(b, g, h, lines.data());
-                }
-            }
+        fused_pass(s, cube, input, operands, writer, counters,
+                   [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
+                       line<Int8Out, Saturate>(from, ops, lines, saturations);
+                   });
         counters.saturations += saturations;
     }
 };

@@ -49,6 +49,27 @@ class ErrorMessage {
     std::optional<std::ostringstream> stream_;
 };
 
+struct AccumulatorCube;
+
+// A flying convolution's channels-last cube not computed yet: SDP takes it a block of rows at a
+// time while the block is in the cache, as the hardware's CACC -> SDP pipeline does, or asks for
+// the whole cube. Exactly one of finish() (after the blocks) or whole() is called.
+class DeferredRows {
+  public:
+    virtual ~DeferredRows() = default;
+    // Rows per block (at least 1), and whether the layer runs on one thread (else SDP takes
+    // the whole cube, which the threads compute).
+    virtual uint32_t block_rows() const = 0;
+    virtual bool one_thread() const = 0;
+    // Rows [y0, y1) of every batch as `sums` would hold them (channel_stride values per
+    // element, CACC's delivery applied), batch after batch, valid until the next call.
+    virtual const int32_t* compute(uint32_t y0, uint32_t y1) = 0;
+    // After the last block: CACC's status.
+    virtual void finish() = 0;
+    // The whole cube (sums or values), CACC's status set.
+    virtual AccumulatorCube whole() = 0;
+};
+
 // What CACC hands to SDP in flying mode, one value per output element: int32 for the
 // int8/int16 pipelines, fp32 bit patterns for fp16. It comes in one of two forms:
 //   - planar: `values`, (n, c, h, w) with w fastest, as CACC delivers them;
@@ -65,9 +86,11 @@ struct AccumulatorCube {
     std::shared_ptr<const int32_t[]> sums;  // channels-last form
     uint32_t channel_stride = 0;
     uint32_t clip = 0;
+    // Instead of `sums`: the rows on demand (clip 0; `channel_stride` set).
+    std::shared_ptr<DeferredRows> deferred;
 
-    bool channels_last() const { return sums != nullptr; }
-    bool empty() const { return values.empty() && !sums; }
+    bool channels_last() const { return sums != nullptr || deferred != nullptr; }
+    bool empty() const { return values.empty() && !sums && !deferred; }
     // Index into `values` (planar form).
     size_t index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         return ((size_t(n) * channels + c) * height + h) * width + w;
@@ -76,7 +99,8 @@ struct AccumulatorCube {
     size_t sum_index(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         return ((size_t(n) * height + h) * width + w) * channel_stride + c;
     }
-    // The value CACC delivers for element (n, c, h, w), whatever the form.
+    // The value CACC delivers for element (n, c, h, w), whatever the form (not a deferred
+    // cube: take its whole() first).
     int32_t at(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
         if (!channels_last()) return values[index(n, c, h, w)];
         const int64_t sum = sums[sum_index(n, c, h, w)];
