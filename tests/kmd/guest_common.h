@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the two guest test programs (tests/kmd/nvdla_kmd_test.c, tests/vp/nvdla_vp_guest.c)
- * share: ioctl and errno helpers, and the one-operation DLA task they submit (which
- * address-list entry holds what, and the network and dependency descriptors around the one
- * operation).
+ * What the guest test programs (tests/kmd/nvdla_kmd_test.c, tests/vp/nvdla_vp_guest.c,
+ * tests/kmd/arm64/nvdla_dt_test.c) share: the check lines the host scripts count, ioctl and
+ * errno helpers, and the one-operation DLA task they submit (which address-list entry holds
+ * what, and the network and dependency descriptors around the one operation).
  */
 #ifndef NVDLA_TESTS_GUEST_COMMON_H
 #define NVDLA_TESTS_GUEST_COMMON_H
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +19,28 @@
 #include <nvdla/hw/dla_interface.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The checks so far; each program prints its own summary. */
+static int guest_passed, guest_failed;
+/* Printed as "<group>: " after "ok  " or "FAIL" when not empty. */
+static const char *guest_group = "";
+
+/* One check's line, flushed at once so that the host has it even if the guest dies next. */
+static inline void result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %s%s", ok ? "ok  " : "FAIL", guest_group, *guest_group ? ": " : "");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		guest_passed++;
+	else
+		guest_failed++;
+}
 
 /* An ioctl retried on EINTR/EAGAIN: 0 or -errno. */
 static inline int xioctl(int fd, unsigned long req, void *arg)

@@ -59,25 +59,8 @@
 #define SELFTEST_HANG 0x474e4148	/* "HANG" */
 #define PAGE 4096u
 
-static int passed, failed, skipped;
+static int skipped;
 static bool selftest;
-static const char *group = "";
-
-static void result(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %s: ", ok ? "ok  " : "FAIL", group);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
 
 /* ioctl returning 0 or -errno. */
 #define EXPECT_ERR(expr, want, what)								\
@@ -342,7 +325,7 @@ static void test_params(struct dev *a, struct dev *b, struct dev *c)
 	struct drm_nvdla_get_param gp = { 0 };
 	uint64_t want_engine = selftest ? SELFTEST_ENGINE_ID : NVDLA_ENGINE_DLA;
 
-	group = "get_param";
+	guest_group = "get_param";
 	result(param(a->fd, NVDLA_PARAM_API_VERSION) == NVDLA_API_VERSION, "API version 1");
 	result(param(a->fd, NVDLA_PARAM_DRIVER_VERSION) >> 32 == 1, "driver version 1.x");
 	result(a->config == NVDLA_HW_CONFIG_NV_FULL && b->config == NVDLA_HW_CONFIG_NV_SMALL,
@@ -393,7 +376,7 @@ static void test_legacy_gem(struct dev *d)
 	bool same = true;
 	int i;
 
-	group = "legacy gem";
+	guest_group = "legacy gem";
 	EXPECT_ERR(xioctl(d->fd, DRM_IOCTL_NVDLA_GEM_CREATE, &create), 0, "GEM_CREATE 1000 bytes");
 	prime.handle = create.handle;
 	prime.flags = DRM_CLOEXEC;
@@ -448,7 +431,7 @@ static void test_bo(struct dev *d, const char *name)
 	bool ok = true, zero = true, overlap = false;
 	unsigned int i, j;
 
-	group = name;
+	guest_group = name;
 	for (i = 0; i < 6; i++) {
 		uint64_t want = aligns[i] > PAGE ? aligns[i] : PAGE;
 		int r = bo_create(d->fd, 1000 + i * 5000, aligns[i], &bos[i]);
@@ -518,7 +501,7 @@ static void test_address_privilege(struct dev *d)
 	int status = -1;
 	pid_t pid;
 
-	group = "bo address";
+	guest_group = "bo address";
 	status = bo_create(d->fd, PAGE, 0, &bo);
 	result(!status && bo.dma, "CAP_SYS_ADMIN: BO_CREATE returns %#" PRIx64, bo.dma);
 	bo_free(d->fd, &bo);
@@ -551,7 +534,7 @@ static void test_carveout_exhaustion(struct dev *d)
 	struct bo big;
 	int r = 0;
 
-	group = "carve-out";
+	guest_group = "carve-out";
 	while (n < 512 && !(r = bo_create(d->fd, chunk, 0, &bos[n]))) {
 		total += bos[n].size;
 		n++;
@@ -575,7 +558,7 @@ static void test_prime(struct dev *a, struct dev *b)
 	int fd2, dmabuf, r;
 	void *p;
 
-	group = "prime";
+	guest_group = "prime";
 	if (bo_create(a->fd, 3 * PAGE, 0, &x) || !bo_map(a->fd, &x)) {
 		result(false, "setup");
 		return;
@@ -737,7 +720,7 @@ static void test_vgem_import(struct dev *a)
 	unsigned int round;
 	uint32_t h;
 
-	group = "import";
+	guest_group = "import";
 	if (vfd < 0) {
 		result(false, "vgem device present");
 		return;
@@ -1029,7 +1012,7 @@ static void test_legacy_submit(struct dev *d)
 	struct nvdla_submit_args args = { 0 };
 	unsigned int i;
 
-	group = "legacy submit";
+	guest_group = "legacy submit";
 	if (!task_init(d, &t)) {
 		result(false, "setup");
 		task_fini(d, &t);
@@ -1136,7 +1119,7 @@ static void test_submit_args(struct dev *d)
 	uint32_t sync, bad = 0xbad;
 	unsigned int i;
 
-	group = "submit";
+	guest_group = "submit";
 	if (!task_init(d, &t)) {
 		result(false, "setup");
 		task_fini(d, &t);
@@ -1265,7 +1248,7 @@ static void test_submit_args(struct dev *d)
 	{
 		struct drm_nvdla_wait w = { .job_id = 12345 };
 
-		group = "wait";
+		guest_group = "wait";
 		EXPECT_ERR(xioctl(d->fd, DRM_IOCTL_NVDLA_WAIT, &w), -ENOENT, "unknown job id");
 		w.job_id = 0;
 		EXPECT_ERR(xioctl(d->fd, DRM_IOCTL_NVDLA_WAIT, &w), -ENOENT, "job id 0");
@@ -1288,7 +1271,7 @@ static void test_validator(struct dev *d, const char *name)
 	struct dla_test_descs x;
 	struct task t;
 
-	group = name;
+	guest_group = name;
 	if (!task_init(d, &t)) {
 		result(false, "setup");
 		task_fini(d, &t);
@@ -1462,7 +1445,7 @@ static void test_validator_cycle(struct dev *a)
 	const uint32_t v12 = NVDLA_DLA_VERSION(0, 12, 0);
 	struct task t;
 
-	group = "validator graph";
+	guest_group = "validator graph";
 	if (!task_init(a, &t)) {
 		result(false, "setup");
 		return;
@@ -1482,7 +1465,7 @@ static void test_validator_import(struct dev *a, struct dev *b)
 	uint32_t h = 0, id = 0, own;
 	int dmabuf = -1, r;
 
-	group = "validator import";
+	guest_group = "validator import";
 	if (!task_init(a, &t) || bo_create(b->fd, 2 * PAGE, 0, &other) || !bo_map(b->fd, &other) ||
 	    !share_bo(b->fd, other.handle, a->fd, &dmabuf, &h)) {
 		result(false, "setup");
@@ -1518,7 +1501,7 @@ static void test_no_hardware(struct dev *a)
 	unsigned int i;
 	int64_t ms, t0;
 
-	group = "no hardware";
+	guest_group = "no hardware";
 	if (!task_init(a, &t)) {
 		result(false, "setup");
 		task_fini(a, &t);
@@ -1571,7 +1554,7 @@ static void test_jobs(struct dev *a, struct dev *b)
 	unsigned int i;
 	struct drm_syncobj_wait sw = { 0 };
 
-	group = "jobs";
+	guest_group = "jobs";
 	if (!fixture_init(a, &f)) {
 		result(false, "setup");
 		return;
@@ -1629,13 +1612,13 @@ static void test_jobs(struct dev *a, struct dev *b)
 	}
 
 	/* Original SUBMIT: returns when the task is done, with its error. */
-	group = "jobs legacy";
+	guest_group = "jobs legacy";
 	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 1), -ENODEV,
 		   "FAIL task: ENODEV after running");
 	EXPECT_ERR(legacy_submit(a->fd, fds, NULL, 2, 2, 3), -ENODEV, "3 tasks");
 
 	/* A hung job: timeout, engine reset, the job fails, the next one runs. */
-	group = "timeout";
+	guest_group = "timeout";
 	/*
 	 * The scheduler's timeout timer runs from the first of the jobs on the
 	 * hardware: let the jobs above be freed (it stops) so that it starts
@@ -1663,7 +1646,7 @@ static void test_jobs(struct dev *a, struct dev *b)
 	set_command(&f.desc, SELFTEST_FAIL);
 
 	/* Implicit sync across instances: B's job waits for A's on a shared buffer. */
-	group = "implicit sync";
+	guest_group = "implicit sync";
 	{
 		struct bo shared, bdesc;
 		uint32_t h, bh[2];
@@ -1696,7 +1679,7 @@ static void test_jobs(struct dev *a, struct dev *b)
 	}
 
 	/* A file remembers its last 1024 jobs. */
-	group = "job ids";
+	guest_group = "job ids";
 	{
 		uint32_t first = 0, last = 0;
 
@@ -1746,7 +1729,7 @@ static void test_foreign_fence(struct dev *a)
 	int vfd, dmabuf = -1, r;
 	int64_t t0, ms;
 
-	group = "foreign fence";
+	guest_group = "foreign fence";
 	vfd = vgem_open();
 	if (vfd < 0 || !fixture_init(a, &f) || vgem_create(vfd, 1, &v) ||
 	    !share_bo(vfd, v.handle, a->fd, &dmabuf, &h)) {
@@ -1799,7 +1782,7 @@ static void test_file_cap(struct dev *a)
 	char name[32];
 	int fd, r = 0, n, i;
 
-	group = "file cap";
+	guest_group = "file cap";
 	fd = open_node(a->path, name, sizeof(name));
 	if (fd < 0) {
 		result(false, "setup");
@@ -1961,7 +1944,7 @@ static void test_processes(struct dev *a, struct dev *b, struct dev *c)
 	pid_t pids[6];
 	int i, status, ok = 0;
 
-	group = "processes";
+	guest_group = "processes";
 	for (i = 0; i < 6; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0)
@@ -2000,7 +1983,7 @@ static void test_runtime_pm(struct dev *c)
 	char before[32], during[32];
 	int i;
 
-	group = "runtime pm";
+	guest_group = "runtime pm";
 	if (!fixture_init(c, &f)) {
 		result(false, "setup");
 		return;
@@ -2036,7 +2019,7 @@ static void test_exit_with_jobs(struct dev *a)
 	pid_t pid;
 	int st = 0;
 
-	group = "exit";
+	guest_group = "exit";
 	pid = fork();
 	if (pid == 0) {
 		char name[32];
@@ -2071,7 +2054,7 @@ static void test_unbind(struct dev *b)
 	ssize_t n;
 	int fd, ufd, i;
 
-	group = "unbind";
+	guest_group = "unbind";
 	fd = open_node(b->path, name, sizeof(name));
 	snprintf(link, sizeof(link), "/sys/class/drm/%s/device", strrchr(b->path, '/') + 1);
 	n = readlink(link, target, sizeof(target) - 1);
@@ -2143,7 +2126,7 @@ static void test_wedged(struct dev *a, struct dev *c)
 	int32_t status = 1, status2 = 1;
 	int fds[2], r;
 
-	group = "wedged";
+	guest_group = "wedged";
 	if (!fixture_init(c, &f) || !fixture_init(a, &fa)) {
 		result(false, "setup");
 		return;
@@ -2211,7 +2194,7 @@ static void test_unbind_carveout(struct dev *a, struct dev *b, struct dev *c)
 	ssize_t n;
 	int fd, i, ok;
 
-	group = "unbind carve-out";
+	guest_group = "unbind carve-out";
 	fd = open_node(a->path, name, sizeof(name));
 	snprintf(link, sizeof(link), "/sys/class/drm/%s/device", strrchr(a->path, '/') + 1);
 	n = readlink(link, target, sizeof(target) - 1);
@@ -2282,16 +2265,16 @@ int main(int argc, char **argv)
 	selftest = wedge || !strcmp(argv[1], "selftest");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	group = "devices";
+	guest_group = "devices";
 	if (!find_devices(&a, &b, &c)) {
 		result(false, "three NVDLA render nodes (nv_full, nv_small, nv_large)");
-		printf("nvdla-kmd-test %s: %d passed, %d failed, %d skipped\n", argv[1], passed,
-		       failed, skipped);
+		printf("nvdla-kmd-test %s: %d passed, %d failed, %d skipped\n", argv[1],
+		       guest_passed, guest_failed, skipped);
 		return 1;
 	}
 	if (wedge) {
 		/* This phase loads the module with accel=1. */
-		group = "accel";
+		guest_group = "accel";
 		if (access("/sys/class/accel", F_OK) == 0) {
 			result(!strncmp(a.path, "/dev/accel/accel", 16) &&
 			       !strncmp(c.path, "/dev/accel/accel", 16),
@@ -2355,7 +2338,7 @@ out:
 	if (b.fd >= 0)
 		close(b.fd);
 	close(c.fd);
-	printf("nvdla-kmd-test %s: %d passed, %d failed, %d skipped\n", argv[1], passed, failed,
-	       skipped);
-	return failed ? 1 : 0;
+	printf("nvdla-kmd-test %s: %d passed, %d failed, %d skipped\n", argv[1], guest_passed,
+	       guest_failed, skipped);
+	return guest_failed ? 1 : 0;
 }

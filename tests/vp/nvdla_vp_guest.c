@@ -65,22 +65,6 @@
 #define PAGE 4096u
 #define BUF_BYTES (32u * 1024u)
 
-static int failures;
-
-static void result(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s ", ok ? "ok  " : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -623,7 +607,7 @@ static int cmd_reject(const char *config)
 	       "%s: the host model saw no access outside the carve-out", config);
 	task_fini(&d, &t);
 	close(d.fd);
-	return failures ? 1 : 0;
+	return guest_failed ? 1 : 0;
 }
 
 /* ---- stall: the fault path ---------------------------------------------------- */
@@ -666,7 +650,7 @@ static int cmd_stall(const char *config)
 	       why);
 	task_fini(&d, &t);
 	close(d.fd);
-	return failures ? 1 : 0;
+	return guest_failed ? 1 : 0;
 }
 
 /* ---- fuzz ----------------------------------------------------------------------- */
@@ -942,7 +926,7 @@ static int cmd_fuzz(const char *config, unsigned long iterations, uint64_t seed)
 	task_fini(&d, &t);
 	task_fini(&d, &v);
 	close(d.fd);
-	return failures ? 1 : 0;
+	return guest_failed ? 1 : 0;
 }
 
 /* ---- faults: cycles, and the model stalled in the middle of a graph ------------- */
@@ -1246,7 +1230,7 @@ static int cmd_faults(const char *config, unsigned long iterations, uint64_t see
 	task_fini(&d, &t);
 	task_fini(&d, &v);
 	close(d.fd);
-	return failures ? 1 : 0;
+	return guest_failed ? 1 : 0;
 }
 
 /* ---- churn: jobs while the device is unbound and bound again ---------------------- */
@@ -1328,7 +1312,7 @@ static int cmd_churn(const char *config, unsigned long seconds, uint64_t seed)
 		task_fini(&d, &t);
 		close(d.fd);
 	}
-	return failures ? 1 : 0;
+	return guest_failed ? 1 : 0;
 }
 
 /* ---- count-ioctls: the DRM ioctls a program makes -------------------------------- */

@@ -35,23 +35,8 @@
 
 #include "guest_common.h"
 
-static int failures;
 static const char *device;
 static uint64_t region_base, region_size;
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s arm64: ", ok ? "ok  " : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 /* The render node (or accel node) of platform device @name: /dev/dri/renderD<N>, or -1. */
 static int open_device(const char *name)
@@ -218,26 +203,26 @@ static void test_import(bool carveout)
 
 	fd = open_device(device);
 	vfd = vgem_open();
-	check(fd >= 0 && vfd >= 0, "%s: its render node and vgem's card node open", device);
+	result(fd >= 0 && vfd >= 0, "%s: its render node and vgem's card node open", device);
 	if (fd < 0 || vfd < 0)
 		goto out;
 	ret = bo_create(fd, bytes, 0, &bo);
-	check(!ret, "%s: a buffer to export: %s", device, errname(ret));
+	result(!ret, "%s: a buffer to export: %s", device, errname(ret));
 	if (ret)
 		goto out;
 	prime.handle = bo.handle;
 	ret = xioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
-	check(!ret, "%s: exported as a dma-buf: %s", device, errname(ret));
+	result(!ret, "%s: exported as a dma-buf: %s", device, errname(ret));
 	if (ret)
 		goto out;
 	in.fd = prime.fd;
 	ret = xioctl(vfd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &in);
 	if (carveout) {
-		check(ret == -EOPNOTSUPP, "%s: vgem importing a carve-out buffer: %s (EOPNOTSUPP)",
-		      device, errname(ret));
+		result(ret == -EOPNOTSUPP, "%s: vgem importing a carve-out buffer: %s (EOPNOTSUPP)",
+		       device, errname(ret));
 	} else {
 		/* (vgem cannot map what it imported: MAP_DUMB refuses imports.) */
-		check(!ret, "%s: vgem imports a pool buffer: %s", device, errname(ret));
+		result(!ret, "%s: vgem imports a pool buffer: %s", device, errname(ret));
 		if (!ret)
 			bo_close(vfd, in.handle);
 	}
@@ -279,7 +264,7 @@ static void test_alloc(void)
 	int fd, ret;
 
 	fd = open_device(device);
-	check(fd >= 0, "%s: its render node opens", device);
+	result(fd >= 0, "%s: its render node opens", device);
 	if (fd < 0)
 		return;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -290,39 +275,39 @@ static void test_alloc(void)
 			align = 4096;
 
 		ret = bo_create(fd, cases[i].size, cases[i].align, &bos[n]);
-		check(!ret, "%s: BO_CREATE %" PRIu64 " bytes, alignment %" PRIu64 ": %s", device,
-		      cases[i].size, cases[i].align, errname(ret));
+		result(!ret, "%s: BO_CREATE %" PRIu64 " bytes, alignment %" PRIu64 ": %s", device,
+		       cases[i].size, cases[i].align, errname(ret));
 		if (ret)
 			continue;
-		check(bo_in_region(fd, &bos[n], align),
-		      "%s: buffer at %#" PRIx64 " + %" PRIu64 " in the region %#" PRIx64
-		      " + %" PRIu64 ", %" PRIu64 "-byte aligned (BO_CREATE and BO_INFO agree)",
-		      device, bos[n].dma, cases[i].size, region_base, region_size, align);
+		result(bo_in_region(fd, &bos[n], align),
+		       "%s: buffer at %#" PRIx64 " + %" PRIu64 " in the region %#" PRIx64
+		       " + %" PRIu64 ", %" PRIu64 "-byte aligned (BO_CREATE and BO_INFO agree)",
+		       device, bos[n].dma, cases[i].size, region_base, region_size, align);
 		p = map(fd, bos[n].offset, cases[i].size);
-		check(p, "%s: mmap of the buffer", device);
+		result(p, "%s: mmap of the buffer", device);
 		if (p) {
-			check(contents(p, cases[i].size, 0) == 0, "%s: a new buffer is zeroed",
-			      device);
+			result(contents(p, cases[i].size, 0) == 0, "%s: a new buffer is zeroed",
+			       device);
 			fill(p, cases[i].size, 0x5eed0000u + i);
-			check(contents(p, cases[i].size, 0x5eed0000u + i) == 1,
-			      "%s: written through the mapping, read back", device);
+			result(contents(p, cases[i].size, 0x5eed0000u + i) == 1,
+			       "%s: written through the mapping, read back", device);
 			munmap(p, cases[i].size);
 		}
 		n++;
 	}
 	/* More than the region holds (and than the page allocator gives in one piece). */
 	ret = bo_create(fd, region_size + (1 << 20), 0, &big);
-	check(ret == -ENOMEM, "%s: a buffer larger than the region: %s (ENOMEM)", device,
-	      errname(ret));
+	result(ret == -ENOMEM, "%s: a buffer larger than the region: %s (ENOMEM)", device,
+	       errname(ret));
 	if (!ret)
 		bo_close(fd, big.handle);
 	for (i = 0; i < n; i++)
 		bo_close(fd, bos[i].handle);
 	/* Freed memory is handed out again: most of the region in one buffer. */
 	ret = bo_create(fd, region_size / 2, 0, &again);
-	check(!ret && bo_in_region(fd, &again, 4096),
-	      "%s: half the region in one buffer once the others are freed: %s", device,
-	      errname(ret));
+	result(!ret && bo_in_region(fd, &again, 4096),
+	       "%s: half the region in one buffer once the others are freed: %s", device,
+	       errname(ret));
 	if (!ret)
 		bo_close(fd, again.handle);
 	close(fd);
@@ -346,62 +331,62 @@ static void test_unbind(void)
 	const char *seen;
 
 	fd = open_device(device);
-	check(fd >= 0, "%s: its render node opens", device);
+	result(fd >= 0, "%s: its render node opens", device);
 	if (fd < 0)
 		return;
 	ret = bo_create(fd, bytes, 0, &bo);
-	check(!ret && bo_in_region(fd, &bo, 4096), "%s: a 1 MiB buffer in the region: %s", device,
-	      errname(ret));
+	result(!ret && bo_in_region(fd, &bo, 4096), "%s: a 1 MiB buffer in the region: %s", device,
+	       errname(ret));
 	if (ret) {
 		close(fd);
 		return;
 	}
 	gem_map = map(fd, bo.offset, bytes);
-	check(gem_map, "%s: mmap through the DRM file", device);
+	result(gem_map, "%s: mmap through the DRM file", device);
 	if (gem_map)
 		fill(gem_map, bytes, seed);
 	prime.handle = bo.handle;
 	ret = xioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
-	check(!ret, "%s: exported as a dma-buf: %s", device, errname(ret));
+	result(!ret, "%s: exported as a dma-buf: %s", device, errname(ret));
 	if (!ret) {
 		dmabuf = prime.fd;
 		buf_map = map(dmabuf, 0, bytes);
-		check(buf_map && contents(buf_map, bytes, seed) == 1,
-		      "%s: mmap of the dma-buf shows what the DRM mapping wrote", device);
+		result(buf_map && contents(buf_map, bytes, seed) == 1,
+		       "%s: mmap of the dma-buf shows what the DRM mapping wrote", device);
 	}
 
 	ret = driver_file("unbind", device);
-	check(!ret, "%s: unbound with the buffer mapped twice and exported: %s", device,
-	      errname(ret));
+	result(!ret, "%s: unbound with the buffer mapped twice and exported: %s", device,
+	       errname(ret));
 	if (gem_map) {
 		seen = probe_mapping(gem_map, bytes, seed);
-		check(!strcmp(seen, "SIGBUS") || !strcmp(seen, "the pattern"),
-		      "%s: after unbind the DRM file's mapping reads: %s", device, seen);
+		result(!strcmp(seen, "SIGBUS") || !strcmp(seen, "the pattern"),
+		       "%s: after unbind the DRM file's mapping reads: %s", device, seen);
 	}
 	if (buf_map) {
 		seen = probe_mapping(buf_map, bytes, seed);
-		check(!strcmp(seen, "SIGBUS") || !strcmp(seen, "the pattern"),
-		      "%s: after unbind the dma-buf's mapping reads: %s", device, seen);
+		result(!strcmp(seen, "SIGBUS") || !strcmp(seen, "the pattern"),
+		       "%s: after unbind the dma-buf's mapping reads: %s", device, seen);
 	}
 	info.handle = bo.handle;
 	ret = xioctl(fd, DRM_IOCTL_NVDLA_BO_INFO, &info);
-	check(ret == -ENODEV, "%s: the old file's ioctls fail after unbind: %s (ENODEV)", device,
-	      errname(ret));
+	result(ret == -ENODEV, "%s: the old file's ioctls fail after unbind: %s (ENODEV)", device,
+	       errname(ret));
 
 	/* The old binding's buffer still owns its memory: a new binding must not hand it out. */
 	bound = driver_file("bind", device);
-	check(bound == -EBUSY, "%s: bind while the old buffer lives is refused: %s (EBUSY)", device,
-	      errname(bound));
+	result(bound == -EBUSY, "%s: bind while the old buffer lives is refused: %s (EBUSY)",
+	       device, errname(bound));
 	if (!bound) {
 		/* Accepted: whatever the new binding allocates must stay in the region. */
 		int fd2 = open_device(device);
 
-		check(fd2 >= 0, "%s: (bound again) its render node opens", device);
+		result(fd2 >= 0, "%s: (bound again) its render node opens", device);
 		if (fd2 >= 0) {
 			ret = bo_create(fd2, bytes, 0, &next);
-			check(!ret && bo_in_region(fd2, &next, 4096) && next.dma != bo.dma,
-			      "%s: (bound again) a new buffer in the region, not the live one's",
-			      device);
+			result(!ret && bo_in_region(fd2, &next, 4096) && next.dma != bo.dma,
+			       "%s: (bound again) a new buffer in the region, not the live one's",
+			       device);
 			if (buf_map)
 				munmap(buf_map, bytes);
 			if (gem_map)
@@ -414,13 +399,13 @@ static void test_unbind(void)
 			close(fd);
 			fd = -1;
 			ret = bo_create(fd2, bytes, 0, &bo);
-			check(!ret && bo_in_region(fd2, &bo, 4096),
-			      "%s: (bound again) after the old binding's release, buffers still come from the region: %#"
-			      PRIx64, device, bo.dma);
+			result(!ret && bo_in_region(fd2, &bo, 4096),
+			       "%s: (bound again) after the old binding's release, buffers still come from the region: %#"
+			       PRIx64, device, bo.dma);
 			close(fd2);
 		}
 		ret = driver_file("unbind", device);
-		check(!ret, "%s: (bound again) unbound: %s", device, errname(ret));
+		result(!ret, "%s: (bound again) unbound: %s", device, errname(ret));
 	}
 
 	if (buf_map)
@@ -433,20 +418,20 @@ static void test_unbind(void)
 		close(fd);
 
 	ret = driver_file("bind", device);
-	check(!ret, "%s: bind once everything is closed: %s", device, errname(ret));
+	result(!ret, "%s: bind once everything is closed: %s", device, errname(ret));
 	if (ret)
 		return;
 	fd = open_device(device);
-	check(fd >= 0, "%s: the new render node opens", device);
+	result(fd >= 0, "%s: the new render node opens", device);
 	if (fd < 0)
 		return;
 	ret = bo_create(fd, bytes, 0, &next);
-	check(!ret && bo_in_region(fd, &next, 4096), "%s: a buffer of the new binding in the region",
-	      device);
+	result(!ret && bo_in_region(fd, &next, 4096), "%s: a buffer of the new binding in the region",
+	       device);
 	if (!ret) {
 		gem_map = map(fd, next.offset, bytes);
-		check(gem_map && contents(gem_map, bytes, 0) == 0,
-		      "%s: the new binding's buffer is zeroed", device);
+		result(gem_map && contents(gem_map, bytes, 0) == 0,
+		       "%s: the new binding's buffer is zeroed", device);
 		if (gem_map)
 			munmap(gem_map, bytes);
 		bo_close(fd, next.handle);
@@ -473,15 +458,15 @@ static void test_job(void)
 	int fd, ret;
 
 	fd = open_device(device);
-	check(fd >= 0, "%s: its render node opens (test build, selftest engine)", device);
+	result(fd >= 0, "%s: its render node opens (test build, selftest engine)", device);
 	if (fd < 0)
 		return;
 	ret = bo_create(fd, bytes, 0, &bo);
-	check(!ret && bo_in_region(fd, &bo, 4096), "%s: the job's buffer in the region: %s",
-	      device, errname(ret));
+	result(!ret && bo_in_region(fd, &bo, 4096), "%s: the job's buffer in the region: %s",
+	       device, errname(ret));
 	if (!ret)
 		p = map(fd, bo.offset, bytes);
-	check(p, "%s: the job's buffer mapped", device);
+	result(p, "%s: the job's buffer mapped", device);
 	if (!p) {
 		close(fd);
 		return;
@@ -495,35 +480,35 @@ static void test_job(void)
 	submit.job_count = 1;
 	submit.job_struct_size = sizeof(job);
 	ret = xioctl(fd, DRM_IOCTL_NVDLA_JOB_SUBMIT, &submit);
-	check(!ret && job.job_id, "%s: a job that hangs is queued: %s", device, errname(ret));
+	result(!ret && job.job_id, "%s: a job that hangs is queued: %s", device, errname(ret));
 	usleep(300000); /* it starts */
 
 	ret = driver_file("unbind", device);
-	check(!ret, "%s: unbound with the job running: %s", device, errname(ret));
+	result(!ret, "%s: unbound with the job running: %s", device, errname(ret));
 	wait.job_id = job.job_id;
 	ret = xioctl(fd, DRM_IOCTL_NVDLA_WAIT, &wait);
-	check(ret == -ENODEV, "%s: WAIT on the old file after unbind: %s (ENODEV)", device,
-	      errname(ret));
-	check(!strcmp(probe_mapping(p, 4, hang), "SIGBUS"),
-	      "%s: the job's buffer mapping is revoked (SIGBUS)", device);
+	result(ret == -ENODEV, "%s: WAIT on the old file after unbind: %s (ENODEV)", device,
+	       errname(ret));
+	result(!strcmp(probe_mapping(p, 4, hang), "SIGBUS"),
+	       "%s: the job's buffer mapping is revoked (SIGBUS)", device);
 	ret = driver_file("bind", device);
-	check(ret == -EBUSY, "%s: bind while the old file is open: %s (EBUSY)", device,
-	      errname(ret));
+	result(ret == -EBUSY, "%s: bind while the old file is open: %s (EBUSY)", device,
+	       errname(ret));
 	munmap(p, bytes);
 	close(fd);
 
 	ret = driver_file("bind", device);
-	check(!ret, "%s: bind once the old file is closed: %s", device, errname(ret));
+	result(!ret, "%s: bind once the old file is closed: %s", device, errname(ret));
 	if (ret)
 		return;
 	fd = open_device(device);
-	check(fd >= 0, "%s: the new render node opens", device);
+	result(fd >= 0, "%s: the new render node opens", device);
 	if (fd < 0)
 		return;
 	ret = bo_create(fd, region_size, 0, &all);
-	check(!ret && bo_in_region(fd, &all, 4096),
-	      "%s: the whole region in one buffer: the job's buffer was freed: %s", device,
-	      errname(ret));
+	result(!ret && bo_in_region(fd, &all, 4096),
+	       "%s: the whole region in one buffer: the job's buffer was freed: %s", device,
+	       errname(ret));
 	if (!ret)
 		bo_close(fd, all.handle);
 	close(fd);
@@ -541,6 +526,7 @@ int main(int argc, char **argv)
 	device = argv[2];
 	region_base = strtoull(argv[3], NULL, 0);
 	region_size = strtoull(argv[4], NULL, 0);
+	guest_group = "arm64";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "unbind")) {
 		test_unbind();
@@ -550,5 +536,5 @@ int main(int argc, char **argv)
 		test_alloc();
 		test_import(carveout);
 	}
-	return failures ? 1 : 0;
+	return guest_failed ? 1 : 0;
 }
