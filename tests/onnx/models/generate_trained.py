@@ -16,8 +16,8 @@ Per model it writes, in generate.py's layout:
     <name>/calibration_images.pb               64 training images [64, 1, 32, 32], for int8
                                                calibration
 
-Takes about 1 to 3 minutes of one core per model. Run from anywhere:
-/usr/bin/python3 tests/onnx/models/generate_trained.py [--only NAME...]
+Takes 10 s to 3 minutes of one core per model (the model and the machine's load decide).
+Run from anywhere: /usr/bin/python3 tests/onnx/models/generate_trained.py [--only NAME...]
 """
 
 import argparse
@@ -35,6 +35,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generate  # noqa: E402  (the same reduced architectures)
 
