@@ -12,6 +12,9 @@ of ONNX's own test data (libonnx-testdata):
     <name>/test_data_set_<k>/output_<i>.pb  (PyTorch's float32 outputs)
 
 Run from anywhere: /usr/bin/python3 tests/onnx/models/generate.py [--only NAME...]
+
+The trained classifiers (<arch>_trained/) are written by generate_trained.py beside this file,
+which trains these architectures on Fashion-MNIST; this script leaves them alone.
 """
 
 import argparse
