@@ -217,7 +217,10 @@ void check_convertors() {
         if (pick(rng, 3) == 0) {
             const FlagBounds b = convertor_flag_bounds(s.cvt, s.cvt.shift & 63u);
             for (int32_t& v : line) {
-                const int64_t at = (pick(rng, 2) ? b.above : b.below) + int64_t(pick(rng, 5)) - 2;
+                const int64_t bound = pick(rng, 2) ? b.above : b.below;
+                int64_t at = 0;
+                // A bound at the int64 limit is taken as it is.
+                if (__builtin_add_overflow(bound, int64_t(pick(rng, 5)) - 2, &at)) at = bound;
                 v = static_cast<int32_t>(std::clamp<int64_t>(at, INT32_MIN, INT32_MAX));
             }
         }

@@ -405,7 +405,9 @@ struct YParams {
         alu_constant32 = _mm512_set1_epi32(operand);
         cvt_offset32 = _mm512_set1_epi32(narrow && !cvt_bypass ? c.offset : 0);
         cvt_scale32 = _mm512_set1_epi32(c.scale);
-        cvt_half32 = _mm512_set1_epi32(narrow && cvt_shift ? int32_t(1) << (cvt_shift - 1) : 0);
+        // The convertor runs in 32-bit lanes only on memory operands, where memory_fits holds.
+        const bool cvt_narrow = narrow && !cvt_bypass && cvt_shift >= 1 && cvt_shift <= 30;
+        cvt_half32 = _mm512_set1_epi32(cvt_narrow ? int32_t(1) << (cvt_shift - 1) : 0);
         cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
     }
 
