@@ -178,6 +178,33 @@ void run_x_simd(const XStage& x, std::span<int32_t> line, OperandLine ops);
 bool y_simd_supported(const Settings& s);
 void run_y_simd(const YStage& y, std::span<int32_t> line, OperandLine ops);
 bool c_simd_supported(const Settings& s);
+// Whether Y's vector forms may work in 32-bit lanes on inputs below 2^30 in magnitude: no MUL,
+// and an ALU (MAX, MIN or SUM) whose operand provably stays within 2^30 (the register's value,
+// or a memory operand through its convertor). `cvt_half`: the convertor's rounding half in
+// those lanes (it runs there only on memory operands, with a shift of at most 30).
+struct YNarrowPlan {
+    bool narrow = false;
+    uint32_t cvt_shift = 0;
+    int32_t cvt_offset = 0, cvt_half = 0;
+};
+inline YNarrowPlan plan_y_narrow(const YStage& y) {
+    YNarrowPlan plan;
+    const precision::ConvertorParams& c = y.alu_cvt.params;
+    const bool bypass = y.alu_cvt.bypass;
+    plan.cvt_shift = c.shift & 63u;
+    const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
+    const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
+    const bool memory_fits =
+        bypass || (plan.cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
+    const auto operand = static_cast<int32_t>(y.alu_operand);
+    const bool operand_fits =
+        y.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
+    plan.narrow = y.mul_bypass && (y.alu_bypass || (y.alu_algo <= 2 && operand_fits));
+    const bool cvt_narrow = plan.narrow && !bypass && plan.cvt_shift >= 1 && plan.cvt_shift <= 30;
+    plan.cvt_offset = plan.narrow && !bypass ? c.offset : 0;
+    plan.cvt_half = cvt_narrow ? int32_t(1) << (plan.cvt_shift - 1) : 0;
+    return plan;
+}
 // The output convertor's saturation flag (C model: the quotient beyond 17 bits by more than
 // its rounding) as bounds on its input x, for shifts up to 30: flagged exactly when
 // (x - offset) * scale >= 65537 * 2^shift or < -65537 * 2^shift, i.e. when x >= above or

@@ -391,23 +391,14 @@ struct YParams {
           int32_min(_mm512_set1_epi64(INT32_MIN)),
           int32_max(_mm512_set1_epi64(INT32_MAX)),
           one(_mm512_set1_epi64(1)) {
-        const auto operand = static_cast<int32_t>(stage.alu_operand);
-        const precision::ConvertorParams& c = stage.alu_cvt.params;
+        const YNarrowPlan plan = plan_y_narrow(stage);
+        narrow = plan.narrow;
         cvt_bypass = stage.alu_cvt.bypass;
-        cvt_shift = c.shift & 63u;
-        const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
-        const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
-        const bool memory_fits =
-            cvt_bypass || (cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
-        const bool operand_fits =
-            stage.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
-        narrow = !mul && (!alu || (algo <= 2 && operand_fits));
-        alu_constant32 = _mm512_set1_epi32(operand);
-        cvt_offset32 = _mm512_set1_epi32(narrow && !cvt_bypass ? c.offset : 0);
-        cvt_scale32 = _mm512_set1_epi32(c.scale);
-        // The convertor runs in 32-bit lanes only on memory operands, where memory_fits holds.
-        const bool cvt_narrow = narrow && !cvt_bypass && cvt_shift >= 1 && cvt_shift <= 30;
-        cvt_half32 = _mm512_set1_epi32(cvt_narrow ? int32_t(1) << (cvt_shift - 1) : 0);
+        cvt_shift = plan.cvt_shift;
+        alu_constant32 = _mm512_set1_epi32(static_cast<int32_t>(stage.alu_operand));
+        cvt_offset32 = _mm512_set1_epi32(plan.cvt_offset);
+        cvt_scale32 = _mm512_set1_epi32(stage.alu_cvt.params.scale);
+        cvt_half32 = _mm512_set1_epi32(plan.cvt_half);
         cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
     }
 

@@ -297,7 +297,7 @@ struct YParams {
     __m256i mul_constant, alu_constant;  // 4 x int64
     __m128i count;
     __m256i half, int32_min, int32_max, one;
-    // apply_narrow takes this programming (sdp_simd.cpp's YParams::narrow).
+    // apply_narrow takes this programming (plan_y_narrow).
     bool narrow_lanes;
     bool cvt_bypass;
     __m256i alu_constant32, cvt_offset32, cvt_scale32, cvt_half32;
@@ -321,23 +321,14 @@ struct YParams {
           int32_min(_mm256_set1_epi64x(INT32_MIN)),
           int32_max(_mm256_set1_epi64x(INT32_MAX)),
           one(_mm256_set1_epi64x(1)) {
-        const auto operand = static_cast<int32_t>(stage.alu_operand);
-        const precision::ConvertorParams& c = stage.alu_cvt.params;
+        const YNarrowPlan plan = plan_y_narrow(stage);
+        narrow_lanes = plan.narrow;
         cvt_bypass = stage.alu_cvt.bypass;
-        cvt_shift = c.shift & 63u;
-        const int64_t scale = c.scale < 0 ? -int64_t(c.scale) : c.scale;
-        const int64_t offset = c.offset < 0 ? -int64_t(c.offset) : c.offset;
-        const bool memory_fits =
-            cvt_bypass || (cvt_shift <= 30 && (32768 + offset) * scale <= (int64_t(1) << 30));
-        const bool operand_fits =
-            stage.alu_from_memory ? memory_fits : operand >= -(1 << 30) && operand <= (1 << 30);
-        narrow_lanes = !mul && (!alu || (algo <= 2 && operand_fits));
-        alu_constant32 = _mm256_set1_epi32(operand);
-        cvt_offset32 = _mm256_set1_epi32(narrow_lanes && !cvt_bypass ? c.offset : 0);
-        cvt_scale32 = _mm256_set1_epi32(c.scale);
-        // The convertor runs in 32-bit lanes only on memory operands, where memory_fits holds.
-        const bool cvt_narrow = narrow_lanes && !cvt_bypass && cvt_shift >= 1 && cvt_shift <= 30;
-        cvt_half32 = _mm256_set1_epi32(cvt_narrow ? int32_t(1) << (cvt_shift - 1) : 0);
+        cvt_shift = plan.cvt_shift;
+        alu_constant32 = _mm256_set1_epi32(static_cast<int32_t>(stage.alu_operand));
+        cvt_offset32 = _mm256_set1_epi32(plan.cvt_offset);
+        cvt_scale32 = _mm256_set1_epi32(stage.alu_cvt.params.scale);
+        cvt_half32 = _mm256_set1_epi32(plan.cvt_half);
         cvt_count = _mm_cvtsi32_si128(static_cast<int>(cvt_shift));
     }
 
