@@ -497,6 +497,15 @@ Program random_program(std::mt19937_64& rng) {
         for (uint32_t reg :
              {NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE, NVDLA_SDP_D_DP_EW_MUL_CVT_TRUNCATE_VALUE})
             sdp.set(reg, static_cast<uint32_t>(pick(rng, 64)));
+        // Half the ALU convertors small enough for the 32-bit lanes (plan_y_narrow), with
+        // shifts on both sides of their limit of 30.
+        if (pick(rng, 2)) {
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_OFFSET_VALUE,
+                    static_cast<uint32_t>(int32_t(pick(rng, 2049)) - 1024));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE,
+                    static_cast<uint16_t>(int32_t(pick(rng, 32769)) - 16384));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE, static_cast<uint32_t>(pick(rng, 40)));
+        }
         sdp.set(NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE,
                 static_cast<uint32_t>(pick(rng, 8) == 0 ? pick(rng, 1024) : pick(rng, 40)));
         const bool alu_needed = !alu_bypass && alu_memory;
