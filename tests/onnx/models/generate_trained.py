@@ -21,14 +21,11 @@ Run from anywhere: /usr/bin/python3 tests/onnx/models/generate_trained.py [--onl
 """
 
 import argparse
-import gzip
 import io
 import os
-import struct
 import sys
 import time
 
-import numpy as np
 import onnx
 import onnx.numpy_helper
 import torch
@@ -38,6 +35,9 @@ import torch.nn.functional as F
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generate  # noqa: E402  (the same reduced architectures)
+
+sys.path.insert(0, os.path.join(generate.HERE, "..", "..", "..", "tools", "fmnist_resnet"))
+import train  # noqa: E402  (the main job's Fashion-MNIST reader)
 
 HERE = generate.HERE
 SEED = 20261128
@@ -49,23 +49,9 @@ TEST_IMAGES = 32
 CALIBRATION_IMAGES = 64  # with 8, MnasNet's and MobileNetV3's int8 cosine is 0.96-0.98
 
 
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    magic, count = struct.unpack(">II", data[:8])
-    if magic == 0x801:
-        return np.frombuffer(data, dtype=np.uint8, offset=8).copy()
-    if magic != 0x803:
-        sys.exit(f"generate_trained.py: {path} is not an IDX image or label file")
-    rows, cols = struct.unpack(">II", data[8:16])
-    return np.frombuffer(data, dtype=np.uint8, offset=16).reshape(count, 1, rows, cols).copy()
-
-
 def load(split):
-    images = read_idx(os.path.join(DATASET_DIR, f"{split}-images-idx3-ubyte.gz"))
-    labels = read_idx(os.path.join(DATASET_DIR, f"{split}-labels-idx1-ubyte.gz"))
-    x = F.pad(torch.from_numpy(images).float() / 255.0, (2, 2, 2, 2))
-    return (x - MEAN) / STD, torch.from_numpy(labels).long()
+    images, labels = train.load(DATASET_DIR, split)
+    return (F.pad(images, (2, 2, 2, 2)) - MEAN) / STD, labels
 
 
 def one_channel_stem(conv):
