@@ -339,9 +339,12 @@ TEST(ConvFastPaths, DeferredRowsAreTheWholeCubeOnEveryLevel) {
             ASSERT_GE(cube.channel_stride, K);
             std::vector<int32_t> planar(size_t(cube.batches) * K * H * W);
             const uint32_t block = 1 + static_cast<uint32_t>(rng() % (H + 1));
+            int32_t* rows =
+                cube.deferred->begin(size_t(cube.batches) * block * W * cube.channel_stride);
+            uint32_t saturations = 0;
             for (uint32_t y0 = 0; y0 < H; y0 += block) {
                 const uint32_t y1 = std::min(H, y0 + block);
-                const int32_t* rows = cube.deferred->compute(y0, y1);
+                saturations += cube.deferred->compute(y0, y1, rows);
                 for (uint32_t n = 0; n < cube.batches; ++n)
                     for (uint32_t y = y0; y < y1; ++y)
                         for (uint32_t x = 0; x < W; ++x)
@@ -351,7 +354,7 @@ TEST(ConvFastPaths, DeferredRowsAreTheWholeCubeOnEveryLevel) {
                                              cube.channel_stride +
                                          k];
             }
-            cube.deferred->finish();
+            cube.deferred->finish(saturations);
             EXPECT_EQ(planar, reference) << "layer " << i << ", " << isa_name(level);
             EXPECT_EQ(rig.group_value(NVDLA_UNIT_CACC, NVDLA_CACC_D_OUT_SATURATION),
                       reference_saturations)

@@ -312,21 +312,24 @@ struct Program {
 class TestRows final : public DeferredRows {
   public:
     TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
-    uint32_t block_rows() const override { return block_; }
-    bool one_thread() const override { return true; }
-    const int32_t* compute(uint32_t y0, uint32_t y1) override {
+    uint32_t block_rows(unsigned) const override { return block_; }
+    unsigned threads() const override { return 1; }
+    int32_t* begin(size_t values) override {
+        rows_.resize(values);
+        return rows_.data();
+    }
+    uint32_t compute(uint32_t y0, uint32_t y1, int32_t* out) const override {
         // The next block of rows.
         in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
         next_ = y1;
-        rows_.clear();
         for (uint32_t n = 0; n < cube_.batches; ++n)
             for (uint32_t y = y0; y < y1; ++y)
                 for (uint32_t x = 0; x < cube_.width; ++x)
                     for (uint32_t c = 0; c < cube_.channel_stride; ++c)
-                        rows_.push_back(c < cube_.channels ? cube_.at(n, c, y, x) : 0x5a5a5a5a);
-        return rows_.data();
+                        *out++ = c < cube_.channels ? cube_.at(n, c, y, x) : 0x5a5a5a5a;
+        return 0;
     }
-    void finish() override {
+    void finish(uint32_t) override {
         ++ends_;
         ++finished;
         in_order_ &= next_ == cube_.height;
@@ -351,8 +354,9 @@ class TestRows final : public DeferredRows {
     AccumulatorCube cube_;
     uint32_t block_;
     std::vector<int32_t> rows_;
-    uint32_t next_ = 0, ends_ = 0;
-    bool in_order_ = true;
+    mutable uint32_t next_ = 0;
+    uint32_t ends_ = 0;
+    mutable bool in_order_ = true;
 };
 
 Program random_program(std::mt19937_64& rng) {

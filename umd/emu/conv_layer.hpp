@@ -181,7 +181,7 @@ struct ConvScratch {
     // and used again once no cube holds it.
     std::shared_ptr<int32_t[]> cube;
     size_t cube_capacity = 0;
-    std::vector<int32_t> block;  // a block of a deferred cube's rows
+    std::vector<int32_t> block;  // the blocks of a deferred cube's rows SDP takes
 };
 
 // Room for `count` values of a channels-last cube in scratch.cube (64-byte aligned; the values

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "emu/conv_layer.hpp"
+#include "emu/parallel.hpp"
 
 namespace nvdla::emu {
 namespace {
@@ -351,25 +352,39 @@ class DeferredConvolution final : public DeferredRows {
                         ConvScratch& scratch, OnednnConvolution& onednn, Group cacc)
         : l_(l), d_(d), w_(w), scratch_(scratch), onednn_(onednn), cacc_(cacc) {}
 
-    uint32_t block_rows() const override {
+    uint32_t block_rows(unsigned threads) const override {
         const size_t row_bytes =
             size_t(l_.batches) * l_.out_width * l_.out_channels * sizeof(int32_t);
-        return static_cast<uint32_t>(std::clamp<size_t>(kBlockBytes / row_bytes, 1, l_.out_height));
+        uint32_t rows =
+            static_cast<uint32_t>(std::clamp<size_t>(kBlockBytes / row_bytes, 1, l_.out_height));
+        // Several threads: two blocks per thread at least where the rows allow, so that no
+        // thread waits long for the last one.
+        if (threads > 1)
+            rows = std::min(rows, std::max(1u, (l_.out_height + 2 * threads - 1) / (2 * threads)));
+        return rows;
     }
-    bool one_thread() const override { return l_.threads <= 1; }
+    unsigned threads() const override {
+        const uint64_t macs = uint64_t(l_.batches) * l_.out_height * l_.out_width * l_.kernels *
+                              l_.kernel_height * l_.kernel_width * l_.kernel_channels;
+        return threads_for(l_.threads, macs);
+    }
 
-    const int32_t* compute(uint32_t y0, uint32_t y1) override {
-        if (!rows_) {
-            problem_ = mac_problem(l_, d_, w_, scratch_);
-            rows_.emplace(problem_, l_.precision, l_.clip_truncate);
-        }
-        const size_t batch_values = size_t(y1 - y0) * l_.out_width * l_.out_channels;
-        scratch_.block.resize(batch_values * l_.batches);
-        for (uint32_t n = 0; n < l_.batches; ++n)
-            saturations_ += rows_->rows(n, y0, y1, scratch_.block.data() + n * batch_values);
+    int32_t* begin(size_t values) override {
+        problem_ = mac_problem(l_, d_, w_, scratch_);
+        rows_.emplace(problem_, l_.precision, l_.clip_truncate);
+        if (scratch_.block.size() < values) scratch_.block.resize(values);
         return scratch_.block.data();
     }
-    void finish() override { cacc_.set(NVDLA_CACC_D_OUT_SATURATION, saturations_); }
+    uint32_t compute(uint32_t y0, uint32_t y1, int32_t* out) const override {
+        const size_t batch_values = size_t(y1 - y0) * l_.out_width * l_.out_channels;
+        uint32_t saturations = 0;
+        for (uint32_t n = 0; n < l_.batches; ++n)
+            saturations += rows_->rows(n, y0, y1, out + n * batch_values);
+        return saturations;
+    }
+    void finish(uint32_t saturations) override {
+        cacc_.set(NVDLA_CACC_D_OUT_SATURATION, saturations);
+    }
     AccumulatorCube whole() override {
         AccumulatorCube out;
         out.batches = l_.batches;
@@ -394,7 +409,6 @@ class DeferredConvolution final : public DeferredRows {
     Group cacc_;
     MacProblem problem_;
     std::optional<MacRows> rows_;
-    uint32_t saturations_ = 0;
 };
 
 }  // namespace

@@ -1,19 +1,125 @@
 // Threads for one layer (parallel.hpp).
 #include "emu/parallel.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 namespace nvdla::emu {
 namespace {
 
-// Below this much work per thread, starting a thread (tens of microseconds) costs more than it
-// saves.
+// Below this much work per thread, handing a range to another thread (waking it, a few
+// microseconds, and its caches starting cold) costs more than it saves.
 constexpr uint64_t kWorkPerThread = uint64_t(1) << 21;
+std::atomic<uint64_t> g_work_per_thread{kWorkPerThread};
+
+// Threads that wait for parts of one call at a time. Starting threads on every call cost 40 to
+// 100 us per layer (docs/emu/performance.md, "Two threads").
+class Pool {
+  public:
+    Pool() = default;
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
+    ~Pool() {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        for (std::thread& t : workers_) t.join();
+    }
+
+    // false (nothing run) when another call holds the pool.
+    bool run(unsigned parts, const std::function<void(unsigned)>& fn) {
+        std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+        if (!busy) return false;
+        std::unique_lock<std::mutex> lock(mutex_);
+        try {
+            while (workers_.size() + 1 < parts) workers_.emplace_back([this] { work(); });
+        } catch (const std::system_error&) {
+            // No more threads: the calling thread runs the parts no worker takes.
+        }
+        job_ = &fn;
+        parts_ = parts;
+        next_ = 1;
+        unfinished_ = parts - 1;
+        lock.unlock();
+        wake_.notify_all();
+        fn(0);
+        lock.lock();
+        while (next_ < parts_) {
+            const unsigned part = next_++;
+            lock.unlock();
+            fn(part);
+            lock.lock();
+            --unfinished_;
+        }
+        done_.wait(lock, [this] { return unfinished_ == 0; });
+        job_ = nullptr;
+        return true;
+    }
+
+  private:
+    void work() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [this] { return stop_ || (job_ && next_ < parts_); });
+            if (stop_) return;
+            const unsigned part = next_++;
+            const std::function<void(unsigned)>& fn = *job_;
+            lock.unlock();
+            fn(part);
+            lock.lock();
+            if (--unfinished_ == 0) done_.notify_all();
+        }
+    }
+
+    std::mutex busy_;  // held by the call the pool runs
+    std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    std::vector<std::thread> workers_;
+    const std::function<void(unsigned)>* job_ = nullptr;
+    unsigned parts_ = 0, next_ = 0, unfinished_ = 0;
+    bool stop_ = false;
+};
+
+// The process's pool, made on first use and joined at exit. A forked child has none of the
+// parent's threads: it leaves the parent's pool untouched (its locks may be held by threads
+// that do not exist there) and makes its own.
+struct PoolHolder {
+    std::mutex mutex;
+    Pool* pool = nullptr;
+    // A parent's pools in a child: never used nor destroyed (their threads are not there).
+    std::vector<Pool*>* forsaken = new std::vector<Pool*>;
+
+    PoolHolder() {
+        // The holder's lock is held across fork(), so that the child's copy is in a known state.
+        pthread_atfork([] { holder().mutex.lock(); }, [] { holder().mutex.unlock(); },
+                       [] {
+                           PoolHolder& h = holder();
+                           if (h.pool) h.forsaken->push_back(h.pool);
+                           h.pool = nullptr;
+                           h.mutex.unlock();
+                       });
+    }
+    ~PoolHolder() {
+        const std::lock_guard<std::mutex> lock(mutex);
+        delete pool;
+        pool = nullptr;
+    }
+    static PoolHolder& holder() {
+        static PoolHolder h;
+        return h;
+    }
+};
 
 }  // namespace
 
@@ -32,21 +138,80 @@ unsigned default_emu_threads() {
     return threads;
 }
 
+unsigned threads_for(unsigned threads, uint64_t work) {
+    const uint64_t per_thread = g_work_per_thread.load(std::memory_order_relaxed);
+    return static_cast<unsigned>(
+        std::min<uint64_t>(std::max(1u, threads), std::max<uint64_t>(1, work / per_thread)));
+}
+
+void set_work_per_thread(uint64_t work) {
+    g_work_per_thread.store(work ? work : kWorkPerThread, std::memory_order_relaxed);
+}
+
+void run_parts(unsigned parts, const std::function<void(unsigned)>& fn) {
+    if (parts > 1) {
+        PoolHolder& h = PoolHolder::holder();
+        Pool* pool = nullptr;
+        {
+            const std::lock_guard<std::mutex> lock(h.mutex);
+            if (!h.pool) h.pool = new Pool;
+            pool = h.pool;
+        }
+        if (pool->run(parts, fn)) return;
+    }
+    for (unsigned part = 0; part < parts; ++part) fn(part);
+}
+
+void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
+                      const std::function<void(unsigned, uint32_t, uint32_t)>& produce,
+                      const std::function<void(uint32_t, uint32_t)>& consume) {
+    if (count == 0) return;
+    slots = std::max(1u, slots);
+    std::mutex mutex;
+    std::condition_variable changed;
+    uint32_t next = 0, consumed = 0;
+    std::vector<uint32_t> made(slots, UINT32_MAX);  // the block each slot holds
+    // With the lock held: makes the next block if there is one and its slot is free.
+    const auto make_next = [&](std::unique_lock<std::mutex>& lock, unsigned part) {
+        if (next >= count || next - consumed >= slots) return false;
+        const uint32_t block = next++;
+        lock.unlock();
+        produce(part, block, block % slots);
+        lock.lock();
+        made[block % slots] = block;
+        changed.notify_all();
+        return true;
+    };
+    const unsigned parts = std::min(std::max(1u, threads), count);
+    run_parts(parts, [&](unsigned part) {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (part != 0) {
+            while (next < count)
+                if (!make_next(lock, part)) changed.wait(lock);
+            return;
+        }
+        // The consumer makes blocks too while the next one is not there.
+        for (uint32_t block = 0; block < count; ++block) {
+            while (made[block % slots] != block)
+                if (!make_next(lock, 0)) changed.wait(lock);
+            lock.unlock();
+            consume(block, block % slots);
+            lock.lock();
+            consumed = block + 1;
+            changed.notify_all();
+        }
+    });
+}
+
 void parallel_for(unsigned threads, uint64_t count, uint64_t work,
                   const std::function<void(uint64_t, uint64_t)>& fn) {
-    const uint64_t parts = std::min<uint64_t>(
-        {threads ? threads : 1, count, std::max<uint64_t>(1, work / kWorkPerThread)});
+    const uint64_t parts = std::min<uint64_t>(threads_for(threads, work), count);
     if (parts <= 1) {
         if (count) fn(0, count);
         return;
     }
-    std::vector<std::thread> helpers;
-    helpers.reserve(parts - 1);
     const auto bound = [&](uint64_t i) { return count * i / parts; };
-    for (uint64_t i = 1; i < parts; ++i)
-        helpers.emplace_back([&, i] { fn(bound(i), bound(i + 1)); });
-    fn(0, bound(1));
-    for (std::thread& t : helpers) t.join();
+    run_parts(static_cast<unsigned>(parts), [&](unsigned i) { fn(bound(i), bound(i + 1)); });
 }
 
 }  // namespace nvdla::emu

@@ -11,9 +11,32 @@ namespace nvdla::emu {
 // NVDLA_EMU_THREADS when set to a positive number, else every core the process may use.
 unsigned default_emu_threads();
 
+// How many of `threads` pay off for `work` (multiply-adds or elements): handing work to another
+// thread costs a few microseconds, so below about 2^21 per thread fewer threads do it.
+unsigned threads_for(unsigned threads, uint64_t work);
+// Tests: the work per thread threads_for asks for (0: the default), so that small layers also
+// run on several threads.
+void set_work_per_thread(uint64_t work);
+
+// Calls fn(part) once for every part < parts, at the same time: part 0 on the calling thread,
+// the others on threads kept from call to call (a process-wide pool, joined at exit and
+// started again in a forked child). Returns when every part has returned. When the pool is
+// busy with another call (a nested one, or another device's), the calling thread runs the parts
+// itself, 0 first: a part may wait for what part 0 or a lower part does, never for a higher one.
+void run_parts(unsigned parts, const std::function<void(unsigned part)>& fn);
+
+// Blocks 0 .. count-1 made by produce(part, block, slot) on up to `threads` threads (part <
+// threads; the calling thread is part 0) and handed to consume(block, slot) on the calling
+// thread, in order. A block is made into slot block % slots, at most `slots` blocks ahead of
+// the one consumed; which thread makes which block varies from run to run, the order of the
+// consume() calls does not.
+void produce_in_order(
+    unsigned threads, uint32_t count, uint32_t slots,
+    const std::function<void(unsigned part, uint32_t block, uint32_t slot)>& produce,
+    const std::function<void(uint32_t block, uint32_t slot)>& consume);
+
 // Calls fn(begin, end) over contiguous ranges covering [0, count), on up to `threads` threads
-// (the calling one included); on the calling thread alone when `work` (multiply-adds or
-// elements) is too small for threads to pay off.
+// (the calling one included), as many as threads_for(threads, work) gives.
 void parallel_for(unsigned threads, uint64_t count, uint64_t work,
                   const std::function<void(uint64_t, uint64_t)>& fn);
 

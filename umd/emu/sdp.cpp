@@ -180,11 +180,11 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     // The vector forms (AVX-512 or AVX2) of the stages that have one for this programming (int
     // pipelines).
     const bool simd = !s.fp() && sdp::simd_enabled();
-    // Blocks of a deferred cube on the calling thread (the write DMA's lines stay in order);
-    // a layer that would use several threads is computed whole by them.
+    // Blocks of a deferred cube, made on the layer's threads and written in order by this one
+    // (fused_pass); the whole cube when an operand may lie where the blocks' order (block,
+    // group, line) writes before the whole cube's (group, line) would.
     const bool blocks = simd && writer && flying && flying->deferred &&
-                        flying->deferred->one_thread() && sdp::fused_supported(s, flying) &&
-                        !sdp::operands_overlap_output(s);
+                        sdp::fused_supported(s, flying) && !sdp::operands_overlap_output(s);
     if (!blocks) take_whole();
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);

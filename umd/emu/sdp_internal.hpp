@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/parallel.hpp"
 #include "emu/unit.hpp"
 #include "nvdla/precision/convertor.hpp"
 #include "nvdla/precision/integer.hpp"
@@ -330,6 +331,7 @@ class OutputWriter {
 // handed to the write DMA: channel group, line, batch, the order of Sdp::execute; a deferred
 // cube by blocks of rows computed just before (block, channel group, line, batch), so that
 // each block is read while it is in the cache. Each operand line is read once either way.
+// The lines run on the calling thread; only a deferred cube's blocks use the layer's threads.
 template <class LineFn>
 void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                 FusedOperands operands, OutputWriter& writer, Counters& counters, LineFn&& line) {
@@ -343,28 +345,49 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
     };
     OperandLine ops[3];
     if (cube && cube->deferred) {
+        // The layer's threads make the blocks (CMAC and CACC); this thread takes them in
+        // order, so the operand reads and output writes (the embedder's memory and access
+        // check, which record the first fault) come in the same order for any thread count.
         DeferredRows& rows = *cube->deferred;
-        const uint32_t block = rows.block_rows();
+        const unsigned threads = std::max(1u, rows.threads());
+        const uint32_t block = rows.block_rows(threads);
+        const uint32_t blocks = (s.height + block - 1) / block;
+        const unsigned parts = std::min(threads, blocks);
+        // Two blocks per thread in flight: one being made, one waiting to be taken.
+        const uint32_t slots = parts > 1 ? 2 * parts : 1;
         const size_t row_values = size_t(s.width) * cube->channel_stride;
-        for (uint32_t y0 = 0; y0 < s.height; y0 += block) {
-            const uint32_t y1 = std::min(s.height, y0 + block);
-            const int32_t* values = rows.compute(y0, y1);
-            const size_t batch_values = (y1 - y0) * row_values;
-            for (uint32_t g = 0; g < s.groups; ++g) {
-                const uint32_t first = g * s.group;
-                for (uint32_t h = y0; h < y1; ++h) {
-                    load(g, h, ops);  // once for every batch, as below
-                    for (uint32_t b = 0; b < s.batches; ++b) {
-                        line(FusedSource{values + b * batch_values + (h - y0) * row_values + first,
-                                         cube->channel_stride,
-                                         std::min(s.group, s.channels - first)},
-                             ops, lines.data());
-                        writer.write_lines(b, g, h, lines.data());
+        const size_t slot_values = size_t(block) * row_values * cube->batches;
+        int32_t* storage = rows.begin(slot_values * slots);
+        std::vector<uint32_t> saturations(parts, 0);
+        produce_in_order(
+            parts, blocks, slots,
+            [&](unsigned part, uint32_t i, uint32_t slot) {
+                const uint32_t y0 = i * block;
+                saturations[part] +=
+                    rows.compute(y0, std::min(s.height, y0 + block), storage + slot * slot_values);
+            },
+            [&](uint32_t i, uint32_t slot) {
+                const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
+                const int32_t* values = storage + slot * slot_values;
+                const size_t batch_values = (y1 - y0) * row_values;
+                for (uint32_t g = 0; g < s.groups; ++g) {
+                    const uint32_t first = g * s.group;
+                    for (uint32_t h = y0; h < y1; ++h) {
+                        load(g, h, ops);  // once for every batch, as below
+                        for (uint32_t b = 0; b < s.batches; ++b) {
+                            line(
+                                FusedSource{
+                                    values + b * batch_values + (h - y0) * row_values + first,
+                                    cube->channel_stride, std::min(s.group, s.channels - first)},
+                                ops, lines.data());
+                            writer.write_lines(b, g, h, lines.data());
+                        }
                     }
                 }
-            }
-        }
-        rows.finish();
+            });
+        uint32_t saturated = 0;
+        for (uint32_t n : saturations) saturated += n;
+        rows.finish(saturated);
         return;
     }
     for (uint32_t g = 0; g < s.groups; ++g)

@@ -53,19 +53,23 @@ struct AccumulatorCube;
 
 // A flying convolution's channels-last cube not computed yet: SDP takes it a block of rows at a
 // time while the block is in the cache, as the hardware's CACC -> SDP pipeline does, or asks for
-// the whole cube. Exactly one of finish() (after the blocks) or whole() is called.
+// the whole cube. Exactly one of finish() (after begin() and the blocks) or whole() is called.
 class DeferredRows {
   public:
     virtual ~DeferredRows() = default;
-    // Rows per block (at least 1), and whether the layer runs on one thread (else SDP takes
-    // the whole cube, which the threads compute).
-    virtual uint32_t block_rows() const = 0;
-    virtual bool one_thread() const = 0;
-    // Rows [y0, y1) of every batch as `sums` would hold them (channel_stride values per
-    // element, CACC's delivery applied), batch after batch, valid until the next call.
-    virtual const int32_t* compute(uint32_t y0, uint32_t y1) = 0;
-    // After the last block: CACC's status.
-    virtual void finish() = 0;
+    // Rows per block (at least 1) when the blocks are computed on `threads` threads.
+    virtual uint32_t block_rows(unsigned threads) const = 0;
+    // Threads the layer may use (the result does not depend on it).
+    virtual unsigned threads() const = 0;
+    // Before the blocks, on the calling thread: prepares compute() and returns room for
+    // `values` int32 values (kept from layer to layer, not initialised).
+    virtual int32_t* begin(size_t values) = 0;
+    // Rows [y0, y1) of every batch into `out` as `sums` would hold them (channel_stride values
+    // per element, CACC's delivery applied), batch after batch; returns how many values CACC's
+    // delivery saturated. Several threads may run it at once, each into its own `out`.
+    virtual uint32_t compute(uint32_t y0, uint32_t y1, int32_t* out) const = 0;
+    // After the last block: CACC's status, with the blocks' saturation counts summed.
+    virtual void finish(uint32_t saturations) = 0;
     // The whole cube (sums or values), CACC's status set.
     virtual AccumulatorCube whole() = 0;
 };
