@@ -4,6 +4,8 @@
 // them in order on the calling thread (fused_pass), or compute the whole cube when SDP cannot
 // take blocks (PDP on the fly, an operand where the output goes).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -380,6 +382,35 @@ TEST(RunParts, NestedAndConcurrentCallsRunEveryPart) {
         });
     for (std::thread& t : callers) t.join();
     EXPECT_EQ(runs.load(), 3 * 50 * 3 * 2);
+}
+
+// A child forked after the pool's threads started (which it does not have) runs parts on
+// threads of its own: part 0 sees part 1 start while it waits (the pool is free here, so part 1
+// runs at the same time unless the child's pool counts the parent's threads).
+TEST(RunParts, ForkedChildRunsPartsAtTheSameTime) {
+#if defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "ThreadSanitizer does not follow a multi-threaded fork";
+#endif
+    run_parts(2, [](unsigned) {});
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        std::atomic<bool> second{false};
+        bool together = false;
+        run_parts(2, [&](unsigned part) {
+            if (part == 1) {
+                second = true;
+                return;
+            }
+            for (int i = 0; i < 5000 && !second; ++i) usleep(1000);
+            together = second;
+        });
+        _exit(together ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace
