@@ -400,7 +400,7 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
     const double gmac = double(model.macs()) / 1e9;
     std::printf(
         "  emulator: %.3f s per image (median of %u), %.2f images/s, %.2f GMAC/s; "
-        "%.3f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s); GMAC/s here and "
+        "%.4f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s); GMAC/s here and "
         "below count the model's MACs\n",
         emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
     std::printf(
