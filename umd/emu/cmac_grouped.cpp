@@ -420,7 +420,10 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
     if (!avx512 && kernel != MacKernel::Avx2) return {};
     const bool wide = precision != Precision::Int8;
     if (wide && m.bytes) return {};
-    const uint32_t lanes = wide ? (avx512 ? 8 : 4) : (avx512 ? 16 : 8);
+    // 8 kernels or fewer (int8 chunks on nv_small) take the 8-lane form at either level: half
+    // of a 16-lane vector would multiply nothing.
+    const bool zmm = avx512 && (wide || m.kernels > 8);
+    const uint32_t lanes = wide ? (zmm ? 8 : 4) : (zmm ? 16 : 8);
     const GroupedKey key{lanes, wide, m.kernels, m.taps_r, m.taps_s, m.depth};
     const bool cached = m.cache && m.cache->values.data() == m.weights;
     std::shared_ptr<const GroupedWeights> packed;
@@ -438,9 +441,9 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
         }
     }
     const bool biased = m.bytes != nullptr;
-    const BlockTable& table = wide     ? (avx512 ? kInt16Avx512 : kInt16Avx2)
-                              : avx512 ? (biased ? kInt8Avx512<true> : kInt8Avx512<false>)
-                                       : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
+    const BlockTable& table = wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
+                              : zmm ? (biased ? kInt8Avx512<true> : kInt8Avx512<false>)
+                                    : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
     return [&m, packed, &table, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
         return grouped_rows(m, *packed, table, clip, n, y0, y1, out);
     };
