@@ -2,7 +2,9 @@
 // grouped and depthwise convolutions: random layers (int8, int16; 8 to 96 channels, 3x3 and 5x5,
 // strides, dilation, batches, groups of nv_full's and nv_small's atoms) through the kernel
 // chosen on every instruction-set level this CPU runs, against a plain sum computed here and
-// against the scalar kernel (which never takes the grouped form); dense weights never take it.
+// against the scalar kernel (which never takes the grouped form); dense weights never take it;
+// and whole layers (CDMA, CSC's padded plane, CMAC, CACC) programmed by registers on nv_full
+// and nv_small against the rig's textbook result.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "conv_test_rig.hpp"
 #include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
@@ -270,6 +273,45 @@ TEST(GroupedKernel, AllZeroKernelsAndOneHotSelectionsAreExact) {
         uint32_t saturations = 0;
         EXPECT_EQ(through_kernels(l, MacKernel::Auto, 1, saturations), expected) << isa_name(level);
     }
+}
+
+TEST(GroupedKernel, PaddedDepthwiseAndGroupedLayersThroughThePipelineOnEveryLevel) {
+    auto rng = test::rng_for_test();
+    struct Form {
+        const char* config;
+        Precision precision;
+        uint32_t channels, channels_per_group, kernels_per_group;
+    };
+    const Form forms[] = {
+        {"nv_full", Precision::Int8, 32, 1, 1},  {"nv_full", Precision::Int8, 64, 2, 2},
+        {"nv_full", Precision::Int16, 16, 1, 1}, {"nv_full", Precision::Int16, 48, 4, 4},
+        {"nv_small", Precision::Int8, 8, 1, 1},  {"nv_small", Precision::Int8, 16, 1, 2}};
+    for (const Form& f : forms)
+        for (IsaLevel level : levels_of_this_cpu()) {
+            const IsaLimit limit(level);
+            conv_test::ConvSpec spec;
+            spec.precision = f.precision;
+            spec.batches = 1;
+            spec.width = 11;
+            spec.height = 9;
+            spec.channels = f.channels;
+            spec.kernels = f.channels / f.channels_per_group * f.kernels_per_group;
+            spec.pad_left = spec.pad_top = 1;
+            spec.pad_right = spec.pad_bottom = 2;
+            spec.pad_value = f.precision == Precision::Int8 ? 0xfd : 0x8123;  // not 0
+            spec.stride_x = 2;
+            spec.clip = 3;
+            conv_test::IntCase c{spec, {}, {}};
+            c.fill_random(rng);
+            for (uint32_t k = 0; k < spec.kernels; ++k)
+                for (uint32_t ch = 0; ch < spec.channels; ++ch)
+                    if (ch / f.channels_per_group != k / f.kernels_per_group)
+                        for (uint32_t t = 0; t < 9; ++t)
+                            c.weights[(uint64_t(k) * spec.channels + ch) * 9 + t] = 0;
+            conv_test::Rig rig(f.config);
+            EXPECT_EQ(conv_test::check_int_case(rig, c), 0u)
+                << f.config << " " << spec.channels << " channels, " << isa_name(level);
+        }
 }
 
 }  // namespace
