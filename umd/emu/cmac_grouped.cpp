@@ -1,12 +1,15 @@
-// CMAC's integer kernels for block-diagonal (grouped, depthwise) weights.
+// CMAC's integer kernels for block-diagonal weights whose blocks run down the diagonal: the
+// depthwise layers the builder makes of a depthwise convolution's chunks.
 //
-// Each kernel k reads channels [base_k, base_k + width) only: the run that holds all its
-// nonzero weights, found once when the weights are packed (and kept with them in the weight
-// cache). Kernels are computed `lanes` at a time, one vector lane each: per tap and band
-// channel j the lanes' data elements plane[position + base_k + j] (one load when the lanes'
-// bases are consecutive, as in a depthwise layer; a gather otherwise) times the lanes' weights.
-// The products skipped are those of zero weights, which add exactly 0 to an integer sum, so the
-// sums are the dense kernels' bit for bit.
+// Kernel k reads channels [offset + k, offset + k + width) only: the diagonal band that holds
+// every nonzero weight of every kernel, found once when the weights are packed (and kept with
+// them in the weight cache). Kernels are computed `lanes` at a time, one vector lane each: per
+// tap and band channel j the lanes' data elements plane[position + offset + k + j] are one load
+// (consecutive kernels read consecutive channels), times the lanes' weights. The products
+// skipped are those of zero weights, which add exactly 0 to an integer sum, so the sums are the
+// dense kernels' bit for bit. Bands that do not run down the diagonal (grouped layers with
+// several channels or kernels per group, channel multipliers) would need a gather per lane
+// vector, measured 5-50x slower than the dense kernels on the same layers: those keep them.
 //
 // int8: int32 lanes, each product through vpmaddwd with the weight in the low 16 bits (the high
 // ones 0, so the data's upper half never counts); the sums are exact while a kernel has fewer
@@ -25,72 +28,59 @@
 namespace nvdla::emu::conv {
 namespace {
 
-// Each kernel's band: base[k] + width <= depth, width >= 1.
-struct Bands {
-    uint32_t width = 0;
-    std::vector<uint32_t> base;
+// The diagonal band: kernel k's nonzero weights lie in channels [offset + k, offset + k + width).
+struct Band {
+    uint32_t offset = 0, width = 1;
 };
 
-bool find_bands(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth,
-                Bands* bands) {
+bool find_band(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth,
+               Band* band) {
     const uint32_t limit = std::min(depth / 4, kMaxBand);
     if (limit == 0 || kernels == 0) return false;
-    std::vector<uint32_t> low(kernels, depth), high(kernels, 0);
-    uint32_t width = 1;
-    for (uint32_t k = 0; k < kernels; ++k) {
-        uint32_t lo = depth, hi = 0;
+    // Over the nonzero weights: the least and greatest channel - kernel.
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (uint32_t k = 0; k < kernels; ++k)
         for (uint64_t t = 0; t < taps; ++t) {
             const int16_t* row = weights + (uint64_t(k) * taps + t) * depth;
-            for (uint32_t c = 0; c < lo; ++c)
-                if (row[c] != 0) {
-                    lo = c;
-                    break;
-                }
-            if (lo == depth) continue;  // this tap and the ones before: all zero
-            for (uint32_t c = depth - 1; c > hi; --c)
-                if (row[c] != 0) {
-                    hi = c;
-                    break;
-                }
-            hi = std::max(hi, lo);
-            if (hi - lo + 1 > limit) return false;
+            uint32_t first = 0;
+            while (first < depth && row[first] == 0) ++first;
+            if (first == depth) continue;
+            uint32_t last = depth - 1;
+            while (row[last] == 0) --last;
+            low = std::min<int64_t>(low, int64_t(first) - k);
+            high = std::max<int64_t>(high, int64_t(last) - k);
+            // A read before channel 0 of the first position would leave the plane; a dense
+            // kernel fails here on its first row.
+            if (low < 0 || high - low + 1 > limit) return false;
         }
-        low[k] = lo;
-        high[k] = hi;
-        if (lo < depth) width = std::max(width, hi - lo + 1);
-    }
-    if (!bands) return true;
-    bands->width = width;
-    bands->base.resize(kernels);
-    for (uint32_t k = 0; k < kernels; ++k)
-        bands->base[k] = low[k] == depth ? 0 : std::min(low[k], depth - width);
+    if (low == INT64_MAX) low = high = 0;  // all zero
+    const uint32_t offset = static_cast<uint32_t>(low),
+                   width = static_cast<uint32_t>(high - low + 1);
+    // The last block's lanes read up to 16 + width channels past the last kernel's band:
+    // within the plane's read slack beyond the last position.
+    if (uint64_t(offset) + kernels + 16 + width > uint64_t(depth) + kMacReadSlack / 2) return false;
+    if (band) *band = {offset, width};
     return true;
 }
 
 // The packed form: per block of `lanes` kernels, [tap][j < width][lane].
 struct GroupedWeights {
-    uint32_t lanes = 0, blocks = 0, taps = 0, width = 0;
-    std::vector<int32_t> base;        // [block][lane]: base_k (0 for lanes past the kernels)
-    std::vector<uint8_t> contiguous;  // per block: base of lane i = base of lane 0 + i
-    std::vector<int32_t> int8;        // int8 weights, zero-extended from 16 bits
-    std::vector<double> int16;        // int16 weights
-    std::vector<int32_t> bias;        // int8: 128 * (sum of the kernel's weights), [block][lane]
+    uint32_t lanes = 0, blocks = 0, taps = 0, offset = 0, width = 0;
+    std::vector<int32_t> int8;  // int8 weights, zero-extended from 16 bits
+    std::vector<double> int16;  // int16 weights
+    std::vector<int32_t> bias;  // int8: 128 * (sum of the kernel's weights), [block][lane]
 
-    uint64_t bytes() const {
-        return base.size() * 4 + contiguous.size() + int8.size() * 4 + int16.size() * 8 +
-               bias.size() * 4;
-    }
+    uint64_t bytes() const { return int8.size() * 4 + int16.size() * 8 + bias.size() * 4; }
 };
 
-GroupedWeights pack_grouped(const MacProblem& m, const Bands& bands, uint32_t lanes, bool wide) {
+GroupedWeights pack_grouped(const MacProblem& m, const Band& band, uint32_t lanes, bool wide) {
     GroupedWeights p;
     p.lanes = lanes;
     p.blocks = (m.kernels + lanes - 1) / lanes;
     p.taps = m.taps_r * m.taps_s;
-    p.width = bands.width;
+    p.offset = band.offset;
+    p.width = band.width;
     const uint64_t per_block = uint64_t(p.taps) * p.width * lanes;
-    p.base.assign(uint64_t(p.blocks) * lanes, 0);
-    p.contiguous.assign(p.blocks, 1);
     p.bias.assign(uint64_t(p.blocks) * lanes, 0);
     if (wide)
         p.int16.assign(p.blocks * per_block, 0.0);
@@ -98,12 +88,11 @@ GroupedWeights pack_grouped(const MacProblem& m, const Bands& bands, uint32_t la
         p.int8.assign(p.blocks * per_block, 0);
     for (uint32_t k = 0; k < m.kernels; ++k) {
         const uint32_t b = k / lanes, lane = k % lanes;
-        p.base[k] = static_cast<int32_t>(bands.base[k]);
-        if (bands.base[k] != bands.base[b * lanes] + lane) p.contiguous[b] = 0;
         for (uint32_t t = 0; t < p.taps; ++t)
             for (uint32_t j = 0; j < p.width; ++j) {
-                const int16_t w =
-                    m.weights[(uint64_t(k) * p.taps + t) * m.depth + bands.base[k] + j];
+                const uint32_t c = p.offset + k + j;
+                if (c >= m.depth) continue;  // past the channels: a zero weight
+                const int16_t w = m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
                 const uint64_t at = b * per_block + (uint64_t(t) * p.width + j) * lanes + lane;
                 if (wide) {
                     p.int16[at] = w;
@@ -112,13 +101,6 @@ GroupedWeights pack_grouped(const MacProblem& m, const Bands& bands, uint32_t la
                     p.bias[k] += 128 * w;
                 }
             }
-    }
-    // Lanes past the last kernel (zero weights): consecutive in a contiguous block, so that its
-    // one load stays one load (it reads at most lanes + width elements past a position: within
-    // kMacReadSlack); 0 in a gathered one.
-    for (uint32_t k = m.kernels; k < p.blocks * lanes; ++k) {
-        const uint32_t b = k / lanes;
-        if (p.contiguous[b]) p.base[k] = p.base[b * lanes] + static_cast<int32_t>(k % lanes);
     }
     return p;
 }
@@ -130,53 +112,32 @@ GroupedWeights pack_grouped(const MacProblem& m, const Bands& bands, uint32_t la
 #define NVDLA_AVX512 __attribute__((target("avx512f,avx512bw")))
 #define NVDLA_AVX2 __attribute__((target("avx2,fma")))
 
-// The data elements of a block's lanes at `at` (one position + tap + band channel).
-template <bool Biased, bool Contiguous>
-NVDLA_AVX512 inline __m512i load16(const void* plane, uint64_t at, int32_t base0, __m512i base) {
-    if constexpr (Biased) {
-        const uint8_t* p = static_cast<const uint8_t*>(plane) + at;
-        if constexpr (Contiguous)
-            return _mm512_maskz_cvtepu8_epi32(
-                0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + base0)));
-        else
-            return _mm512_and_si512(
-                _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0xffff, base, p, 1),
-                _mm512_set1_epi32(0xff));
-    } else {
-        const int16_t* p = static_cast<const int16_t*>(plane) + at;
-        if constexpr (Contiguous)
-            return _mm512_maskz_cvtepi16_epi32(
-                0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + base0)));
-        else
-            return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0xffff, base, p,
-                                               2);  // the upper half meets a zero weight half
-    }
+// The data elements of a block's lanes at `at` (one position + tap + band channel + the
+// block's first kernel).
+template <bool Biased>
+NVDLA_AVX512 inline __m512i load16(const void* plane, uint64_t at) {
+    if constexpr (Biased)
+        return _mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                                      static_cast<const uint8_t*>(plane) + at)));
+    else
+        return _mm512_maskz_cvtepi16_epi32(
+            0xffff, _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(static_cast<const int16_t*>(plane) + at)));
 }
 
-template <bool Biased, bool Contiguous>
-NVDLA_AVX2 inline __m256i load8(const void* plane, uint64_t at, int32_t base0, __m256i base) {
-    if constexpr (Biased) {
-        const uint8_t* p = static_cast<const uint8_t*>(plane) + at;
-        if constexpr (Contiguous)
-            return _mm256_cvtepu8_epi32(
-                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + base0)));
-        else
-            return _mm256_and_si256(
-                _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), base, 1),
-                _mm256_set1_epi32(0xff));
-    } else {
-        const int16_t* p = static_cast<const int16_t*>(plane) + at;
-        if constexpr (Contiguous)
-            return _mm256_cvtepi16_epi32(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + base0)));
-        else
-            return _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), base, 2);
-    }
+template <bool Biased>
+NVDLA_AVX2 inline __m256i load8(const void* plane, uint64_t at) {
+    if constexpr (Biased)
+        return _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(static_cast<const uint8_t*>(plane) + at)));
+    else
+        return _mm256_cvtepi16_epi32(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(static_cast<const int16_t*>(plane) + at)));
 }
 
 // XB positions from x0 of row y, block b: delivered through CACC (round half away by 2^clip;
 // the sums are below 2^31 in magnitude, nothing saturates) into out[i * kernels + lane].
-template <bool Biased, bool Contiguous, int XB>
+template <bool Biased, int XB>
 NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p, const void* plane,
                                     uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
                                     int32_t* out) {
@@ -184,8 +145,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
 #pragma GCC unroll 8
     for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
     const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
-    const int32_t base0 = p.base[b * 16];
-    const __m512i base = _mm512_loadu_si512(p.base.data() + b * 16);
+    const uint64_t first = p.offset + uint64_t(b) * 16;
     for (uint32_t t = 0; t < p.taps; ++t) {
         const uint32_t r = t / m.taps_s, s = t % m.taps_s;
         const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
@@ -196,8 +156,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
             for (int i = 0; i < XB; ++i)
                 acc[i] = _mm512_add_epi32(
                     acc[i],
-                    _mm512_madd_epi16(
-                        load16<Biased, Contiguous>(plane, row + i * m.x_step + j, base0, base), w));
+                    _mm512_madd_epi16(load16<Biased>(plane, row + i * m.x_step + j + first), w));
         }
     }
     const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * 16);
@@ -219,7 +178,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
     return 0;
 }
 
-template <bool Biased, bool Contiguous, int XB>
+template <bool Biased, int XB>
 NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, const void* plane,
                                   uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
                                   int32_t* out) {
@@ -227,9 +186,7 @@ NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, 
 #pragma GCC unroll 8
     for (int i = 0; i < XB; ++i) acc[i] = _mm256_setzero_si256();
     const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 8;
-    const int32_t base0 = p.base[b * 8];
-    const __m256i base =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.base.data() + b * 8));
+    const uint64_t first = p.offset + uint64_t(b) * 8;
     for (uint32_t t = 0; t < p.taps; ++t) {
         const uint32_t r = t / m.taps_s, s = t % m.taps_s;
         const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
@@ -240,8 +197,7 @@ NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, 
             for (int i = 0; i < XB; ++i)
                 acc[i] = _mm256_add_epi32(
                     acc[i],
-                    _mm256_madd_epi16(
-                        load8<Biased, Contiguous>(plane, row + i * m.x_step + j, base0, base), w));
+                    _mm256_madd_epi16(load8<Biased>(plane, row + i * m.x_step + j + first), w));
         }
     }
     const __m256i bias =
@@ -266,7 +222,7 @@ NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, 
 
 // ---- int16: double lanes ------------------------------------------------------------------
 
-template <bool Contiguous, int XB>
+template <int XB>
 NVDLA_AVX512 uint32_t int16_block512(const MacProblem& m, const GroupedWeights& p,
                                      const void* plane, uint32_t y, uint32_t x0, uint32_t b,
                                      uint32_t clip, int32_t* out) {
@@ -275,9 +231,7 @@ NVDLA_AVX512 uint32_t int16_block512(const MacProblem& m, const GroupedWeights& 
     for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_pd();
     const double* wt = p.int16.data() + uint64_t(b) * p.taps * p.width * 8;
     const int16_t* words = static_cast<const int16_t*>(plane);
-    const int32_t base0 = p.base[b * 8];
-    const __m256i base =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.base.data() + b * 8));
+    const uint64_t first = p.offset + uint64_t(b) * 8;
     for (uint32_t t = 0; t < p.taps; ++t) {
         const uint32_t r = t / m.taps_s, s = t % m.taps_s;
         const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
@@ -286,15 +240,9 @@ NVDLA_AVX512 uint32_t int16_block512(const MacProblem& m, const GroupedWeights& 
             const __m512d w = _mm512_loadu_pd(wt);
 #pragma GCC unroll 8
             for (int i = 0; i < XB; ++i) {
-                const int16_t* at = words + row + i * m.x_step + j;
-                __m256i d;
-                if constexpr (Contiguous) {
-                    d = _mm256_cvtepi16_epi32(
-                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + base0)));
-                } else {
-                    d = _mm256_i32gather_epi32(reinterpret_cast<const int*>(at), base, 2);
-                    d = _mm256_srai_epi32(_mm256_slli_epi32(d, 16), 16);
-                }
+                const int16_t* at = words + row + i * m.x_step + j + first;
+                const __m256i d =
+                    _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
                 acc[i] = _mm512_fmadd_pd(_mm512_maskz_cvtepi32_pd(0xff, d), w, acc[i]);
             }
         }
@@ -311,7 +259,7 @@ NVDLA_AVX512 uint32_t int16_block512(const MacProblem& m, const GroupedWeights& 
     return saturations;
 }
 
-template <bool Contiguous, int XB>
+template <int XB>
 NVDLA_AVX2 uint32_t int16_block256(const MacProblem& m, const GroupedWeights& p, const void* plane,
                                    uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
                                    int32_t* out) {
@@ -320,8 +268,7 @@ NVDLA_AVX2 uint32_t int16_block256(const MacProblem& m, const GroupedWeights& p,
     for (int i = 0; i < XB; ++i) acc[i] = _mm256_setzero_pd();
     const double* wt = p.int16.data() + uint64_t(b) * p.taps * p.width * 4;
     const int16_t* words = static_cast<const int16_t*>(plane);
-    const int32_t base0 = p.base[b * 4];
-    const __m128i base = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.base.data() + b * 4));
+    const uint64_t first = p.offset + uint64_t(b) * 4;
     for (uint32_t t = 0; t < p.taps; ++t) {
         const uint32_t r = t / m.taps_s, s = t % m.taps_s;
         const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
@@ -330,15 +277,9 @@ NVDLA_AVX2 uint32_t int16_block256(const MacProblem& m, const GroupedWeights& p,
             const __m256d w = _mm256_loadu_pd(wt);
 #pragma GCC unroll 8
             for (int i = 0; i < XB; ++i) {
-                const int16_t* at = words + row + i * m.x_step + j;
-                __m128i d;
-                if constexpr (Contiguous) {
-                    d = _mm_cvtepi16_epi32(
-                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(at + base0)));
-                } else {
-                    d = _mm_i32gather_epi32(reinterpret_cast<const int*>(at), base, 2);
-                    d = _mm_srai_epi32(_mm_slli_epi32(d, 16), 16);
-                }
+                const int16_t* at = words + row + i * m.x_step + j + first;
+                const __m128i d =
+                    _mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
                 acc[i] = _mm256_fmadd_pd(_mm256_cvtepi32_pd(d), w, acc[i]);
             }
         }
@@ -361,23 +302,17 @@ using BlockFn = uint32_t (*)(const MacProblem&, const GroupedWeights&, const voi
                              uint32_t, uint32_t, uint32_t, int32_t*);
 constexpr int kPositions = 4;  // positions per block call (weights loaded once for them)
 
-// A form's block functions: [contiguous][one position, kPositions].
-using BlockTable = BlockFn[2][2];
+// A form's block functions: one position, kPositions.
+using BlockTable = BlockFn[2];
 
 template <bool Biased>
-constexpr BlockTable kInt8Avx512 = {
-    {int8_block512<Biased, false, 1>, int8_block512<Biased, false, kPositions>},
-    {int8_block512<Biased, true, 1>, int8_block512<Biased, true, kPositions>}};
+constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>};
 template <bool Biased>
-constexpr BlockTable kInt8Avx2 = {
-    {int8_block256<Biased, false, 1>, int8_block256<Biased, false, kPositions>},
-    {int8_block256<Biased, true, 1>, int8_block256<Biased, true, kPositions>}};
-constexpr BlockTable kInt16Avx512 = {{int16_block512<false, 1>, int16_block512<false, kPositions>},
-                                     {int16_block512<true, 1>, int16_block512<true, kPositions>}};
-constexpr BlockTable kInt16Avx2 = {{int16_block256<false, 1>, int16_block256<false, kPositions>},
-                                   {int16_block256<true, 1>, int16_block256<true, kPositions>}};
+constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>};
+constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>};
+constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>};
 
-uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& table,
+uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& fns,
                       uint32_t clip, uint32_t n, uint32_t y0, uint32_t y1, int32_t* delivered) {
     const uint64_t plane_offset = uint64_t(n) * m.plane_rows * m.row_elements;
     const void* plane = m.bytes ? static_cast<const void*>(m.bytes + plane_offset)
@@ -386,7 +321,6 @@ uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockT
     for (uint32_t y = y0; y < y1; ++y) {
         int32_t* row = delivered + size_t(y - y0) * m.out_width * m.kernels;
         for (uint32_t b = 0; b < p.blocks; ++b) {
-            const BlockFn* fns = table[p.contiguous[b]];
             int32_t* out = row + b * p.lanes;
             uint32_t x = 0;
             for (; x + kPositions <= m.out_width; x += kPositions)
@@ -411,7 +345,7 @@ struct CachedGrouped {
 }  // namespace
 
 bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth) {
-    return find_bands(weights, kernels, taps, depth, nullptr);
+    return find_band(weights, kernels, taps, depth, nullptr);
 }
 
 MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
@@ -431,10 +365,10 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
         c && c->key == key) {
         packed = c->packed;
     } else {
-        Bands bands;
-        if (!find_bands(m.weights, m.kernels, uint64_t(m.taps_r) * m.taps_s, m.depth, &bands))
+        Band band;
+        if (!find_band(m.weights, m.kernels, uint64_t(m.taps_r) * m.taps_s, m.depth, &band))
             return {};
-        packed = std::make_shared<const GroupedWeights>(pack_grouped(m, bands, lanes, wide));
+        packed = std::make_shared<const GroupedWeights>(pack_grouped(m, band, lanes, wide));
         if (cached) {
             m.cache->packed = CachedGrouped{key, packed};
             m.cache->packed_bytes = packed->bytes();
