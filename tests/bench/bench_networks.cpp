@@ -1,6 +1,8 @@
 // Whole networks on the emulated backend, side by side with oneDNN running the same
-// convolutions: ResNet-18 and ResNet-50 (224x224, described here with the builder API, weights
-// random from a fixed seed), int8 on nv_full and nv_small and fp16 on nv_full.
+// convolutions: ResNet-18, ResNet-50 and MobileNetV2 (224x224, described here with the builder
+// API, weights random from a fixed seed), int8 on nv_full and nv_small and fp16 on nv_full.
+// GMAC/s count the network's own MACs (a depthwise layer's, not the block-diagonal zeros the
+// convolution core multiplies; the build line shows both).
 //
 // For each: images/s of the emulator (input packed, submit, wait; one warm-up run first) with
 // its thread count (RuntimeOptions::emu_threads: NVDLA_EMU_THREADS, else every core), the
@@ -10,7 +12,7 @@
 // the emulator's time per unit from the runtime's per-operation profile. The CPU and the
 // emulator's instruction set are printed.
 //
-// Arguments: --networks=resnet18,resnet50 --targets=int8-full,int8-small,fp16-full
+// Arguments: --networks=resnet18,resnet50,mobilenetv2 --targets=int8-full,int8-small,fp16-full
 // --images=N (timed runs per network and target, default 1; the median is shown). Times are
 // wall-clock; the process's CPU time per image is shown too, for the emulator and for oneDNN,
 // and the ratio both ways: on a shared machine the CPU ratio is the one to read, best with
@@ -50,51 +52,78 @@ using nvdla::Status;
 using Clock = std::chrono::steady_clock;
 
 struct ConvShape {
-    uint32_t c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0;
+    uint32_t c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0, groups = 1;
+    // The network's own multiply-accumulates (c / groups input channels per output channel).
     uint64_t macs() const {
         const uint64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
-        return oh * ow * k * c * r * s;
+        return oh * ow * k * (c / groups) * r * s;
     }
 };
 
-// A ResNet described with the builder, remembering its convolutions' shapes.
-class ResNet {
+enum class Activation : uint8_t { None, Relu, Relu6 };
+
+// A network described with the builder, weights random from a fixed seed, remembering its
+// convolutions' shapes (for oneDNN).
+class Model {
   public:
-    ResNet(const std::string& name, bool bottleneck, std::vector<uint32_t> blocks)
-        : net(name), rng_(2026) {
-        Tensor x = net.input("data", {1, 3, 224, 224});
-        x = conv(x, 64, 7, 2, 3, true);
-        x = net.pooling(x, {.type = PoolingType::Max,
-                            .kernel_h = 3,
-                            .kernel_w = 3,
-                            .stride_h = 2,
-                            .stride_w = 2,
-                            .pad_top = 1,
-                            .pad_left = 1,
-                            .pad_bottom = 1,
-                            .pad_right = 1});
-        dims_[x.id] = {1, 64, 56, 56};
-        uint32_t channels = 64;
-        const uint32_t widths[4] = {64, 128, 256, 512};
-        for (uint32_t stage = 0; stage < 4; ++stage)
-            for (uint32_t b = 0; b < blocks[stage]; ++b) {
-                const uint32_t stride = stage > 0 && b == 0 ? 2 : 1;
-                const uint32_t width = widths[stage], out = bottleneck ? width * 4 : width;
-                Tensor shortcut = x;
-                if (stride != 1 || channels != out) shortcut = conv(x, out, 1, stride, 0, false);
-                Tensor y;
-                if (bottleneck) {
-                    y = conv(x, width, 1, 1, 0, true);
-                    y = conv(y, width, 3, stride, 1, true);
-                    y = conv(y, out, 1, 1, 0, false, 0.3f);
-                } else {
-                    y = conv(x, width, 3, stride, 1, true);
-                    y = conv(y, out, 3, 1, 1, false, 0.3f);
-                }
-                x = net.relu(net.eltwise(y, shortcut, EltwiseOp::Sum));
-                dims_[x.id] = dims_[y.id];
-                channels = out;
-            }
+    explicit Model(const std::string& name) : net(name), rng_(2026) {}
+
+    Network net;
+    std::vector<ConvShape> convs;
+    uint64_t macs() const {
+        uint64_t m = 0;
+        for (const ConvShape& c : convs) m += c.macs();
+        return m;
+    }
+
+    // Uniform He initialisation (scaled by `gain`).
+    void fill(std::vector<float>& v, uint32_t fan_in, float gain) {
+        const float a = gain * std::sqrt(6.0f / static_cast<float>(fan_in));
+        std::uniform_real_distribution<float> d(-a, a);
+        for (float& f : v) f = d(rng_);
+    }
+
+    Tensor conv(Tensor x, uint32_t k, uint32_t size, uint32_t stride, uint32_t pad,
+                Activation activation, float gain = 1.0f, uint32_t groups = 1) {
+        const Dims4 in = shape_of(x);
+        ConvShape s{in.c, in.h, in.w, k, size, size, stride, pad, groups};
+        convs.push_back(s);
+        const uint32_t fan_in = in.c / groups * size * size;
+        std::vector<float> w(size_t(k) * fan_in), b(k);
+        fill(w, fan_in, gain);
+        fill(b, 1, 0.05f);
+        Tensor y = net.convolution(x,
+                                   {.out_channels = k,
+                                    .kernel_h = size,
+                                    .kernel_w = size,
+                                    .stride_h = stride,
+                                    .stride_w = stride,
+                                    .pad_top = pad,
+                                    .pad_left = pad,
+                                    .pad_bottom = pad,
+                                    .pad_right = pad,
+                                    .groups = groups},
+                                   w, b);
+        const uint32_t oh = (in.h + 2 * pad - size) / stride + 1;
+        const uint32_t ow = (in.w + 2 * pad - size) / stride + 1;
+        dims_[y.id] = {1, k, oh, ow};
+        if (activation == Activation::None) return y;
+        Tensor a = activation == Activation::Relu ? net.relu(y) : net.clip(y, 0.0f, 6.0f);
+        dims_[a.id] = dims_[y.id];
+        return a;
+    }
+
+    // The shape of a tensor this class made (the input is 3x224x224).
+    Dims4 shape_of(Tensor x) {
+        const auto it = dims_.find(x.id);
+        return it != dims_.end() ? it->second : Dims4{1, 3, 224, 224};
+    }
+    void set_shape(Tensor y, Dims4 dims) { dims_[y.id] = dims; }
+    void same_shape(Tensor y, Tensor as) { dims_[y.id] = shape_of(as); }
+
+    // Global average pooling of the 7x7 maps and the 1000-class classifier.
+    void classifier(Tensor x) {
+        const uint32_t channels = shape_of(x).c;
         x = net.pooling(x, {.type = PoolingType::Average,
                             .kernel_h = 7,
                             .kernel_w = 7,
@@ -106,59 +135,84 @@ class ResNet {
         net.output(net.fully_connected(x, 1000, fc, bias), "logits");
     }
 
-    Network net;
-    std::vector<ConvShape> convs;
-    uint64_t macs() const {
-        uint64_t m = 0;
-        for (const ConvShape& c : convs) m += c.macs();
-        return m;
-    }
-
   private:
-    // Uniform He initialisation (scaled by `gain`).
-    void fill(std::vector<float>& v, uint32_t fan_in, float gain) {
-        const float a = gain * std::sqrt(6.0f / static_cast<float>(fan_in));
-        std::uniform_real_distribution<float> d(-a, a);
-        for (float& f : v) f = d(rng_);
-    }
-
-    Tensor conv(Tensor x, uint32_t k, uint32_t size, uint32_t stride, uint32_t pad, bool relu,
-                float gain = 1.0f) {
-        const Dims4 in = shape_of(x);
-        ConvShape s{in.c, in.h, in.w, k, size, size, stride, pad};
-        convs.push_back(s);
-        std::vector<float> w(size_t(k) * in.c * size * size), b(k);
-        fill(w, in.c * size * size, gain);
-        fill(b, 1, 0.05f);
-        Tensor y = net.convolution(x,
-                                   {.out_channels = k,
-                                    .kernel_h = size,
-                                    .kernel_w = size,
-                                    .stride_h = stride,
-                                    .stride_w = stride,
-                                    .pad_top = pad,
-                                    .pad_left = pad,
-                                    .pad_bottom = pad,
-                                    .pad_right = pad},
-                                   w, b);
-        const uint32_t oh = (in.h + 2 * pad - size) / stride + 1;
-        const uint32_t ow = (in.w + 2 * pad - size) / stride + 1;
-        dims_[y.id] = {1, k, oh, ow};
-        if (!relu) return y;
-        Tensor r = net.relu(y);
-        dims_[r.id] = dims_[y.id];
-        return r;
-    }
-
-    // The shape of a tensor this class made (the input is 3x224x224).
-    Dims4 shape_of(Tensor x) {
-        const auto it = dims_.find(x.id);
-        return it != dims_.end() ? it->second : Dims4{1, 3, 224, 224};
-    }
-
     std::mt19937 rng_;
     std::map<uint32_t, Dims4> dims_;
 };
+
+// ResNet-18 (basic blocks) or ResNet-50 (bottlenecks).
+void describe_resnet(Model& m, bool bottleneck, const std::vector<uint32_t>& blocks) {
+    Network& net = m.net;
+    Tensor x = net.input("data", {1, 3, 224, 224});
+    x = m.conv(x, 64, 7, 2, 3, Activation::Relu);
+    Tensor pooled = net.pooling(x, {.type = PoolingType::Max,
+                                    .kernel_h = 3,
+                                    .kernel_w = 3,
+                                    .stride_h = 2,
+                                    .stride_w = 2,
+                                    .pad_top = 1,
+                                    .pad_left = 1,
+                                    .pad_bottom = 1,
+                                    .pad_right = 1});
+    m.set_shape(pooled, {1, 64, 56, 56});
+    x = pooled;
+    uint32_t channels = 64;
+    const uint32_t widths[4] = {64, 128, 256, 512};
+    for (uint32_t stage = 0; stage < 4; ++stage)
+        for (uint32_t b = 0; b < blocks[stage]; ++b) {
+            const uint32_t stride = stage > 0 && b == 0 ? 2 : 1;
+            const uint32_t width = widths[stage], out = bottleneck ? width * 4 : width;
+            Tensor shortcut = x;
+            if (stride != 1 || channels != out)
+                shortcut = m.conv(x, out, 1, stride, 0, Activation::None);
+            Tensor y;
+            if (bottleneck) {
+                y = m.conv(x, width, 1, 1, 0, Activation::Relu);
+                y = m.conv(y, width, 3, stride, 1, Activation::Relu);
+                y = m.conv(y, out, 1, 1, 0, Activation::None, 0.3f);
+            } else {
+                y = m.conv(x, width, 3, stride, 1, Activation::Relu);
+                y = m.conv(y, out, 3, 1, 1, Activation::None, 0.3f);
+            }
+            x = net.relu(net.eltwise(y, shortcut, EltwiseOp::Sum));
+            m.same_shape(x, y);
+            channels = out;
+        }
+    m.classifier(x);
+}
+
+// torchvision's MobileNetV2 (width 1.0): inverted residuals (1x1 expansion, depthwise 3x3,
+// linear 1x1 projection; a residual sum where stride 1 keeps the channels), ReLU6 as a clip.
+void describe_mobilenet_v2(Model& m) {
+    Network& net = m.net;
+    Tensor x = net.input("data", {1, 3, 224, 224});
+    x = m.conv(x, 32, 3, 2, 1, Activation::Relu6);
+    struct Stage {
+        uint32_t expansion, channels, blocks, stride;
+    };
+    constexpr Stage kStages[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+    uint32_t channels = 32;
+    for (const Stage& stage : kStages)
+        for (uint32_t b = 0; b < stage.blocks; ++b) {
+            const uint32_t stride = b == 0 ? stage.stride : 1;
+            const uint32_t hidden = channels * stage.expansion;
+            const bool residual = stride == 1 && channels == stage.channels;
+            Tensor y = x;
+            if (stage.expansion != 1) y = m.conv(y, hidden, 1, 1, 0, Activation::Relu6);
+            y = m.conv(y, hidden, 3, stride, 1, Activation::Relu6, 1.0f, hidden);
+            y = m.conv(y, stage.channels, 1, 1, 0, Activation::None, residual ? 0.3f : 1.0f);
+            if (residual) {
+                Tensor sum = net.eltwise(y, x, EltwiseOp::Sum);
+                m.same_shape(sum, y);
+                y = sum;
+            }
+            x = y;
+            channels = stage.channels;
+        }
+    x = m.conv(x, 1280, 1, 1, 0, Activation::Relu6);
+    m.classifier(x);
+}
 
 HostTensor random_image() {
     HostTensor t = make_host_tensor({1, 3, 224, 224});
@@ -190,8 +244,13 @@ class OneDnnConvolutions {
             const int64_t oh = (c.h + 2 * c.pad - c.r) / c.stride + 1;
             const int64_t ow = (c.w + 2 * c.pad - c.s) / c.stride + 1;
             const dnnl::memory::desc src_md({1, c.c, c.h, c.w}, int8 ? dt::u8 : dt::f32, tag::nhwc);
-            const dnnl::memory::desc wei_md({c.k, c.c, c.r, c.s}, int8 ? dt::s8 : dt::f32,
-                                            tag::any);
+            // Grouped (depthwise: groups = channels) as oneDNN takes groups: the weights
+            // {groups, k / groups, c / groups, r, s}, computing the model's MACs only.
+            const dnnl::memory::dims wei_dims =
+                c.groups == 1
+                    ? dnnl::memory::dims{c.k, c.c, c.r, c.s}
+                    : dnnl::memory::dims{c.groups, c.k / c.groups, c.c / c.groups, c.r, c.s};
+            const dnnl::memory::desc wei_md(wei_dims, int8 ? dt::s8 : dt::f32, tag::any);
             const dnnl::memory::desc dst_md({1, c.k, oh, ow}, int8 ? dt::s32 : dt::f32, tag::nhwc);
             const dnnl::convolution_forward::desc desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
@@ -266,7 +325,7 @@ bool listed(const std::string& list, const std::string& item) {
 }
 
 // One network on one target: images/s, the oneDNN comparison, the per-unit profile.
-bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned threads,
+bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads,
                 const Calibration* calibration) {
     std::printf("\n%s, %s on %s:\n", model.net.name().c_str(),
                 std::string(nvdla::to_string(t.precision)).c_str(), t.config.c_str());
@@ -279,6 +338,12 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
         std::printf("  build: %s\n", built.message().c_str());
         return false;
     }
+    std::printf(
+        "  build: %.3f GMAC on the convolution core for the network's %.3f GMAC (hardware / "
+        "model MACs %.2f: block-diagonal zeros of grouped layers, padding, builder's own "
+        "convolutions)\n",
+        double(built->hardware_macs) / 1e9, double(built->model_macs) / 1e9,
+        built->model_macs ? double(built->hardware_macs) / double(built->model_macs) : 0.0);
     nvdla::RuntimeOptions ro;
     ro.backend = nvdla::BackendChoice::Emu;
     ro.emu_config = t.config;
@@ -335,7 +400,8 @@ bool run_target(ResNet& model, const Target& t, uint32_t images, unsigned thread
     const double gmac = double(model.macs()) / 1e9;
     std::printf(
         "  emulator: %.3f s per image (median of %u), %.2f images/s, %.2f GMAC/s; "
-        "%.3f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s)\n",
+        "%.4f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s); GMAC/s here and "
+        "below count the model's MACs\n",
         emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
     std::printf(
         "  %.0f convolution operations through oneDNN inside the emulator (the network's %zu "
@@ -392,7 +458,7 @@ int main(int argc, char** argv) {
             // make bench's BENCH_ARGS are meant for the Google Benchmark programs
         } else {
             std::fprintf(stderr,
-                         "unknown argument %s (--networks=resnet18,resnet50 "
+                         "unknown argument %s (--networks=resnet18,resnet50,mobilenetv2 "
                          "--targets=int8-full,int8-small,fp16-full --images=N)\n",
                          a.c_str());
             return 2;
@@ -419,18 +485,22 @@ int main(int argc, char** argv) {
                                          {"int8-small", "nv_small", nvdla::Precision::Int8},
                                          {"fp16-full", "nv_full", nvdla::Precision::Fp16}};
     bool ok = true;
-    for (const auto& [name, bottleneck, blocks] :
-         {std::tuple<std::string, bool, std::vector<uint32_t>>{"resnet18", false, {2, 2, 2, 2}},
-          {"resnet50", true, {3, 4, 6, 3}}}) {
+    for (const std::string name : {"resnet18", "resnet50", "mobilenetv2"}) {
         if (!listed(networks, name)) continue;
-        ResNet model(name, bottleneck, blocks);
+        Model model(name);
+        if (name == "resnet18")
+            describe_resnet(model, false, {2, 2, 2, 2});
+        else if (name == "resnet50")
+            describe_resnet(model, true, {3, 4, 6, 3});
+        else
+            describe_mobilenet_v2(model);
         if (Status s = model.net.status(); !s) {
             std::printf("%s: %s\n", name.c_str(), s.message().c_str());
             ok = false;
             continue;
         }
-        std::printf("\n== %s: %zu convolutions, %.3f GMAC\n", name.c_str(), model.convs.size(),
-                    double(model.macs()) / 1e9);
+        std::printf("\n== %s: %zu convolutions, %.3f GMAC (the model's)\n", name.c_str(),
+                    model.convs.size(), double(model.macs()) / 1e9);
         Calibration calibration;  // int8: the ranges of one random image
         const auto start = Clock::now();
         if (Status s = calibration.add_sample(model.net, {random_image()}); !s) {

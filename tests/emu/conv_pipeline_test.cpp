@@ -19,17 +19,9 @@ IntCase small_case(std::mt19937_64& rng) {
     return c;
 }
 
-TEST(ConvWeights, CompressedWeightsGiveTheDenseResult) {
-    auto rng = test::rng_for_test();
-    IntCase c = small_case(rng);
-    for (size_t i = 0; i < c.weights.size(); ++i)
-        if (i % 3) c.weights[i] = 0;  // sparse
-    Rig rig("nv_full");
-    c.load(rig);
-    const AccumulatorCube dense = rig.execute();
-    ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
-
-    // The same kernels compressed by the formats library into weights, WMB and WGS.
+// Writes c's kernels compressed by the formats library into weights, WMB and WGS and programs
+// the layer to read them.
+void load_compressed(Rig& rig, const IntCase& c) {
     const auto surface = dc_weight_surface(
         rig.cfg(), Precision::Int8, c.spec.kernels, c.spec.channels, 3, 3,
         [&](uint32_t k, uint32_t ch, uint32_t r, uint32_t s) { return c.wt(k, ch, r, s); });
@@ -38,8 +30,9 @@ TEST(ConvWeights, CompressedWeightsGiveTheDenseResult) {
     const auto sizes = compressed_weight_sizes(
         rig.cfg(), shape, {reinterpret_cast<const std::byte*>(surface.data()), surface.size()});
     ASSERT_TRUE(sizes) << sizes.message();
-    auto* wt =
-        reinterpret_cast<std::byte*>(rig.region(kWeightBase + 0x1000000, sizes->weight_bytes));
+    // (No stream is longer than the dense surface: one region serves every kernel set.)
+    ASSERT_LE(sizes->weight_bytes, surface.size());
+    auto* wt = reinterpret_cast<std::byte*>(rig.region(kWeightBase + 0x1000000, surface.size()));
     auto* wmb = reinterpret_cast<std::byte*>(rig.region(kWmbBase, sizes->mask_bytes));
     auto* wgs = reinterpret_cast<std::byte*>(rig.region(kWgsBase, sizes->group_size_bytes));
     ASSERT_TRUE(compress_weights(
@@ -53,9 +46,46 @@ TEST(ConvWeights, CompressedWeightsGiveTheDenseResult) {
     rig.set("CDMA", "D_WEIGHT_ADDR_LOW", static_cast<uint32_t>(kWeightBase + 0x1000000));
     rig.set("CDMA", "D_WMB_ADDR_LOW", static_cast<uint32_t>(kWmbBase));
     rig.set("CDMA", "D_WGS_ADDR_LOW", static_cast<uint32_t>(kWgsBase));
+}
+
+TEST(ConvWeights, CompressedWeightsGiveTheDenseResult) {
+    auto rng = test::rng_for_test();
+    IntCase c = small_case(rng);
+    for (size_t i = 0; i < c.weights.size(); ++i)
+        if (i % 3) c.weights[i] = 0;  // sparse
+    Rig rig("nv_full");
+    c.load(rig);
+    const AccumulatorCube dense = rig.execute();
+    ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+
+    load_compressed(rig, c);
     const AccumulatorCube compressed = rig.execute();
     ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
     EXPECT_EQ(compressed.planar(), dense.planar());
+}
+
+TEST(ConvWeights, CompressedWeightsChangedInPlaceAreDecompressedAgain) {
+    // The cache skips decompressing when the stream, mask and group sizes are the ones it
+    // decompressed: each of them changing at the same addresses must give the new kernels.
+    auto rng = test::rng_for_test();
+    IntCase a = small_case(rng);
+    for (size_t i = 0; i < a.weights.size(); ++i)
+        if (i % 3) a.weights[i] = 0;
+    // The same non-zero values in the same order one place later: the same stream (and group
+    // sizes where no value crosses a group), another mask.
+    IntCase shifted = a;
+    std::rotate(shifted.weights.rbegin(), shifted.weights.rbegin() + 1, shifted.weights.rend());
+    // Other values in a's places: the same mask, another stream.
+    IntCase revalued = a;
+    for (int32_t& v : revalued.weights)
+        if (v) v = v == -128 ? 127 : -v;
+    Rig rig("nv_full");
+    for (const IntCase* c : {&a, &shifted, &a, &revalued, &revalued, &a}) {
+        c->load(rig);
+        load_compressed(rig, *c);
+        EXPECT_EQ(rig.execute().planar(), expected_values(*c));
+        ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+    }
 }
 
 TEST(ConvWeights, CompressionNeedsTheFeature) {

@@ -477,6 +477,19 @@ bool decode_kernels(Context& ctx, const ConvLayer& l, const WeightSurfaceShape& 
     return false;
 }
 
+// Whether `kept` is the parts one after the other.
+bool same_parts(const std::vector<std::byte>& kept,
+                std::span<const std::span<const std::byte>> parts) {
+    size_t offset = 0;
+    for (const std::span<const std::byte>& part : parts) {
+        if (kept.size() - offset < part.size()) return false;
+        if (!part.empty() && std::memcmp(kept.data() + offset, part.data(), part.size()) != 0)
+            return false;
+        offset += part.size();
+    }
+    return offset == kept.size();
+}
+
 }  // namespace
 
 ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
@@ -503,6 +516,13 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         const auto* bytes = reinterpret_cast<const uint8_t*>(fetched);
         Fp16Screen{false, &counters.weight_nan, &counters.weight_inf}.count(bytes, fetch_bytes / 2);
     }
+    // Everything the decoding depends on besides the bytes.
+    const uint64_t key = (uint64_t(l.kind) << 60) ^ (uint64_t(l.precision) << 56) ^
+                         (uint64_t(l.post_extension) << 52) ^ (uint64_t(l.pixel_format) << 44) ^
+                         (uint64_t(l.kernels) << 31) ^ (uint64_t(l.kernel_height) << 26) ^
+                         (uint64_t(l.kernel_width) << 21) ^ (uint64_t(l.kernel_channels) << 1) ^
+                         (l.compressed ? 1 : 0);
+    ConvWeights& w = cache.entry(l.weight_port, l.weight_address);
     std::vector<std::byte> decompressed;
     const std::byte* dense = fetched;
     uint64_t dense_bytes = fetch_bytes;
@@ -513,6 +533,14 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wmb_address, mask.data(), mask.size());
         ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wgs_address, group_sizes.data(),
                      group_sizes.size());
+        // The stream, the mask and the group sizes determine the dense surface: when they are
+        // the ones the entry was decompressed from, decompressing (most of a sparse layer's
+        // time) and comparing the dense surface are skipped.
+        const std::span<const std::byte> parts[] = {{fetched, fetch_bytes},
+                                                    {mask.data(), mask.size()},
+                                                    {group_sizes.data(), group_sizes.size()}};
+        if (!w.values.empty() && w.source_key == key && same_parts(w.compressed_source, parts))
+            return &w;
         decompressed.resize(shape.size_bytes());
         dense = decompressed.data();
         dense_bytes = decompressed.size();
@@ -523,6 +551,9 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
                       st.message());
             return nullptr;
         }
+        w.compressed_source.clear();
+        for (const std::span<const std::byte>& part : parts)
+            w.compressed_source.insert(w.compressed_source.end(), part.begin(), part.end());
     } else {
         if (l.weight_bytes < shape.data_bytes()) {
             ctx.error("CDMA D_WEIGHT_BYTES is " + std::to_string(l.weight_bytes) + " but " +
@@ -531,15 +562,9 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
                       std::to_string(shape.data_bytes()));
             return nullptr;
         }
+        w.compressed_source.clear();
     }
 
-    // Everything the decoding depends on besides the bytes.
-    const uint64_t key = (uint64_t(l.kind) << 60) ^ (uint64_t(l.precision) << 56) ^
-                         (uint64_t(l.post_extension) << 52) ^ (uint64_t(l.pixel_format) << 44) ^
-                         (uint64_t(l.kernels) << 31) ^ (uint64_t(l.kernel_height) << 26) ^
-                         (uint64_t(l.kernel_width) << 21) ^ (uint64_t(l.kernel_channels) << 1) ^
-                         (l.compressed ? 1 : 0);
-    ConvWeights& w = cache.entry(l.weight_port, l.weight_address);
     const bool same =
         w.source.size() == dense_bytes && std::memcmp(w.source.data(), dense, dense_bytes) == 0;
     if (!w.values.empty() && w.source_key == key && same) return &w;
@@ -555,6 +580,7 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
     w.kernels = l.kernels;
     if (!decode_kernels(ctx, l, shape, w.source, w)) {
         w.source.clear();
+        w.compressed_source.clear();
         w.values.clear();
         return nullptr;
     }
@@ -574,8 +600,8 @@ ConvWeights& WeightCache::entry(MemoryPort port, uint64_t address) {
         }
     // Room for the new entry: the least recently used ones go while over either bound.
     const auto bytes = [](const ConvWeights& w) {
-        return w.source.capacity() + w.values.capacity() * sizeof(int16_t) + w.packed_bytes +
-               w.reordered_bytes;
+        return w.source.capacity() + w.compressed_source.capacity() +
+               w.values.capacity() * sizeof(int16_t) + w.packed_bytes + w.reordered_bytes;
     };
     uint64_t total = 0;
     for (const std::unique_ptr<ConvWeights>& e : entries_) total += bytes(*e);

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 
+#include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 #include "emu/parallel.hpp"
@@ -702,6 +703,11 @@ std::shared_ptr<const Packed> shared_packing(const MacProblem& m, uint32_t forma
 MacRows::MacRows(const MacProblem& m, Precision precision, uint32_t clip) : problem_(m) {
     const MacProblem& problem = problem_;
     const MacKernel kernel = active_mac_kernel(precision);
+    // Block-diagonal weights (grouped, depthwise): only the channels each kernel reads.
+    if (MacRowsFunction grouped = grouped_mac_rows(problem_, precision, clip, kernel)) {
+        rows_ = std::move(grouped);
+        return;
+    }
     switch (kernel) {
         case MacKernel::Avx512Vnni: {
             auto p = shared_packing<VnniWeights>(problem_, kVnniPacking, pack_vnni);

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 
@@ -284,6 +285,11 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
     const uint64_t macs = uint64_t(l.batches) * l.out_height * l.out_width * l.kernels *
                           l.kernel_height * l.kernel_width * l.kernel_channels;
     if (policy == MacKernel::Auto && macs < kOnednnMinMacs) return false;
+    // Block-diagonal weights (grouped, depthwise): the model's grouped kernel multiplies only
+    // the nonzero band, oneDNN every zero.
+    if (policy == MacKernel::Auto &&
+        banded_weights(w.values.data(), w.kernels, uint64_t(w.height) * w.width, w.channels))
+        return false;
     if (!onednn_available() || isa_level() != IsaLevel::Avx512) return false;
 
     Impl& m = *impl_;

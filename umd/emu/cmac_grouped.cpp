@@ -1,0 +1,386 @@
+// CMAC's integer kernels for block-diagonal weights whose blocks run down the diagonal: the
+// depthwise layers the builder makes of a depthwise convolution's chunks.
+//
+// Kernel k reads channels [offset + k, offset + k + width) only: the diagonal band that holds
+// every nonzero weight of every kernel, found once when the weights are packed (and kept with
+// them in the weight cache). Kernels are computed `lanes` at a time, one vector lane each: per
+// tap and band channel j the lanes' data elements plane[position + offset + k + j] are one load
+// (consecutive kernels read consecutive channels), times the lanes' weights. The products
+// skipped are those of zero weights, which add exactly 0 to an integer sum, so the sums are the
+// dense kernels' bit for bit. Bands that do not run down the diagonal (grouped layers with
+// several channels or kernels per group, channel multipliers) would need a gather per lane
+// vector, measured 5-50x slower than the dense kernels on the same layers: those keep them.
+//
+// int8: int32 lanes, each product through vpmaddwd with the weight in the low 16 bits (the high
+// ones 0, so the data's upper half never counts); the sums are exact while a kernel has fewer
+// than 2^17 products of at most 2^14, which width <= kMaxBand and 32x32 taps keep. Data stored
+// biased (element + 128, the VNNI level's plane) is corrected per kernel as the VNNI kernel
+// does. int16: double-precision FMA, exact for sums below 2^53.
+#include "emu/cmac_grouped.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <any>
+#include <memory>
+#include <vector>
+
+namespace nvdla::emu::conv {
+namespace {
+
+// The diagonal band: kernel k's nonzero weights lie in channels [offset + k, offset + k + width).
+struct Band {
+    uint32_t offset = 0, width = 1;
+};
+
+bool find_band(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth,
+               Band* band) {
+    const uint32_t limit = std::min(depth / 4, kMaxBand);
+    if (limit == 0 || kernels == 0) return false;
+    // Over the nonzero weights: the least and greatest channel - kernel.
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (uint32_t k = 0; k < kernels; ++k)
+        for (uint64_t t = 0; t < taps; ++t) {
+            const int16_t* row = weights + (uint64_t(k) * taps + t) * depth;
+            uint32_t first = 0;
+            while (first < depth && row[first] == 0) ++first;
+            if (first == depth) continue;
+            uint32_t last = depth - 1;
+            while (row[last] == 0) --last;
+            low = std::min<int64_t>(low, int64_t(first) - k);
+            high = std::max<int64_t>(high, int64_t(last) - k);
+            // A read before channel 0 of the first position would leave the plane; a dense
+            // kernel fails here on its first row.
+            if (low < 0 || high - low + 1 > limit) return false;
+        }
+    if (low == INT64_MAX) low = high = 0;  // all zero
+    const uint32_t offset = static_cast<uint32_t>(low),
+                   width = static_cast<uint32_t>(high - low + 1);
+    // The last block's lanes read up to 16 + width channels past the last kernel's band:
+    // within the plane's read slack beyond the last position.
+    if (uint64_t(offset) + kernels + 16 + width > uint64_t(depth) + kMacReadSlack / 2) return false;
+    if (band) *band = {offset, width};
+    return true;
+}
+
+// The packed form: per block of `lanes` kernels, [tap][j < width][lane].
+struct GroupedWeights {
+    uint32_t lanes = 0, blocks = 0, taps = 0, offset = 0, width = 0;
+    std::vector<int32_t> int8;  // int8 weights, zero-extended from 16 bits
+    std::vector<double> int16;  // int16 weights
+    std::vector<int32_t> bias;  // int8: 128 * (sum of the kernel's weights), [block][lane]
+
+    uint64_t bytes() const { return int8.size() * 4 + int16.size() * 8 + bias.size() * 4; }
+};
+
+GroupedWeights pack_grouped(const MacProblem& m, const Band& band, uint32_t lanes, bool wide) {
+    GroupedWeights p;
+    p.lanes = lanes;
+    p.blocks = (m.kernels + lanes - 1) / lanes;
+    p.taps = m.taps_r * m.taps_s;
+    p.offset = band.offset;
+    p.width = band.width;
+    const uint64_t per_block = uint64_t(p.taps) * p.width * lanes;
+    p.bias.assign(uint64_t(p.blocks) * lanes, 0);
+    if (wide)
+        p.int16.assign(p.blocks * per_block, 0.0);
+    else
+        p.int8.assign(p.blocks * per_block, 0);
+    for (uint32_t k = 0; k < m.kernels; ++k) {
+        const uint32_t b = k / lanes, lane = k % lanes;
+        for (uint32_t t = 0; t < p.taps; ++t)
+            for (uint32_t j = 0; j < p.width; ++j) {
+                const uint32_t c = p.offset + k + j;
+                if (c >= m.depth) continue;  // past the channels: a zero weight
+                const int16_t w = m.weights[(uint64_t(k) * p.taps + t) * m.depth + c];
+                const uint64_t at = b * per_block + (uint64_t(t) * p.width + j) * lanes + lane;
+                if (wide) {
+                    p.int16[at] = w;
+                } else {
+                    p.int8[at] = static_cast<uint16_t>(w);
+                    p.bias[k] += 128 * w;
+                }
+            }
+    }
+    return p;
+}
+
+// ---- int8: int32 lanes --------------------------------------------------------------------
+
+// The maskz and masked forms of AVX-512 intrinsics throughout: GCC 12's unmasked ones warn about
+// their undefined pass-through.
+#define NVDLA_AVX512 __attribute__((target("avx512f,avx512bw")))
+#define NVDLA_AVX2 __attribute__((target("avx2,fma")))
+
+// The data elements of a block's lanes at `at` (one position + tap + band channel + the
+// block's first kernel).
+template <bool Biased>
+NVDLA_AVX512 inline __m512i load16(const void* plane, uint64_t at) {
+    if constexpr (Biased)
+        return _mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                                      static_cast<const uint8_t*>(plane) + at)));
+    else
+        return _mm512_maskz_cvtepi16_epi32(
+            0xffff, _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(static_cast<const int16_t*>(plane) + at)));
+}
+
+template <bool Biased>
+NVDLA_AVX2 inline __m256i load8(const void* plane, uint64_t at) {
+    if constexpr (Biased)
+        return _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(static_cast<const uint8_t*>(plane) + at)));
+    else
+        return _mm256_cvtepi16_epi32(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(static_cast<const int16_t*>(plane) + at)));
+}
+
+// XB positions from x0 of row y, block b: delivered through CACC (round half away by 2^clip;
+// the sums are below 2^31 in magnitude, nothing saturates) into out[i * kernels + lane].
+template <bool Biased, int XB>
+NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p, const void* plane,
+                                    uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
+                                    int32_t* out) {
+    __m512i acc[XB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
+    const uint64_t first = p.offset + uint64_t(b) * 16;
+    for (uint32_t t = 0; t < p.taps; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                             uint64_t(x0) * m.x_step + uint64_t(s) * m.s_step;
+        for (uint32_t j = 0; j < p.width; ++j, wt += 16) {
+            const __m512i w = _mm512_loadu_si512(wt);
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i)
+                acc[i] = _mm512_add_epi32(
+                    acc[i],
+                    _mm512_madd_epi16(load16<Biased>(plane, row + i * m.x_step + j + first), w));
+        }
+    }
+    const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * 16);
+    const __m512i half = _mm512_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
+    const uint32_t count = std::min(16u, m.kernels - b * 16);
+    const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) {
+        __m512i v = Biased ? _mm512_sub_epi32(acc[i], bias) : acc[i];
+        if (clip > 0) {
+            const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);
+            const __m512i q = _mm512_maskz_srl_epi32(
+                all, _mm512_add_epi32(_mm512_maskz_abs_epi32(all, v), half), shift);
+            v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
+        }
+        _mm512_mask_storeu_epi32(out + uint64_t(i) * m.kernels, lanes, v);
+    }
+    return 0;
+}
+
+template <bool Biased, int XB>
+NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, const void* plane,
+                                  uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
+                                  int32_t* out) {
+    __m256i acc[XB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) acc[i] = _mm256_setzero_si256();
+    const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 8;
+    const uint64_t first = p.offset + uint64_t(b) * 8;
+    for (uint32_t t = 0; t < p.taps; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                             uint64_t(x0) * m.x_step + uint64_t(s) * m.s_step;
+        for (uint32_t j = 0; j < p.width; ++j, wt += 8) {
+            const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt));
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i)
+                acc[i] = _mm256_add_epi32(
+                    acc[i],
+                    _mm256_madd_epi16(load8<Biased>(plane, row + i * m.x_step + j + first), w));
+        }
+    }
+    const __m256i bias =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.bias.data() + b * 8));
+    const __m256i half = _mm256_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
+    const int32_t count = static_cast<int32_t>(std::min(8u, m.kernels - b * 8));
+    const __m256i lanes =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) {
+        __m256i v = Biased ? _mm256_sub_epi32(acc[i], bias) : acc[i];
+        if (clip > 0) {
+            const __m256i sign = _mm256_srai_epi32(v, 31);
+            const __m256i q = _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(v), half), shift);
+            v = _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
+        }
+        _mm256_maskstore_epi32(out + uint64_t(i) * m.kernels, lanes, v);
+    }
+    return 0;
+}
+
+// ---- int16: double lanes ------------------------------------------------------------------
+
+template <int XB>
+NVDLA_AVX512 uint32_t int16_block512(const MacProblem& m, const GroupedWeights& p,
+                                     const void* plane, uint32_t y, uint32_t x0, uint32_t b,
+                                     uint32_t clip, int32_t* out) {
+    __m512d acc[XB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_pd();
+    const double* wt = p.int16.data() + uint64_t(b) * p.taps * p.width * 8;
+    const int16_t* words = static_cast<const int16_t*>(plane);
+    const uint64_t first = p.offset + uint64_t(b) * 8;
+    for (uint32_t t = 0; t < p.taps; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                             uint64_t(x0) * m.x_step + uint64_t(s) * m.s_step;
+        for (uint32_t j = 0; j < p.width; ++j, wt += 8) {
+            const __m512d w = _mm512_loadu_pd(wt);
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i) {
+                const int16_t* at = words + row + i * m.x_step + j + first;
+                const __m256i d =
+                    _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+                acc[i] = _mm512_fmadd_pd(_mm512_maskz_cvtepi32_pd(0xff, d), w, acc[i]);
+            }
+        }
+    }
+    const uint32_t count = std::min(8u, m.kernels - b * 8);
+    uint32_t saturations = 0;
+    for (int i = 0; i < XB; ++i) {
+        alignas(64) double sums[8];
+        _mm512_store_pd(sums, acc[i]);
+        for (uint32_t lane = 0; lane < count; ++lane)
+            out[uint64_t(i) * m.kernels + lane] =
+                cacc_deliver_one(static_cast<int64_t>(sums[lane]), clip, saturations);
+    }
+    return saturations;
+}
+
+template <int XB>
+NVDLA_AVX2 uint32_t int16_block256(const MacProblem& m, const GroupedWeights& p, const void* plane,
+                                   uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
+                                   int32_t* out) {
+    __m256d acc[XB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) acc[i] = _mm256_setzero_pd();
+    const double* wt = p.int16.data() + uint64_t(b) * p.taps * p.width * 4;
+    const int16_t* words = static_cast<const int16_t*>(plane);
+    const uint64_t first = p.offset + uint64_t(b) * 4;
+    for (uint32_t t = 0; t < p.taps; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                             uint64_t(x0) * m.x_step + uint64_t(s) * m.s_step;
+        for (uint32_t j = 0; j < p.width; ++j, wt += 4) {
+            const __m256d w = _mm256_loadu_pd(wt);
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i) {
+                const int16_t* at = words + row + i * m.x_step + j + first;
+                const __m128i d =
+                    _mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
+                acc[i] = _mm256_fmadd_pd(_mm256_cvtepi32_pd(d), w, acc[i]);
+            }
+        }
+    }
+    const uint32_t count = std::min(4u, m.kernels - b * 4);
+    uint32_t saturations = 0;
+    for (int i = 0; i < XB; ++i) {
+        alignas(32) double sums[4];
+        _mm256_store_pd(sums, acc[i]);
+        for (uint32_t lane = 0; lane < count; ++lane)
+            out[uint64_t(i) * m.kernels + lane] =
+                cacc_deliver_one(static_cast<int64_t>(sums[lane]), clip, saturations);
+    }
+    return saturations;
+}
+
+// ---- Choice and rows ----------------------------------------------------------------------
+
+using BlockFn = uint32_t (*)(const MacProblem&, const GroupedWeights&, const void*, uint32_t,
+                             uint32_t, uint32_t, uint32_t, int32_t*);
+constexpr int kPositions = 4;  // positions per block call (weights loaded once for them)
+
+// A form's block functions: one position, kPositions.
+using BlockTable = BlockFn[2];
+
+template <bool Biased>
+constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>};
+template <bool Biased>
+constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>};
+constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>};
+constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>};
+
+uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& fns,
+                      uint32_t clip, uint32_t n, uint32_t y0, uint32_t y1, int32_t* delivered) {
+    const uint64_t plane_offset = uint64_t(n) * m.plane_rows * m.row_elements;
+    const void* plane = m.bytes ? static_cast<const void*>(m.bytes + plane_offset)
+                                : static_cast<const void*>(m.words + plane_offset);
+    uint32_t saturations = 0;
+    for (uint32_t y = y0; y < y1; ++y) {
+        int32_t* row = delivered + size_t(y - y0) * m.out_width * m.kernels;
+        for (uint32_t b = 0; b < p.blocks; ++b) {
+            int32_t* out = row + b * p.lanes;
+            uint32_t x = 0;
+            for (; x + kPositions <= m.out_width; x += kPositions)
+                saturations += fns[1](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
+            for (; x < m.out_width; ++x)
+                saturations += fns[0](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
+        }
+    }
+    return saturations;
+}
+
+// The packing kept with the decoded weights (ConvWeights::packed), for this form and shape.
+struct GroupedKey {
+    uint32_t lanes = 0, wide = 0, kernels = 0, taps_r = 0, taps_s = 0, depth = 0;
+    bool operator==(const GroupedKey&) const = default;
+};
+struct CachedGrouped {
+    GroupedKey key;
+    std::shared_ptr<const GroupedWeights> packed;
+};
+
+}  // namespace
+
+bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth) {
+    return find_band(weights, kernels, taps, depth, nullptr);
+}
+
+MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
+                                 MacKernel kernel) {
+    const bool avx512 = kernel == MacKernel::Avx512 || kernel == MacKernel::Avx512Vnni;
+    if (!avx512 && kernel != MacKernel::Avx2) return {};
+    const bool wide = precision != Precision::Int8;
+    if (wide && m.bytes) return {};
+    // 8 kernels or fewer (int8 chunks on nv_small) take the 8-lane form at either level: half
+    // of a 16-lane vector would multiply nothing.
+    const bool zmm = avx512 && (wide || m.kernels > 8);
+    const uint32_t lanes = wide ? (zmm ? 8 : 4) : (zmm ? 16 : 8);
+    const GroupedKey key{lanes, wide, m.kernels, m.taps_r, m.taps_s, m.depth};
+    const bool cached = m.cache && m.cache->values.data() == m.weights;
+    std::shared_ptr<const GroupedWeights> packed;
+    if (const auto* c = cached ? std::any_cast<CachedGrouped>(&m.cache->packed) : nullptr;
+        c && c->key == key) {
+        packed = c->packed;
+    } else {
+        Band band;
+        if (!find_band(m.weights, m.kernels, uint64_t(m.taps_r) * m.taps_s, m.depth, &band))
+            return {};
+        packed = std::make_shared<const GroupedWeights>(pack_grouped(m, band, lanes, wide));
+        if (cached) {
+            m.cache->packed = CachedGrouped{key, packed};
+            m.cache->packed_bytes = packed->bytes();
+        }
+    }
+    const bool biased = m.bytes != nullptr;
+    const BlockTable& table = wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
+                              : zmm ? (biased ? kInt8Avx512<true> : kInt8Avx512<false>)
+                                    : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
+    return [&m, packed, &table, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+        return grouped_rows(m, *packed, table, clip, n, y0, y1, out);
+    };
+}
+
+}  // namespace nvdla::emu::conv
