@@ -1,8 +1,9 @@
-// A flying integer layer (convolution -> SDP -> memory, or -> PDP -> memory) run through the
-// Device with 1, 2, 3 and 4 threads writes the same memory, leaves the same registers and
-// counts the same DMA traffic: the layer's threads make CACC's blocks of rows while SDP takes
-// them in order on the calling thread (fused_pass), or compute the whole cube when SDP cannot
-// take blocks (PDP on the fly, an operand where the output goes).
+// A flying integer layer (convolution -> SDP -> memory, or -> PDP -> memory; dense or
+// block-diagonal weights) run through the Device with 1, 2, 3 and 4 threads writes the same
+// memory, leaves the same registers and counts the same DMA traffic: the layer's threads make
+// CACC's blocks of rows while SDP takes them in order on the calling thread (fused_pass), or
+// compute the whole cube when SDP cannot take blocks (PDP on the fly, an operand where the output
+// goes).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +55,9 @@ struct Layer {
     ConvSpec conv;
     Post post;
     uint64_t seed = 0;
+    // Kernel k reads only the channels of its group of `group` (block-diagonal weights, which
+    // CMAC's grouped kernel takes); 0: dense weights.
+    uint32_t group = 0;
 
     uint32_t bpe() const { return bytes_per_element(conv.precision); }
 };
@@ -72,6 +76,15 @@ Outcome run(const Layer& layer, unsigned threads) {
     IntCase c{spec, {}, {}};
     std::mt19937_64 rng(layer.seed);
     c.fill_random(rng);
+    if (layer.group)
+        for (uint32_t k = 0; k < spec.kernels; ++k)
+            for (uint32_t ch = 0; ch < spec.channels; ++ch)
+                if (k / layer.group != ch / layer.group)
+                    for (uint32_t r = 0; r < spec.kernel_h; ++r)
+                        for (uint32_t x = 0; x < spec.kernel_w; ++x)
+                            c.weights[((uint64_t(k) * spec.channels + ch) * spec.kernel_h + r) *
+                                          spec.kernel_w +
+                                      x] = 0;
     c.load(rig);
     const std::pair<const char*, nvdla_unit> units[] = {{"CDMA", NVDLA_UNIT_CDMA},
                                                         {"CSC", NVDLA_UNIT_CSC},
@@ -265,6 +278,12 @@ Layer random_layer(std::mt19937_64& rng) {
     // int16 sums beyond 2^31 at clip 0: CACC's delivery saturates and counts them.
     s.clip = s.precision == Precision::Int16 ? test::random_between(rng, 0, 2) * 8
                                              : test::random_between(rng, 0, 6);
+    if (test::random_between(rng, 0, 3) == 0) {
+        // Depthwise or grouped: as many kernels as channels.
+        const uint32_t groups[] = {1, 4, 8};
+        l.group = groups[test::random_between(rng, 0, 2)];
+        s.kernels = s.channels = l.group * test::random_between(rng, 1, 6);
+    }
     Post& p = l.post;
     p.bias = test::random_between(rng, 0, 2) != 0;
     p.mul_memory = p.bias && test::random_between(rng, 0, 1);
@@ -289,7 +308,7 @@ std::string describe(const Layer& l) {
            std::to_string(s.kernel_w) + "x" + std::to_string(s.kernel_h) + (p.bias ? " bias" : "") +
            (p.relu ? " relu" : "") + (p.residual ? " residual" : "") +
            (p.residual_in_place ? " in place" : "") + (p.over_input ? " over the input" : "") +
-           (p.to_pdp ? " to PDP" : "");
+           (p.to_pdp ? " to PDP" : "") + (l.group ? " grouped by " + std::to_string(l.group) : "");
 }
 
 // Every layer small enough to run on several threads.
@@ -332,6 +351,7 @@ TEST_F(ManyThreads, BlockCountsOddEvenAndOne) {
             layer.conv.pad_top = layer.conv.pad_bottom = 1;
             layer.conv.stride_y = 1;
             layer.conv.clip = 4;
+            layer.group = 0;
             layer.post = Post{};
             layer.post.bias = layer.post.relu = true;
             layer.post.residual = true;
