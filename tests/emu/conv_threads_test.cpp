@@ -279,10 +279,11 @@ Layer random_layer(std::mt19937_64& rng) {
     s.clip = s.precision == Precision::Int16 ? test::random_between(rng, 0, 2) * 8
                                              : test::random_between(rng, 0, 6);
     if (test::random_between(rng, 0, 3) == 0) {
-        // Depthwise or grouped: as many kernels as channels.
-        const uint32_t groups[] = {1, 4, 8};
+        // Depthwise (the grouped kernel's diagonal band) or grouped: as many kernels as
+        // channels.
+        const uint32_t groups[] = {1, 1, 4};
         l.group = groups[test::random_between(rng, 0, 2)];
-        s.kernels = s.channels = l.group * test::random_between(rng, 1, 6);
+        s.kernels = s.channels = l.group * test::random_between(rng, 4, 10);
     }
     Post& p = l.post;
     p.bias = test::random_between(rng, 0, 2) != 0;
