@@ -61,7 +61,10 @@ int top1_input_count() {
     return n > 0 ? n : kTop1Inputs;
 }
 
+// NVDLA_TEST_MODELS_DIR=dir takes the models from dir instead (e.g. trained models written with
+// more test images, docs/onnx.md).
 std::string models_dir() {
+    if (const char* e = std::getenv("NVDLA_TEST_MODELS_DIR"); e && *e) return e;
     return std::string(NVDLA_TESTS_DIR) + "/onnx/models";
 }
 
@@ -288,6 +291,7 @@ TEST_P(OnnxModel, MatchesPyTorch) {
         bo.precision = target.precision;
         bo.calibration = &cal;
         bo.equalize_channel_ranges = std::getenv("NVDLA_TEST_EQUALIZE") != nullptr;
+        bo.adaptive_rounding = std::getenv("NVDLA_TEST_ADAPTIVE_ROUNDING") != nullptr;
         auto built = nvdla::builder::build(model->network, bo);
         if (!built) {
             // Only nv_small may lack what a layer needs, and says which layer.
