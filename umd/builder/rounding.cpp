@@ -21,9 +21,11 @@ namespace {
 using Plane = std::vector<float>;
 using Tensors = std::vector<Plane>;
 
-// Patches (output positions x samples) a layer's statistics use at most, and the largest
-// fan-in handled (a larger layer keeps nearest rounding: its statistics would cost too much).
+// Patches (output positions x samples) a layer's statistics use at most: 8192, and fewer where
+// fan-in^2 multiply-adds per patch would exceed kStatisticsWork (but not below 2 x fan-in).
+// A layer with a larger fan-in than kMaxFanIn keeps nearest rounding.
 constexpr size_t kMaxPatches = 8192;
+constexpr double kStatisticsWork = 536870912.0;  // 2^29
 constexpr size_t kMaxFanIn = 1152;
 constexpr int kPasses = 4;
 
@@ -71,7 +73,10 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
     const Window win{n, in, cin, static_cast<uint32_t>(fan)};
     const uint32_t positions = fc ? 1 : n.dims.h * n.dims.w;
     const size_t total = size_t(positions) * q.size();
-    const size_t step = (total + kMaxPatches - 1) / kMaxPatches;
+    const size_t most = std::min(
+        kMaxPatches,
+        std::max(2 * fan, static_cast<size_t>(kStatisticsWork / double(fan) / double(fan))));
+    const size_t step = (total + most - 1) / most;
     const uint32_t per_group = kernels / groups;
 
     std::vector<double> scale(kernels, 0.0);
