@@ -317,8 +317,19 @@ TEST_P(OnnxModel, MatchesPyTorch) {
             if (trained && classifier) {
                 const size_t classes = size_t(model->outputs[0].shape[1]);
                 const size_t top1 = argmax((*out)[0].values, 0, classes);
-                agree += top1 == argmax(s.outputs[0].values, 0, classes);
+                const size_t expected = argmax(s.outputs[0].values, 0, classes);
+                agree += top1 == expected;
                 correct += int(top1) == s.label;
+                if (top1 != expected && std::getenv("NVDLA_TEST_VERBOSE")) {
+                    // How close PyTorch's top two were: a near tie is decided by rounding.
+                    const auto& e = s.outputs[0].values;
+                    const double second = e[top1];
+                    std::printf(
+                        "    image %zu: int8 class %zu, PyTorch %zu (%.4f of the range "
+                        "above it)\n",
+                        size_t(&s - samples.data()), top1, expected,
+                        (e[expected] - second) / std::max(range_of(e), 1e-6));
+                }
             }
             for (size_t o = 0; o < out->size(); ++o) {
                 const auto& a = (*out)[o].values;
