@@ -78,6 +78,10 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
         std::max(2 * fan, static_cast<size_t>(kStatisticsWork / double(fan) / double(fan))));
     const size_t step = (total + most - 1) / most;
     const uint32_t per_group = kernels / groups;
+    // The upstream term b = (h - cross) w of each kernel: from cross = sum xq xf^T (fan^2 per
+    // patch), or, where a group has fewer than fan / 2 kernels, from the stored patches
+    // (2 fan per patch and kernel).
+    const bool from_patches = 2 * size_t(per_group) < fan;
 
     std::vector<double> scale(kernels, 0.0);
     double all = 0;
@@ -91,13 +95,17 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
         s /= 127.0;
     }
 
-    std::vector<double> h(fan * fan), cross(fan * fan), xq(fan), xf(fan);
+    std::vector<double> h(fan * fan), cross(from_patches ? 0 : fan * fan);
+    std::vector<double> xq(fan), xf(fan);
     std::vector<double> b(fan), grad(fan), d(fan);
     std::vector<int> level(fan);
+    std::vector<double> patch_q, patch_diff;  // from_patches: xq and xq - xf of every patch
     for (uint32_t g = 0; g < groups; ++g) {
-        // Second moments over the patches: h = sum xq xq^T, cross = sum xq xf^T.
+        // Second moments over the patches: h = sum xq xq^T (symmetric), cross = sum xq xf^T.
         std::fill(h.begin(), h.end(), 0.0);
-        std::fill(cross.begin(), cross.end(), 0.0);
+        if (!from_patches) std::fill(cross.begin(), cross.end(), 0.0);
+        patch_q.clear();
+        patch_diff.clear();
         size_t patches = 0;
         for (size_t p = 0; p < total; p += step, ++patches) {
             const size_t sample = p / positions;
@@ -108,13 +116,19 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
             for (size_t i = 0; i < fan; ++i) {
                 if (xq[i] == 0 && xf[i] == 0) continue;
                 double* hi = &h[i * fan];
+                for (size_t j = i; j < fan; ++j) hi[j] += xq[i] * xq[j];
+                if (from_patches) continue;
                 double* ci = &cross[i * fan];
-                for (size_t j = 0; j < fan; ++j) {
-                    hi[j] += xq[i] * xq[j];
-                    ci[j] += xq[i] * xf[j];
-                }
+                for (size_t j = 0; j < fan; ++j) ci[j] += xq[i] * xf[j];
             }
+            if (from_patches)
+                for (size_t i = 0; i < fan; ++i) {
+                    patch_q.push_back(xq[i]);
+                    patch_diff.push_back(xq[i] - xf[i]);
+                }
         }
+        for (size_t i = 0; i < fan; ++i)
+            for (size_t j = i + 1; j < fan; ++j) h[j * fan + i] = h[i * fan + j];
         // Few patches for many weights: lean on each weight's own term and shrink the upstream
         // error's pull (both by fan-in / patches), so that the rounding does not fit the
         // samples' accidents.
@@ -135,12 +149,25 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
             }
             // Error at one patch: d . xq + w . (xq - xf); its squared sum is
             // d^T h d + 2 d^T b + const with b = (h - cross) w.
-            for (size_t i = 0; i < fan; ++i) {
-                double v = 0;
-                for (size_t j = 0; j < fan; ++j)
-                    v += (h[i * fan + j] - cross[i * fan + j]) * double(w[j]);
-                b[i] =
-                    (v - h[i * fan + i] * shrink / (1.0 + shrink) * double(w[i])) / (1.0 + shrink);
+            if (from_patches) {
+                std::fill(b.begin(), b.end(), 0.0);
+                for (size_t p = 0; p < patches; ++p) {
+                    const double* xp = &patch_q[p * fan];
+                    const double* dp = &patch_diff[p * fan];
+                    double r = 0;  // w . (xq - xf) at this patch
+                    for (size_t j = 0; j < fan; ++j) r += dp[j] * double(w[j]);
+                    if (r != 0)
+                        for (size_t i = 0; i < fan; ++i) b[i] += xp[i] * r;
+                }
+                for (double& v : b) v /= 1.0 + shrink;
+            } else {
+                for (size_t i = 0; i < fan; ++i) {
+                    double v = 0;
+                    for (size_t j = 0; j < fan; ++j)
+                        v += (h[i * fan + j] - cross[i * fan + j]) * double(w[j]);
+                    b[i] = (v - h[i * fan + i] * shrink / (1.0 + shrink) * double(w[i])) /
+                           (1.0 + shrink);
+                }
             }
             for (size_t i = 0; i < fan; ++i) {
                 double v = b[i];
