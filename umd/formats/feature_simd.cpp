@@ -73,12 +73,12 @@ ConvertOptions fp16_options(bool saturate) {
     return o;
 }
 
-NVDLA_AVX2 __m128i saturated_avx2(__m128i h) {
-    const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
-    const __m128i inf = _mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7c00));
-    const __m128i max = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(int16_t(0x8000))),
-                                     _mm_set1_epi16(fp16::kMaxFinite));
-    return _mm_blendv_epi8(h, max, inf);
+// Infinities to the largest finite value of their sign: one less in the bits (0x7c00 ->
+// 0x7bff), three integer operations that issue on every vector pipe.
+NVDLA_AVX2_INLINE __m128i saturated_avx2(__m128i h) {
+    const __m128i inf = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)),
+                                        _mm_set1_epi16(0x7c00));  // all ones: minus one
+    return _mm_add_epi16(h, inf);
 }
 
 template <bool Saturate>
@@ -104,12 +104,9 @@ NVDLA_AVX512 void fp32_to_fp16_avx512(const void* in, void* out, uint32_t n, dou
         __m256i h =
             _mm512_maskz_cvtps_ph(kAll16, _mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
         if constexpr (Saturate) {
-            const __m256i magnitude = _mm256_and_si256(h, _mm256_set1_epi16(0x7fff));
-            const __mmask16 inf = _mm256_cmpeq_epi16_mask(magnitude, _mm256_set1_epi16(0x7c00));
-            const __m256i max =
-                _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16(int16_t(0x8000))),
-                                _mm256_set1_epi16(fp16::kMaxFinite));
-            h = _mm256_mask_blend_epi16(inf, h, max);
+            const __m256i inf = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                                   _mm256_set1_epi16(0x7c00));
+            h = _mm256_add_epi16(h, inf);
         }
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), h);
     }
@@ -155,12 +152,26 @@ NVDLA_AVX2_INLINE __m256i scaled_int32_avx2(__m256 v, __m256 scale) {
 
 // Where the float product p is not a half-integer (nor NaN nor infinite), the exact product
 // lies on p's side of every rounding point, so p rounded to nearest is the answer: a few
-// operations, and the exact form only for the rare 32 values that hold a tie.
-NVDLA_AVX2_INLINE __m256 rounded_unless_tie_avx2(__m256 p, __m256* special) {
+// operations, and the exact form only for the rare 32 values that hold a tie. The checks are
+// integer operations (they issue on all four vector pipes, the float ones on two): |p - r| is
+// at most 0.5 (0x3f000000) for finite p, so its bits' running unsigned maximum reaches that
+// for a tie and passes it for NaN or infinity; a conversion's INT32_MIN (also NaN, infinite
+// and out of range) is all ones.
+NVDLA_AVX2_INLINE __m256i rounded_unless_tie_avx2(__m256 p, __m256i* worst) {
     const __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(p, r));
-    *special = _mm256_or_ps(*special, _mm256_cmp_ps(distance, _mm256_set1_ps(0.5f), _CMP_NLT_UQ));
-    return r;
+    const __m256i ints = _mm256_cvttps_epi32(r);
+    const __m256i distance =
+        _mm256_and_si256(_mm256_castps_si256(_mm256_sub_ps(p, r)), _mm256_set1_epi32(0x7fffffff));
+    *worst = _mm256_max_epu32(*worst, distance);
+    *worst = _mm256_max_epu32(*worst, _mm256_cmpeq_epi32(ints, _mm256_set1_epi32(INT32_MIN)));
+    return ints;
+}
+
+// Whether a block's `worst` from rounded_unless_tie_avx2 needs the exact form.
+NVDLA_AVX2_INLINE bool needs_exact_avx2(__m256i worst) {
+    const __m256i half = _mm256_set1_epi32(0x3f000000);
+    const __m256i at_least_half = _mm256_cmpeq_epi32(_mm256_min_epu32(worst, half), half);
+    return !_mm256_testz_si256(at_least_half, at_least_half);
 }
 
 template <class T>
@@ -171,14 +182,12 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
     uint32_t i = 0;
     for (; i + 32 <= n; i += 32) {  // the packs saturate and interleave 128-bit lanes
         __m256i r[4];
-        __m256 special = _mm256_setzero_ps();
+        __m256i worst = _mm256_setzero_si256();
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-            const __m256 rounded =
-                rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(s + i + 8 * j), k), &special);
-            r[j] = _mm256_cvttps_epi32(_mm256_min_ps(rounded, _mm256_set1_ps(1073741824.0f)));
-        }
-        if (!_mm256_testz_ps(special, special)) {
+        for (int j = 0; j < 4; ++j)
+            r[j] =
+                rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(s + i + 8 * j), k), &worst);
+        if (needs_exact_avx2(worst)) {
 #pragma GCC unroll 4
             for (int j = 0; j < 4; ++j) r[j] = scaled_int32_avx2(_mm256_loadu_ps(s + i + 8 * j), k);
         }
@@ -368,36 +377,34 @@ NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
     r[7] = _mm256_unpackhi_epi64(u3, u7);
 }
 
-// The 32-bit stage swaps the halves of 64-bit words with shifts and dword blends instead of
-// unpacks: the transpose is bound by the shuffle pipes, and the others take shifts and blends.
-// That stage leaves the columns in another order, undone by where the last stage writes.
+// Four stages of in-lane unpacks (bytes, words, dwords, qwords), 16 registers each: on AMD
+// Zen 5 every unpack width issues on all four vector pipes, where shifts, byte shuffles and
+// lane inserts issue on two (so the dword stage is unpacks, not shifts and blends).
 NVDLA_AVX2_INLINE void transpose16x16_epi8(__m256i* r) {
-    __m256i a[16], b[16];
+    __m256i a[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) {  // a[2i + h]: byte pairs of rows 2i, 2i+1, columns 8h..8h+7
         a[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
         a[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
     }
 #pragma GCC unroll 16
-    for (int m = 0; m < 4; ++m) {  // b[4m + q]: rows 4m..4m+3 of columns 4q..4q+3
-        b[4 * m] = _mm256_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 1] = _mm256_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 2] = _mm256_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
-        b[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
+    for (int m = 0; m < 4; ++m) {  // r[4m + q]: rows 4m..4m+3 of columns 4q..4q+3
+        r[4 * m] = _mm256_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
+        r[4 * m + 1] = _mm256_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
+        r[4 * m + 2] = _mm256_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
+        r[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
     }
 #pragma GCC unroll 16
-    for (int p = 0; p < 2; ++p)  // a[8p + 2q + t]: rows 8p..8p+7 of columns 4q+t, 4q+t+2
+    for (int p = 0; p < 2; ++p)  // a[8p + 2q + t]: rows 8p..8p+7 of columns 4q+2t, 4q+2t+1
 #pragma GCC unroll 16
         for (int q = 0; q < 4; ++q) {
-            const __m256i x = b[8 * p + q], y = b[8 * p + 4 + q];
-            a[8 * p + 2 * q] = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xaa);
-            a[8 * p + 2 * q + 1] = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xaa);
+            a[8 * p + 2 * q] = _mm256_unpacklo_epi32(r[8 * p + q], r[8 * p + 4 + q]);
+            a[8 * p + 2 * q + 1] = _mm256_unpackhi_epi32(r[8 * p + q], r[8 * p + 4 + q]);
         }
 #pragma GCC unroll 16
-    for (int s = 0; s < 8; ++s) {
-        const int column = 4 * (s / 2) + s % 2;
-        r[column] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
-        r[column + 2] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
+    for (int s = 0; s < 8; ++s) {  // column 2s and 2s + 1, rows 0..15
+        r[2 * s] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
+        r[2 * s + 1] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
     }
 }
 
@@ -555,20 +562,49 @@ void int8_atoms_to_rows_tail(const uint8_t* atoms, uint32_t count, uint8_t* rows
         for (uint32_t j = 0; j < 32; ++j) rows[j * pitch + p] = atoms[p * 32 + j];
 }
 
+// Row j of 32 rows `pitch` apart, as one base register of its group of 8 plus a scaled index
+// register: GCC otherwise computed most of the 32 addresses with separate instructions per block
+// (half of the loop's instructions).
+struct RowGroups {
+    uint64_t p1, p3, p5, p7;  // 1, 3, 5 and 7 pitches
+
+    explicit RowGroups(uint64_t pitch) : p1(pitch), p3(3 * pitch), p5(5 * pitch), p7(7 * pitch) {}
+    template <class T>
+    NVDLA_AVX2_INLINE T* at(T* group, uint32_t m) const {
+        switch (m) {
+            case 0: return group;
+            case 1: return group + p1;
+            case 2: return group + 2 * p1;
+            case 3: return group + p3;
+            case 4: return group + 4 * p1;
+            case 5: return group + p5;
+            case 6: return group + 2 * p3;
+            default: return group + p7;
+        }
+    }
+};
+
 NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
                                         uint8_t* atoms, bool stream) {
     const AtomStore how = atom_store(atoms, stream);
-    uint32_t p = 0;
-    for (; p + 16 <= count; p += 16) {
+    const RowGroups at(pitch);
+    const uint8_t* g[4] = {rows, rows + 8 * pitch, rows + 16 * pitch, rows + 24 * pitch};
+    const uint32_t blocks = count / 16;
+    uint8_t* out = atoms;
+    for (uint32_t b = 0; b < blocks; ++b) {
         __m256i v[16];
 #pragma GCC unroll 16
         for (uint32_t j = 0; j < 16; ++j)
-            v[j] = load_lanes(rows + j * pitch + p, rows + (16 + j) * pitch + p);
+            v[j] = load_lanes(at.at(g[j / 8], j % 8), at.at(g[2 + j / 8], j % 8));
         transpose16x16_epi8(v);
 #pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
+        for (uint32_t i = 0; i < 16; ++i) store_atom(out + i * 32, v[i], how);
+        out += 16 * 32;
+#pragma GCC unroll 4
+        for (auto& group : g) group += 16;
     }
-    int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + p * 32);
+    const uint32_t p = blocks * 16;
+    int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + uint64_t(p) * 32);
 }
 
 // 16 bytes at p, p + 8 rows, p + 16 rows, p + 24 rows in lanes 0..3.
@@ -630,28 +666,34 @@ NVDLA_AVX2 void int8_atoms_to_rows_avx2(const uint8_t* atoms, uint32_t count, ui
                                         uint64_t pitch, bool stream) {
     // Non-temporal stores need every row's block aligned.
     stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
-    uint32_t p = 0;
-    for (; p + 32 <= count; p += 32) {
-        prefetch_atoms_ahead(atoms + p * 32, count - p);
+    const RowGroups at(pitch);
+    uint8_t* g[4] = {rows, rows + 8 * pitch, rows + 16 * pitch, rows + 24 * pitch};
+    const uint32_t blocks = count / 32;
+    const uint8_t* in = atoms;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        prefetch_atoms_ahead(in, count - b * 32);
 #pragma GCC unroll 2
         for (uint32_t half = 0; half < 2; ++half) {
             __m256i v[16];
 #pragma GCC unroll 16
             for (uint32_t i = 0; i < 16; ++i)
-                v[i] = load_lanes(atoms + (p + i) * 32 + half * 16,
-                                  atoms + (p + 16 + i) * 32 + half * 16);
+                v[i] = load_lanes(in + i * 32 + half * 16, in + (16 + i) * 32 + half * 16);
             transpose16x16_epi8(v);
 #pragma GCC unroll 16
             for (uint32_t j = 0; j < 16; ++j) {
-                auto* row = reinterpret_cast<__m256i*>(rows + (half * 16 + j) * pitch + p);
+                auto* row = reinterpret_cast<__m256i*>(at.at(g[2 * half + j / 8], j % 8));
                 if (stream)
                     _mm256_stream_si256(row, v[j]);
                 else
                     _mm256_storeu_si256(row, v[j]);
             }
         }
+        in += 32 * 32;
+#pragma GCC unroll 4
+        for (auto& group : g) group += 32;
     }
-    int8_atoms_to_rows_tail(atoms + p * 32, count - p, rows + p, pitch);
+    const uint32_t p = blocks * 32;
+    int8_atoms_to_rows_tail(atoms + uint64_t(p) * 32, count - p, rows + p, pitch);
 }
 
 // transpose16x16_epi8 on the four 128-bit lanes of 16 registers.
