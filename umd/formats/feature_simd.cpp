@@ -152,18 +152,17 @@ NVDLA_AVX2_INLINE __m256i scaled_int32_avx2(__m256 v, __m256 scale) {
 
 // Where the float product p is not a half-integer (nor NaN nor infinite), the exact product
 // lies on p's side of every rounding point, so p rounded to nearest is the answer: a few
-// operations, and the exact form only for the rare 32 values that hold a tie. The checks are
-// integer operations (they issue on all four vector pipes, the float ones on two): |p - r| is
-// at most 0.5 (0x3f000000) for finite p, so its bits' running unsigned maximum reaches that
-// for a tie and passes it for NaN or infinity; a conversion's INT32_MIN (also NaN, infinite
-// and out of range) is all ones.
+// operations, and the exact form only for the rare 32 values that hold a tie. Any integer r
+// with |p - r| < 0.5 (0x3f000000) is p rounded to nearest, whatever MXCSR's rounding mode gave
+// it; |p - r| is exact, 0.5 for a tie, and more for NaN, infinities and products outside the
+// int32 range (converted to INT32_MIN). The running unsigned maximum of its bits tells whether
+// a block needs the exact form. (Rounding with vroundps and converting with vcvttps2dq took
+// twice as long per vector on AMD Zen 5.)
 NVDLA_AVX2_INLINE __m256i rounded_unless_tie_avx2(__m256 p, __m256i* worst) {
-    const __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256i ints = _mm256_cvttps_epi32(r);
-    const __m256i distance =
-        _mm256_and_si256(_mm256_castps_si256(_mm256_sub_ps(p, r)), _mm256_set1_epi32(0x7fffffff));
-    *worst = _mm256_max_epu32(*worst, distance);
-    *worst = _mm256_max_epu32(*worst, _mm256_cmpeq_epi32(ints, _mm256_set1_epi32(INT32_MIN)));
+    const __m256i ints = _mm256_cvtps_epi32(p);
+    const __m256 distance = _mm256_sub_ps(p, _mm256_cvtepi32_ps(ints));
+    *worst = _mm256_max_epu32(
+        *worst, _mm256_and_si256(_mm256_castps_si256(distance), _mm256_set1_epi32(0x7fffffff)));
     return ints;
 }
 
@@ -538,7 +537,7 @@ NVDLA_AVX2 void from_atoms_8x8bit(const uint8_t* atoms, uint32_t count, uint8_t*
 // store of every byte cost more than reading (or writing) the 32 rows side by side, 16 bytes of
 // each per block of 16 atoms.
 using RowsToAtomsFn = void (*)(const uint8_t* rows, uint64_t pitch, uint32_t count, uint8_t* atoms,
-                               bool stream);
+                               bool stream, double scale);
 using AtomsToRowsFn = void (*)(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint64_t pitch,
                                bool stream);
 
@@ -585,7 +584,7 @@ struct RowGroups {
 };
 
 NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
-                                        uint8_t* atoms, bool stream) {
+                                        uint8_t* atoms, bool stream, double) {
     const AtomStore how = atom_store(atoms, stream);
     const RowGroups at(pitch);
     const uint8_t* g[4] = {rows, rows + 8 * pitch, rows + 16 * pitch, rows + 24 * pitch};
@@ -607,6 +606,168 @@ NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uin
     int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + uint64_t(p) * 32);
 }
 
+// ---- float32 rows straight to fp16 and int8 atoms ----
+// Converting each channel's run into the tile buffer first cost 5 to 10 cycles per 8 values even
+// with everything in L2 (call, prefetch and buffer traffic per run, a second pass for the
+// transpose); these read 16 values (one cache line) of every row of the surface side by side,
+// as the int8 copies do, and convert and transpose them in registers. Whole lines, because the
+// rows of a plane are often a multiple of 4 KiB apart (224 x 224 floats are): all 16 or 32
+// rows then fall into one L1 set, more than its ways, and a half-used line was gone before the
+// next block came back for its other half. The second 8 pixels wait in a stack buffer.
+
+// 8 float32 values as fp16.
+NVDLA_AVX2_INLINE __m128i fp16_of(const uint8_t* row) {
+    return _mm256_cvtps_ph(_mm256_loadu_ps(reinterpret_cast<const float*>(row)),
+                           _MM_FROUND_TO_NEAREST_INT);
+}
+
+// 16 pixels of 16 rows (fp16 atoms: lane 0 channels 0..7, lane 1 channels 8..15).
+template <bool Saturate>
+NVDLA_AVX2 void fp32_rows_to_fp16_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
+                                             uint8_t* atoms, bool stream, double) {
+    const AtomStore how = atom_store(atoms, stream);
+    const RowGroups at(pitch);
+    const uint8_t* g[2] = {rows, rows + 8 * pitch};
+    const uint32_t blocks = count / 16;
+    uint8_t* out = atoms;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        __m256i v[8];
+        alignas(32) __m256i later[8];  // pixels 8..15
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < 8; ++j) {
+            const uint8_t *lo = at.at(g[0], j), *hi = at.at(g[1], j);
+            v[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(fp16_of(lo)), fp16_of(hi), 1);
+            later[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(fp16_of(lo + 32)),
+                                               fp16_of(hi + 32), 1);
+        }
+#pragma GCC unroll 2
+        for (uint32_t p = 0; p < 2; ++p) {
+            if (p == 1) std::memcpy(v, later, sizeof v);
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < 8; ++j)
+                if constexpr (Saturate) {
+                    const __m256i inf =
+                        _mm256_cmpeq_epi16(_mm256_and_si256(v[j], _mm256_set1_epi16(0x7fff)),
+                                           _mm256_set1_epi16(0x7c00));
+                    v[j] = _mm256_add_epi16(v[j], inf);
+                }
+            transpose8x8_epi16(v);
+#pragma GCC unroll 8
+            for (uint32_t i = 0; i < 8; ++i) store_atom(out + (8 * p + i) * 32, v[i], how);
+        }
+        out += 16 * 32;
+        g[0] += 64;
+        g[1] += 64;
+    }
+    const ConvertOptions opt = fp16_options(Saturate);
+    for (uint32_t p = blocks * 16; p < count; ++p)
+        for (uint32_t j = 0; j < 16; ++j) {
+            float f;
+            std::memcpy(&f, rows + j * pitch + uint64_t(p) * 4, 4);
+            store_surface(Precision::Fp16, f, atoms + uint64_t(p) * 32 + j * 2, opt);
+        }
+}
+
+// Rows 4t..4t+3 (of 16) of pixels 0..7 (q[t]) and 8..15 (q[4 + t]) as bytes: lane 0 pixels
+// 0..3, lane 1 pixels 4..7 (of the 8), each lane the four rows' 4 bytes in turn (the saturating
+// packs' order).
+template <bool Exact>
+NVDLA_AVX2_INLINE void int8_row_quads_avx2(const RowGroups& at, const uint8_t* const* g, __m256 k,
+                                           __m256i* q, __m256i* worst) {
+#pragma GCC unroll 4
+    for (uint32_t t = 0; t < 4; ++t) {
+        __m256i r[8];
+#pragma GCC unroll 4
+        for (uint32_t u = 0; u < 4; ++u) {
+            const uint32_t row = 4 * t + u;
+            const auto* f = reinterpret_cast<const float*>(at.at(g[row / 8], row % 8));
+            if constexpr (Exact) {
+                r[u] = scaled_int32_avx2(_mm256_loadu_ps(f), k);
+                r[4 + u] = scaled_int32_avx2(_mm256_loadu_ps(f + 8), k);
+            } else {
+                r[u] = rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(f), k), worst);
+                r[4 + u] = rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(f + 8), k), worst);
+            }
+        }
+        q[t] = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+        q[4 + t] =
+            _mm256_packs_epi16(_mm256_packs_epi32(r[4], r[5]), _mm256_packs_epi32(r[6], r[7]));
+    }
+}
+
+// The rare blocks holding a tie, NaN or an out-of-range value, out of the hot loop.
+NVDLA_AVX2 __attribute__((noinline)) void int8_row_quads_exact_avx2(const RowGroups& at,
+                                                                    const uint8_t* const* g,
+                                                                    __m256 k, __m256i* q) {
+    int8_row_quads_avx2<true>(at, g, k, q, nullptr);
+}
+
+// 32 rows side by side were more streams than the hardware prefetchers follow (0.7 of the tile
+// path's speed); so a run of pixels is done in two passes of 16 rows, each writing its half of
+// the atoms (the run's atoms stay in L1 between them).
+constexpr uint32_t kInt8PassPixels = 256;
+
+// 16 pixels of 16 rows into the halves of 16 atoms, scaled and rounded as fp32_to_int_avx2
+// does: the packs leave 4 rows x 4 pixels per lane, one byte shuffle per register makes that 4
+// pixels x 4 rows, and two stages of dword and qword unpacks gather a pixel's 16 channels per
+// lane.
+NVDLA_AVX2_INLINE void fp32_rows_to_int8_half_atoms(const RowGroups& at, const uint8_t* const* g,
+                                                    __m256 k, uint8_t* out) {
+    const __m256i pixels_of_rows =
+        _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9,
+                         13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m256i q[8];
+    __m256i worst = _mm256_setzero_si256();
+    int8_row_quads_avx2<false>(at, g, k, q, &worst);
+    if (needs_exact_avx2(worst)) int8_row_quads_exact_avx2(at, g, k, q);
+#pragma GCC unroll 2
+    for (uint32_t set = 0; set < 2; ++set) {  // pixels 0..7, then 8..15
+        __m256i a[4];
+#pragma GCC unroll 4
+        for (uint32_t t = 0; t < 4; ++t) a[t] = _mm256_shuffle_epi8(q[4 * set + t], pixels_of_rows);
+        const __m256i t0 = _mm256_unpacklo_epi32(a[0], a[1]),
+                      t1 = _mm256_unpackhi_epi32(a[0], a[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(a[2], a[3]),
+                      t3 = _mm256_unpackhi_epi32(a[2], a[3]);
+        const __m256i pixel[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                  _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+        uint8_t* o = out + set * 8 * 32;
+#pragma GCC unroll 4
+        for (uint32_t p = 0; p < 4; ++p)  // pixels p and 4 + p
+            store_lanes(pixel[p], o + p * 32, o + (4 + p) * 32);
+    }
+}
+
+// The int8 cubes of float32 inputs (the builder's int8 network inputs).
+NVDLA_AVX2 void fp32_rows_to_int8_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
+                                             uint8_t* atoms, bool, double scale) {
+    const RowGroups at(pitch);
+    const __m256 k = _mm256_set1_ps(float(scale));  // scale is a float widened
+    const uint32_t whole = count / 16 * 16;
+    for (uint32_t p0 = 0; p0 < whole; p0 += kInt8PassPixels) {
+        const uint32_t end = std::min(whole, p0 + kInt8PassPixels);
+#pragma GCC unroll 1
+        for (uint32_t half = 0; half < 2; ++half) {
+            const uint8_t* first = rows + (16 * half) * pitch + uint64_t(p0) * 4;
+            const uint8_t* g[2] = {first, first + 8 * pitch};
+            uint8_t* out = atoms + uint64_t(p0) * 32 + 16 * half;
+            for (uint32_t p = p0; p < end; p += 16) {
+                fp32_rows_to_int8_half_atoms(at, g, k, out);
+                out += 16 * 32;
+                g[0] += 64;
+                g[1] += 64;
+            }
+        }
+    }
+    for (uint32_t p = whole; p < count; ++p)
+        for (uint32_t j = 0; j < 32; ++j) {
+            float f;
+            std::memcpy(&f, rows + j * pitch + uint64_t(p) * 4, 4);
+            store_surface(Precision::Int8, double(f) * scale, atoms + uint64_t(p) * 32 + j,
+                          ConvertOptions{});
+        }
+}
+
 // 16 bytes at p, p + 8 rows, p + 16 rows, p + 24 rows in lanes 0..3.
 NVDLA_AVX512_INLINE __m512i load_4_rows(const uint8_t* p, uint64_t pitch) {
     __m512i v = _mm512_castsi128_si512(load128(p));
@@ -619,7 +780,7 @@ NVDLA_AVX512_INLINE __m512i load_4_rows(const uint8_t* p, uint64_t pitch) {
 // which leaves the 8 bytes of a pixel's rows in a 64-bit word; one permute per register then
 // joins the four lanes' words of a pixel into its atom.
 NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch, uint32_t count,
-                                            uint8_t* atoms, bool stream) {
+                                            uint8_t* atoms, bool stream, double) {
     const AtomStore how = atom_store(atoms, stream);
     const __m512i words_of_pixels = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
     uint32_t p = 0;
@@ -791,6 +952,19 @@ bool direct_int8(HostType host, HostLayout layout, const FeatureCube& cube,
            opt.quant_scale == 1.0f && !opt.stats;
 }
 
+// float32 NCHW rows straight to fp16 or int8 atoms (fp32_rows_to_*_atoms_avx2).
+RowsToAtomsFn direct_float(HostType host, HostLayout layout, const FeatureCube& cube,
+                           const ConvertOptions& opt, IsaLevel) {
+    if (host != HostType::Float32 || layout != HostLayout::NCHW || opt.stats) return nullptr;
+    if (cube.precision == Precision::Fp16 && cube.channels_per_surface() == 16 &&
+        opt.quant_scale == 1.0f)
+        return opt.saturate_fp16 ? fp32_rows_to_fp16_atoms_avx2<true>
+                                 : fp32_rows_to_fp16_atoms_avx2<false>;
+    if (cube.precision == Precision::Int8 && cube.channels_per_surface() == 32)
+        return fp32_rows_to_int8_atoms_avx2;
+    return nullptr;
+}
+
 void choose_transposes(const FeatureCube& cube, Plan& plan) {
     plan.shape = {cube.channels_per_surface(), cube.bytes_per_element()};
     const AtomShape s = plan.shape;
@@ -867,13 +1041,14 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
             uint8_t* surface = dst + n * cube.batch_stride + s * cube.surface_stride;
             if (plan.rows_to_atoms && valid == k) {
                 if (dense_lines(cube)) {  // the plane is one run
-                    plan.rows_to_atoms(rows, plane * host_bytes, uint32_t(plane), surface, stream);
+                    plan.rows_to_atoms(rows, plane * host_bytes, uint32_t(plane), surface, stream,
+                                       scale);
                     continue;
                 }
                 for (uint32_t h = 0; h < cube.height; ++h)
                     plan.rows_to_atoms(rows + uint64_t(h) * cube.width * host_bytes,
                                        plane * host_bytes, cube.width,
-                                       surface + h * cube.line_stride, stream);
+                                       surface + h * cube.line_stride, stream, scale);
                 continue;
             }
             std::memset(buffer + valid * pitch, 0, (k - valid) * pitch);  // padding channels
@@ -953,6 +1128,8 @@ bool pack_feature_vector(const ConstTensorView& src, const FeatureCube& cube, ui
     if (direct_int8(src.type, src.layout, cube, opt))
         plan.rows_to_atoms =
             level == IsaLevel::Avx512 ? int8_rows_to_atoms_avx512 : int8_rows_to_atoms_avx2;
+    else
+        plan.rows_to_atoms = direct_float(src.type, src.layout, cube, opt, level);
     const auto* host = static_cast<const uint8_t*>(src.data);
     const uint32_t host_bytes = bytes_per_element(src.type);
     const double scale = double(opt.quant_scale);
