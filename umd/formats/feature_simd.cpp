@@ -823,106 +823,47 @@ NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch,
 
 // 32 pixels per block, so that every row takes one 32-byte store: registers of channels 0..15
 // (then 16..31) of pixels i and 16 + i, transposed into channel rows of 32 pixels.
+// Rows of a run of pixels written in two passes of 16 rows (the run's atoms are read twice, from
+// L1 the second time): 32 rows written side by side were more streams than the store path
+// kept up with. Used at the AVX-512 level too, where it measured 0.75-0.82 of memcpy and the
+// AVX-512 form (32 rows per block, 64-bit permutes) 0.65-0.71.
+constexpr uint32_t kInt8CopyPassPixels = 256;
+
 NVDLA_AVX2 void int8_atoms_to_rows_avx2(const uint8_t* atoms, uint32_t count, uint8_t* rows,
                                         uint64_t pitch, bool stream) {
     // Non-temporal stores need every row's block aligned.
     stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
     const RowGroups at(pitch);
-    uint8_t* g[4] = {rows, rows + 8 * pitch, rows + 16 * pitch, rows + 24 * pitch};
-    const uint32_t blocks = count / 32;
-    const uint8_t* in = atoms;
-    for (uint32_t b = 0; b < blocks; ++b) {
-        prefetch_atoms_ahead(in, count - b * 32);
-#pragma GCC unroll 2
+    const uint32_t whole = count / 32 * 32;
+    for (uint32_t p0 = 0; p0 < whole; p0 += kInt8CopyPassPixels) {
+        const uint32_t end = std::min(whole, p0 + kInt8CopyPassPixels);
+#pragma GCC unroll 1
         for (uint32_t half = 0; half < 2; ++half) {
-            __m256i v[16];
+            uint8_t* first = rows + 16 * half * pitch + p0;
+            uint8_t* g[2] = {first, first + 8 * pitch};
+            const uint8_t* in = atoms + uint64_t(p0) * 32 + half * 16;
+            for (uint32_t p = p0; p < end; p += 32) {
+                if (half == 0) prefetch_atoms_ahead(in, count - p);
+                __m256i v[16];
 #pragma GCC unroll 16
-            for (uint32_t i = 0; i < 16; ++i)
-                v[i] = load_lanes(in + i * 32 + half * 16, in + (16 + i) * 32 + half * 16);
-            transpose16x16_epi8(v);
+                for (uint32_t i = 0; i < 16; ++i)
+                    v[i] = load_lanes(in + i * 32, in + (16 + i) * 32);
+                transpose16x16_epi8(v);
 #pragma GCC unroll 16
-            for (uint32_t j = 0; j < 16; ++j) {
-                auto* row = reinterpret_cast<__m256i*>(at.at(g[2 * half + j / 8], j % 8));
-                if (stream)
-                    _mm256_stream_si256(row, v[j]);
-                else
-                    _mm256_storeu_si256(row, v[j]);
-            }
-        }
-        in += 32 * 32;
-#pragma GCC unroll 4
-        for (auto& group : g) group += 32;
-    }
-    const uint32_t p = blocks * 32;
-    int8_atoms_to_rows_tail(atoms + uint64_t(p) * 32, count - p, rows + p, pitch);
-}
-
-// transpose16x16_epi8 on the four 128-bit lanes of 16 registers.
-NVDLA_AVX512_INLINE void transpose16x16_epi8_x4(__m512i* r) {
-    __m512i a[16], b[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 8; ++i) {
-        a[2 * i] = _mm512_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-        a[2 * i + 1] = _mm512_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < 4; ++m) {
-        b[4 * m] = _mm512_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 1] = _mm512_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 2] = _mm512_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
-        b[4 * m + 3] = _mm512_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
-    }
-#pragma GCC unroll 16
-    for (int p = 0; p < 2; ++p)
-#pragma GCC unroll 16
-        for (int q = 0; q < 4; ++q) {
-            const __m512i x = b[8 * p + q], y = b[8 * p + 4 + q];
-            a[8 * p + 2 * q] =
-                _mm512_mask_blend_epi32(0xaaaa, x, _mm512_maskz_slli_epi64(kAll8, y, 32));
-            a[8 * p + 2 * q + 1] =
-                _mm512_mask_blend_epi32(0xaaaa, _mm512_maskz_srli_epi64(kAll8, x, 32), y);
-        }
-#pragma GCC unroll 16
-    for (int s = 0; s < 8; ++s) {
-        const int column = 4 * (s / 2) + s % 2;
-        r[column] = _mm512_maskz_unpacklo_epi64(kAll8, a[s], a[8 + s]);
-        r[column + 2] = _mm512_maskz_unpackhi_epi64(kAll8, a[s], a[8 + s]);
-    }
-}
-
-// 32 pixels per block: register i holds atoms i and 16 + i, so its lanes are channels 0..15 and
-// 16..31 of pixel i, then of pixel 16 + i; transposed, register j holds rows j and 16 + j of
-// pixels 0..15 and 16..31, and one permute makes each row's 32 bytes one half.
-NVDLA_AVX512 void int8_atoms_to_rows_avx512(const uint8_t* atoms, uint32_t count, uint8_t* rows,
-                                            uint64_t pitch, bool stream) {
-    stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
-    const __m512i halves_of_rows = _mm512_set_epi64(7, 6, 3, 2, 5, 4, 1, 0);
-    uint32_t p = 0;
-    for (; p + 32 <= count; p += 32) {
-        prefetch_atoms_ahead(atoms + p * 32, count - p);
-        __m512i v[16];
-#pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i)
-            v[i] = _mm512_mask_broadcast_i64x4(_mm512_maskz_loadu_epi64(0x0f, atoms + (p + i) * 32),
-                                               0xf0, load256(atoms + (p + 16 + i) * 32));
-        transpose16x16_epi8_x4(v);
-#pragma GCC unroll 16
-        for (uint32_t j = 0; j < 16; ++j) {
-            const __m512i both = _mm512_maskz_permutexvar_epi64(kAll8, halves_of_rows, v[j]);
-            const __m256i lo = _mm512_maskz_extracti64x4_epi64(kAll8, both, 0);
-            const __m256i hi = _mm512_maskz_extracti64x4_epi64(kAll8, both, 1);
-            auto* row_lo = reinterpret_cast<__m256i*>(rows + j * pitch + p);
-            auto* row_hi = reinterpret_cast<__m256i*>(rows + (16 + j) * pitch + p);
-            if (stream) {
-                _mm256_stream_si256(row_lo, lo);
-                _mm256_stream_si256(row_hi, hi);
-            } else {
-                _mm256_storeu_si256(row_lo, lo);
-                _mm256_storeu_si256(row_hi, hi);
+                for (uint32_t j = 0; j < 16; ++j) {
+                    auto* row = reinterpret_cast<__m256i*>(at.at(g[j / 8], j % 8));
+                    if (stream)
+                        _mm256_stream_si256(row, v[j]);
+                    else
+                        _mm256_storeu_si256(row, v[j]);
+                }
+                in += 32 * 32;
+                g[0] += 32;
+                g[1] += 32;
             }
         }
     }
-    int8_atoms_to_rows_tail(atoms + p * 32, count - p, rows + p, pitch);
+    int8_atoms_to_rows_tail(atoms + uint64_t(whole) * 32, count - whole, rows + whole, pitch);
 }
 
 // ---- Choosing the kernels ----
@@ -1166,7 +1107,7 @@ bool unpack_feature_vector(const uint8_t* src, const FeatureCube& cube, const Te
     choose_transposes(cube, plan);
     if (direct_int8(dst.type, dst.layout, cube, opt))
         plan.atoms_to_rows =
-            level == IsaLevel::Avx512 ? int8_atoms_to_rows_avx512 : int8_atoms_to_rows_avx2;
+            int8_atoms_to_rows_avx2;  // at both levels: the AVX-512 form was slower
     auto* host = static_cast<uint8_t*>(dst.data);
     const uint32_t host_bytes = bytes_per_element(dst.type);
     if (dst.layout == HostLayout::NCHW) {
