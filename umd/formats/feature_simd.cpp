@@ -2,11 +2,14 @@
 //
 // NCHW is a transpose: an atom holds one pixel of k channel rows, and the rows of one plane are
 // often a multiple of 4 KiB apart (224 x 224 floats are), so k rows read or written side by side
-// fight for the same L1 sets and are more streams than the prefetchers follow. The plane is
-// instead cut into tiles of a few hundred pixels: each channel's run of the tile is converted
-// sequentially into a small buffer (8 or 16 KiB, it stays in L1) and the buffer is transposed
-// into atoms, or the reverse. Outputs larger than the caches are written with non-temporal
-// stores.
+// fight for the same L1 sets and are more streams than the prefetchers follow. Whole surfaces
+// (all k channels valid) of float32 -> fp16/int8 packing and int8 copies read or write the rows
+// side by side anyway, a whole cache line or two passes of 16 rows at a time (the sections
+// below say why); the rest cuts the plane into tiles of a few hundred pixels: each channel's run
+// of the tile is converted sequentially into a small buffer (8 or 16 KiB, it stays in L1) and
+// the buffer is transposed into atoms, or the reverse (unpacking fp16 to float32 measured best
+// this way, its rows written sequentially with non-temporal stores). Outputs larger than the
+// caches are written with non-temporal stores.
 // NHWC converts each atom's run of channels directly.
 //
 // The conversions give element.cpp's bits: F16C rounds like fp16::from_float and widens like
