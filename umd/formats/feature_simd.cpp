@@ -741,7 +741,9 @@ NVDLA_AVX2_INLINE void fp32_rows_to_int8_half_atoms(const RowGroups& at, const u
     }
 }
 
-// The int8 cubes of float32 inputs (the builder's int8 network inputs).
+// The int8 cubes of float32 inputs (the builder's int8 network inputs). Cached stores even for
+// cubes past kStreamBytes: the two passes write each atom in halves, which non-temporal stores
+// would flush as partial lines.
 NVDLA_AVX2 void fp32_rows_to_int8_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
                                              uint8_t* atoms, bool, double scale) {
     const RowGroups at(pitch);
