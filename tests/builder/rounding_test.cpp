@@ -7,15 +7,6 @@
 namespace nvdla::builder_test {
 namespace {
 
-ConvolutionDesc conv(uint32_t k, uint32_t kernel, uint32_t groups = 1) {
-    ConvolutionDesc d;
-    d.out_channels = k;
-    d.kernel_h = d.kernel_w = kernel;
-    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = kernel / 2;
-    d.groups = groups;
-    return d;
-}
-
 // Dense 3x3 + ReLU -> depthwise 5x5 + ReLU -> dense 1x1 on inputs in [0, 1]: every kind of
 // layer the rounding changes. Each kernel has one large tap (as trained depthwise kernels often
 // do), which sets its int8 scale, so the small taps round coarsely; the inputs have a positive
@@ -37,17 +28,18 @@ Layers make_layers(std::mt19937_64& rng) {
     Layers l;
     Tensor x = l.net.input("data", {1, kIn, 12, 12});
     l.tensors.push_back(x);
-    x = l.net.convolution(x, conv(kMid, 3), one_large_tap(rng, kMid, kIn * 9, 0.1f),
+    x = l.net.convolution(x, same_size_conv(kMid, 3), one_large_tap(rng, kMid, kIn * 9, 0.1f),
                           random_weights(rng, kMid, 0.1f), "dense");
     l.tensors.push_back(x);
     x = l.net.relu(x, "relu1");
     l.tensors.push_back(x);
-    x = l.net.convolution(x, conv(kMid, 5, kMid), one_large_tap(rng, kMid, 25, 0.1f), {},
+    x = l.net.convolution(x, same_size_conv(kMid, 5, kMid), one_large_tap(rng, kMid, 25, 0.1f), {},
                           "depthwise");
     l.tensors.push_back(x);
     x = l.net.relu(x, "relu2");
     l.tensors.push_back(x);
-    x = l.net.convolution(x, conv(kOut, 1), one_large_tap(rng, kOut, kMid, 0.1f), {}, "project");
+    x = l.net.convolution(x, same_size_conv(kOut, 1), one_large_tap(rng, kOut, kMid, 0.1f), {},
+                          "project");
     l.tensors.push_back(x);
     l.net.output(x, "y");
     return l;
