@@ -90,6 +90,7 @@ class AddressSpace final : public emu::Memory {
             if (end > start + span) p.free.emplace(start + span, end - start - span);
             p.used.emplace(start, Mapping{span, size, host});
             p.in_use += span;
+            renew_generation();
             return start;
         }
         return error("out of emulated ", port_name(port), ": no ", size, "-byte range aligned to ",
@@ -104,6 +105,7 @@ class AddressSpace final : public emu::Memory {
         uint64_t start = address, span = it->second.span;
         p.in_use -= span;
         p.used.erase(it);
+        renew_generation();
         // Merge with the free neighbours.
         auto next = p.free.lower_bound(start);
         if (next != p.free.end() && start + span == next->first) {
@@ -121,7 +123,16 @@ class AddressSpace final : public emu::Memory {
         p.free.emplace(start, span);
     }
 
+    // The device translates every DMA transfer (SDP a line at a time): each thread keeps the
+    // mapping it found last and takes it again without the lock while no buffer was added or
+    // released since (`generation_`, from a process-wide counter, so never the same for two
+    // address spaces or two states of one).
     std::byte* translate(emu::MemoryPort port, uint64_t address, uint64_t size) override {
+        thread_local LastMapping last;
+        if (last.generation == generation_.load(std::memory_order_acquire) && last.port == port &&
+            address >= last.start && address - last.start <= last.size &&
+            size <= last.size - (address - last.start))
+            return last.host + (address - last.start);
         std::lock_guard lock(mutex_);
         Port& p = ports_[index(port)];
         auto it = p.used.upper_bound(address);
@@ -129,6 +140,8 @@ class AddressSpace final : public emu::Memory {
         --it;
         const uint64_t offset = address - it->first;
         if (offset > it->second.size || size > it->second.size - offset) return nullptr;
+        last = {generation_.load(std::memory_order_relaxed), port, it->first, it->second.size,
+                it->second.host};
         return it->second.host + offset;
     }
 
@@ -149,10 +162,23 @@ class AddressSpace final : public emu::Memory {
         std::map<uint64_t, Mapping> used;   // start -> mapping
         uint64_t in_use = 0;
     };
+    struct LastMapping {
+        uint64_t generation = 0;  // 0: none (generations start at 1)
+        emu::MemoryPort port = emu::MemoryPort::Primary;
+        uint64_t start = 0, size = 0;
+        std::byte* host = nullptr;
+    };
     static size_t index(emu::MemoryPort p) { return p == emu::MemoryPort::Primary ? 0 : 1; }
+    static uint64_t next_generation() {
+        static std::atomic<uint64_t> counter{0};
+        return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
+    // With the mutex held, after the mappings changed.
+    void renew_generation() { generation_.store(next_generation(), std::memory_order_release); }
 
     mutable std::mutex mutex_;
     Port ports_[2];
+    std::atomic<uint64_t> generation_{next_generation()};
 };
 
 // Host memory behind a buffer, and how to give it back.
