@@ -676,6 +676,72 @@ TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
     EXPECT_EQ(simd_ran, levels.back() != IsaLevel::Scalar);
 }
 
+// A residual network's SDP (the fused pass's residual form): X1 a requantisation from
+// registers (SUM and MUL, shift 16 to 45), X2 off, Y summing one-byte operands per element
+// (read in place) through a convertor within the 32-bit lanes or bypassed, an output
+// convertor of shift 0 to 25, on random operations of every other kind.
+TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 100; ++i) {
+            Program p = random_program(rng);
+            Words& sdp = p.sdp;
+            const HwConfig& cfg = test::config(p.config);
+            if (!nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) continue;
+            sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8);
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, static_cast<uint32_t>(16 + pick(rng, 30)) << 8);
+            sdp.set(NVDLA_SDP_D_DP_BN_CFG, 1);
+            sdp.set(NVDLA_SDP_D_DP_EW_CFG, 0x58);  // ALU SUM; MUL and LUT bypassed
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CFG,
+                    NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, 1u) |
+                        NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_CVT_BYPASS,
+                                        pick(rng, 4) == 0 ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_OFFSET_VALUE,
+                    static_cast<uint32_t>(int32_t(pick(rng, 2049)) - 1024));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE,
+                    static_cast<uint16_t>(int32_t(pick(rng, 32769)) - 16384));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE, static_cast<uint32_t>(pick(rng, 31)));
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 26)));
+            // ERDMA: ALU, one byte, per element; BRDMA and NRDMA off.
+            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+            const uint32_t C = sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] + 1;
+            const uint32_t format = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+            const uint32_t proc = format & 3u, out = format >> 2 & 3u;
+            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+            p.rdma.set(NVDLA_SDP_RDMA_D_BRDMA_CFG, 1);
+            p.rdma.set(NVDLA_SDP_RDMA_D_NRDMA_CFG, 1);
+            p.rdma.set(NVDLA_SDP_RDMA_D_ERDMA_CFG, 0x32);
+            p.rdma.set(NVDLA_SDP_RDMA_D_EW_BASE_ADDR_LOW, static_cast<uint32_t>(kEw));
+            p.rdma.set(NVDLA_SDP_RDMA_D_EW_LINE_STRIDE, W * group);
+            p.rdma.set(NVDLA_SDP_RDMA_D_EW_SURFACE_STRIDE,
+                       W == 1 && H == 1 ? group : W * group * H);
+            p.operands[2].resize(kRegion);
+            for (uint8_t& b : p.operands[2]) b = static_cast<uint8_t>(rng());
+            if (!p.uses_rdma) {
+                const uint32_t batches = (sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4] >> 8 & 0x1fu) + 1;
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
+                p.rdma.set(
+                    NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
+                    1u | proc << 2 | proc << 4 | out << 6 |
+                        NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+                p.uses_rdma = true;
+            }
+            const Outcome scalar = run(p, true);
+            const Outcome at_level = run(p, false);
+            ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
+            ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+        }
+        EXPECT_GT(ran, 60) << isa_name(level);
+    }
+}
+
 // Offline int8 -> int8 layers whose stages take every operand from registers, which the vector
 // levels map byte by byte through a table of the scalar stages' results (run_fused): random
 // stages, convertors and counters as above, the operand DMAs off.

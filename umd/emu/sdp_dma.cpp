@@ -201,12 +201,27 @@ OperandLine OperandReader::load(uint32_t g, uint32_t h, bool one_element) {
         // Per-element data: a line of W x group values per channel group, with its strides.
         const uint64_t address =
             dma_.base + uint64_t(g) * dma_.surface_stride + uint64_t(h) * dma_.line_stride;
+        if (bytes_in_place_) {
+            // In place; a fault reads zeros, as Dma::read gives them.
+            const std::byte* p =
+                ctx_.dma.view(NVDLA_UNIT_SDP_RDMA, dma_.port, address, raw_.size());
+            if (!p) {
+                std::memset(raw_.data(), 0, raw_.size());
+                p = raw_.data();
+            }
+            return {nullptr, nullptr, false, reinterpret_cast<const int8_t*>(p)};
+        }
         ctx_.dma.read(NVDLA_UNIT_SDP_RDMA, dma_.port, address, raw_.data(), raw_.size());
         if (dma_.take_alu) decode(raw_.data(), alu_line_.size(), alu_line_.data(), true);
         if (dma_.take_mul) decode(raw_.data(), mul_line_.size(), mul_line_.data(), false);
     }
     return {dma_.take_alu ? alu_line_.data() : nullptr, dma_.take_mul ? mul_line_.data() : nullptr,
             !dma_.per_element};
+}
+
+void OperandReader::hand_bytes_in_place() {
+    bytes_in_place_ = dma_.per_element && dma_.use == OperandUse::Alu &&
+                      dma_.component_bytes == 1 && dma_.take_alu && !dma_.take_mul;
 }
 
 // ---- Output ----

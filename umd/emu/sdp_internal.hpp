@@ -148,6 +148,9 @@ struct OperandLine {
     const int16_t* alu = nullptr;
     const int16_t* mul = nullptr;
     bool same_for_every_element = false;  // per-kernel data: each element's group repeated
+    // Instead of `alu`: one-byte ALU operands as they lie in memory (a reader asked to hand
+    // them so: OperandReader::hand_bytes_in_place).
+    const int8_t* alu_bytes = nullptr;
 };
 
 // FpAlu on fp32 patterns: MAX, MIN, SUM, and for 3 (EQL) 0 when the patterns are equal, else 1.
@@ -321,6 +324,10 @@ class OperandReader {
     // The operands of channel group g, line h. `one_element`: per-kernel data may come as
     // the group's values once (same_for_every_element), for a reader that takes them so.
     OperandLine load(uint32_t g, uint32_t h, bool one_element = false);
+    // From now on, per-element ALU-only operands of one byte come as OperandLine::alu_bytes,
+    // read in place (valid until the next load), for a reader that takes them so and writes
+    // nothing where they lie while it uses them.
+    void hand_bytes_in_place();
 
   private:
     void decode(const std::byte* src, size_t values, int16_t* dst, bool alu) const;
@@ -331,6 +338,7 @@ class OperandReader {
     std::vector<std::byte> raw_;
     std::vector<int16_t> alu_line_, mul_line_;
     uint32_t loaded_group_ = UINT32_MAX;
+    bool bytes_in_place_ = false;
     std::vector<int16_t> alu_kernels_, mul_kernels_;  // per-kernel data, every group decoded
 };
 

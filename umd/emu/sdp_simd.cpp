@@ -421,6 +421,17 @@ struct YParams {
         if (algo == 1) return _mm512_maskz_min_epi32(kAll16, in, operand);
         return _mm512_add_epi32(in, operand);
     }
+    // The same summing 16 one-byte memory operands read in place (OperandLine::alu_bytes).
+    NVDLA_SDP_SIMD_STEP __m512i sum16_narrow(__m512i in, const int8_t* alu_bytes) const {
+        __m512i operand = _mm512_maskz_cvtepi8_epi32(
+            kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(alu_bytes)));
+        if (!cvt_bypass)
+            operand =
+                round_shift32(_mm512_maskz_mullo_epi32(
+                                  kAll16, _mm512_sub_epi32(operand, cvt_offset32), cvt_scale32),
+                              cvt_shift, cvt_count, cvt_half32);
+        return _mm512_add_epi32(in, operand);
+    }
 
     // 8 elements (int32 values); the memory operands (or nullptr) at the same place.
     NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
@@ -697,9 +708,23 @@ struct Fused {
                 v = x1.apply16_narrow<true>(v, k.bs[j]);
             else
                 v = x1.apply16(v, k.bs[j]);
-            const int16_t* alu = ops[2].alu ? ops[2].alu + at : nullptr;
-            v = below_2_30(v) ? y.apply16_narrow(v, alu)
-                              : y.apply16(v, alu, ops[2].mul ? ops[2].mul + at : nullptr);
+            if (ops[2].alu_bytes) {
+                // One-byte operands in place (Y has no multiplier here).
+                const int8_t* bytes = ops[2].alu_bytes + at;
+                if (below_2_30(v)) {
+                    v = y.sum16_narrow(v, bytes);
+                } else {
+                    alignas(32) int16_t alu[16];
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(alu),
+                                       _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                           reinterpret_cast<const __m128i*>(bytes))));
+                    v = y.apply16(v, alu, nullptr);
+                }
+            } else {
+                const int16_t* alu = ops[2].alu ? ops[2].alu + at : nullptr;
+                v = below_2_30(v) ? y.apply16_narrow(v, alu)
+                                  : y.apply16(v, alu, ops[2].mul ? ops[2].mul + at : nullptr);
+            }
             if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
             return v;
         }
@@ -846,6 +871,10 @@ struct Fused {
             {&Fused::line<Int8Out, Saturate, kResidualStages, 1>,
              &Fused::line<Int8Out, Saturate, kResidualStages, 2>}};
         const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
+        // The residual form takes Y's one-byte operands where they lie, when the output cannot
+        // overwrite them before they are used.
+        if (x == kResidualStages && operands.ew && !operands_overlap_output(s))
+            operands.ew->hand_bytes_in_place();
         uint32_t saturations = 0;
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
