@@ -467,7 +467,7 @@ Program random_program(std::mt19937_64& rng) {
         if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
     }
     // Now and then a convolution's requantisation, which the fused pass runs without a branch
-    // on the stages (X1 summing and multiplying with a shift of 16 to 45, X2 off), or X1 with
+    // on the stages (X1 summing and multiplying with a shift of 0 to 45, X2 off), or X1 with
     // neither multiplier nor shift (a bias, a ReLU: 32-bit lanes too).
     const bool requantise = pick(rng, 5) == 0;
     if (requantise) {
@@ -476,7 +476,7 @@ Program random_program(std::mt19937_64& rng) {
         sdp.set(x_cfg[0], (alu_bypass ? 2u : 0u) |
                               static_cast<uint32_t>(no_mul ? pick(rng, 4) : 2) << 2 |
                               (no_mul ? 1u << 4 : 0u) | (pick(rng, 2) ? 1u << 6 : 0u));
-        const uint32_t shift = no_mul ? 0 : static_cast<uint32_t>(16 + pick(rng, 30));
+        const uint32_t shift = no_mul ? 0 : static_cast<uint32_t>(pick(rng, 46));
         sdp.set(x_mul[0], (sdp.w[x_mul[0] / 4] & 1u) | shift << 8);
         sdp.set(x_cfg[1], 1);  // X2 off, its operand DMA too
         p.rdma.set(dma_cfg[1], 1);
@@ -677,7 +677,7 @@ TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
 }
 
 // A residual network's SDP (the fused pass's residual form): X1 a requantisation from
-// registers (SUM and MUL, shift 16 to 45), X2 off, Y summing one-byte operands per element
+// registers (SUM and MUL, shift 0 to 45), X2 off, Y summing one-byte operands per element
 // (read in place) through a convertor within the 32-bit lanes or bypassed, an output
 // convertor of shift 0 to 25, on random operations of every other kind.
 TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
@@ -692,7 +692,7 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
             if (!nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) continue;
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8);
-            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, static_cast<uint32_t>(16 + pick(rng, 30)) << 8);
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, static_cast<uint32_t>(pick(rng, 46)) << 8);
             sdp.set(NVDLA_SDP_D_DP_BN_CFG, 1);
             sdp.set(NVDLA_SDP_D_DP_EW_CFG, 0x58);  // ALU SUM; MUL and LUT bypassed
             sdp.set(NVDLA_SDP_D_DP_EW_ALU_CFG,

@@ -161,6 +161,11 @@ struct XParams {
     bool narrow;
     __m128i narrow_count;  // shift - 16
     __m512i narrow_half;   // 2^(shift - 17)
+    // sum16_low_shift takes a multiplier with a shift below 16 after a SUM (no PReLU), the
+    // operand as above.
+    bool narrow_low;
+    __m128i low_count, high_count;  // shift, 16 - shift
+    __m512i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
 
     NVDLA_SDP_SIMD explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -182,6 +187,13 @@ struct XParams {
                  operand <= (1 << 30);
         narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow ? shift - 16 : 0));
         narrow_half = _mm512_set1_epi32(narrow && shift > 16 ? int32_t(1) << (shift - 17) : 0);
+        narrow_low =
+            mul && sum && !prelu && shift < 16 && operand >= -(1 << 30) && operand <= (1 << 30);
+        const uint32_t low_shift = narrow_low ? shift : 0;
+        low_count = _mm_cvtsi32_si128(static_cast<int>(low_shift));
+        high_count = _mm_cvtsi32_si128(static_cast<int>(16 - low_shift));
+        low_round = _mm512_set1_epi32(low_shift ? int32_t(1) << (low_shift - 1) : 0);
+        q_limit = _mm512_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
     }
 
     // The operands of 8 elements: from memory (or nullptr: the registers').
@@ -270,6 +282,44 @@ struct XParams {
             out = _mm512_mask_mov_epi32(out, _mm512_cmpge_epi32_mask(a, _mm512_setzero_si512()), a);
         if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
         return out;
+    }
+
+    // 16 elements in 32-bit lanes (`narrow_low` programming, |in| < 2^30): a = in + operand
+    // and a * factor = q * 2^16 + low as in apply16_narrow; rounded half away by 2^shift,
+    // shift < 16: q * 2^(16 - shift) + ((low + 2^(shift - 1) - [q < 0]) >> shift) (low alone
+    // for shift 0), within 32 bits, so unsaturated, while |q| <= 2^(15 + shift) - 2. False
+    // (and `out` unset) when some |q| is beyond.
+    NVDLA_SDP_SIMD_STEP bool sum16_low_shift(__m512i in, const XLanes16& k, __m512i& out) const {
+        const __m512i a = _mm512_add_epi32(in, k.operand32);
+        const __m512i low16 = _mm512_set1_epi32(0xffff);
+        const __m512i high_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srai_epi32(kAll16, a, 16), k.factor32);
+        const __m512i low_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), k.factor32);
+        const __m512i q =
+            _mm512_add_epi32(high_product, _mm512_maskz_srai_epi32(kAll16, low_product, 16));
+        const __mmask16 beyond =
+            _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, q), q_limit);
+        if (!_kortestz_mask16_u8(beyond, beyond)) return false;
+        __m512i low = _mm512_and_si512(low_product, low16);
+        if (shift)
+            low = _mm512_add_epi32(_mm512_add_epi32(low, low_round),
+                                   _mm512_maskz_srai_epi32(kAll16, q, 31));
+        out = _mm512_add_epi32(_mm512_maskz_sll_epi32(kAll16, q, high_count),
+                               _mm512_maskz_srl_epi32(kAll16, low, low_count));
+        if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
+        return true;
+    }
+
+    // A requantisation's 16 elements (SUM and MUL without PReLU: narrow or narrow_low) in
+    // 32-bit lanes where they fit, else in 64-bit lanes.
+    NVDLA_SDP_SIMD_STEP __m512i requantise16(__m512i in, const XLanes16& k) const {
+        if (fits_narrow(in)) {
+            if (!narrow_low) return apply16_narrow<true>(in, k);
+            __m512i out;
+            if (sum16_low_shift(in, k, out)) return out;
+        }
+        return apply16(in, k);
     }
 
     // 8 elements with their operands.
@@ -673,8 +723,8 @@ struct Fused {
     // summing in 32-bit lanes without a multiplier (YParams::narrow: a residual network's
     // sum). Else kAnyStages.
     int common_stages() const {
-        const bool x1_first = bs_on && !bn_on && x1.narrow && c.outside_saturates &&
-                              !(s.bs_dma.enabled && s.bs_dma.per_element);
+        const bool x1_first = bs_on && !bn_on && (x1.narrow || x1.narrow_low) &&
+                              c.outside_saturates && !(s.bs_dma.enabled && s.bs_dma.per_element);
         const bool requantise = x1_first && x1.mul && x1.sum && !x1.prelu;
         if (requantise && !ew_on) return kCommonStages;
         if (x1_first && !ew_on && !x1.mul) return kBareStages;
@@ -696,18 +746,17 @@ struct Fused {
                                       uint32_t& flagged) const {
         if constexpr (X == kCommonStages || X == kBareStages) {
             // The common programmings (common_stages()), with no branch on the stages.
-            if (x1.fits_narrow(v))
-                v = x1.apply16_narrow<X == kCommonStages>(v, k.bs[j]);
+            if constexpr (X == kCommonStages)
+                v = x1.requantise16(v, k.bs[j]);
+            else if (x1.fits_narrow(v))
+                v = x1.apply16_narrow(v, k.bs[j]);
             else
                 v = x1.apply16(v, k.bs[j]);
             if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
             return v;
         }
         if constexpr (X == kResidualStages) {
-            if (x1.fits_narrow(v))
-                v = x1.apply16_narrow<true>(v, k.bs[j]);
-            else
-                v = x1.apply16(v, k.bs[j]);
+            v = x1.requantise16(v, k.bs[j]);
             if (ops[2].alu_bytes) {
                 // One-byte operands in place (Y has no multiplier here).
                 const int8_t* bytes = ops[2].alu_bytes + at;
