@@ -365,7 +365,9 @@ struct EmuBackend::State {
 
     static void reg_write(void* priv, uint32_t offset, uint32_t value) {
         auto* self = static_cast<State*>(priv);
-        if (!self->options.profiling || !self->current) {
+        // Only a write that can start an operation reads the clock (two reads per operation).
+        if (!self->options.profiling || !self->current ||
+            !self->device->may_start_operation(offset, value)) {
             self->device->write_register(offset, value);
             return;
         }
