@@ -119,7 +119,8 @@ TEST_F(DeviceCore, OnlyEnablingWritesMayStartAnOperation) {
     EXPECT_FALSE(may(NVDLA_UNIT_SDP, NVDLA_SDP_S_POINTER, 1));
     EXPECT_FALSE(may(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_STATUS, 1));
     EXPECT_TRUE(may(NVDLA_UNIT_BDMA, NVDLA_BDMA_CFG_LAUNCH0, 1));  // nv_full has BDMA
-    EXPECT_FALSE(device_->may_start_operation(0x7fff0, 1));        // outside every unit
+    EXPECT_FALSE(may(NVDLA_UNIT_BDMA, NVDLA_BDMA_CFG_LAUNCH0, 0));
+    EXPECT_FALSE(device_->may_start_operation(0x7fff0, 1));  // outside every unit
 
     // A PDP operation in memory runs on the write that enables its last unit, one the
     // predicate names; the writes before it run nothing.

@@ -296,9 +296,10 @@ struct Device::Impl {
 
     // The writes `write` may call run_ready for (BDMA's: those its handle_write may ask for).
     bool may_start_operation(uint32_t address, uint32_t value) const {
+        if (!(value & 1u)) return false;  // every enable and BDMA launch sets bit 0
         const auto unit = regs.map().unit_at(address);
         if (!unit) return false;
-        if (*unit == NVDLA_UNIT_BDMA) return has(NVDLA_FEATURE_BDMA);
+        if (*unit == NVDLA_UNIT_BDMA) return has(NVDLA_FEATURE_BDMA);  // CFG_OP.EN, CFG_LAUNCH*
         const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
         return regs.has_groups(*unit) && offset == regs.op_enable_offset(*unit) && (value & 1u);
     }
