@@ -105,35 +105,6 @@ TEST_F(DeviceCore, StatusShowsEnabledGroupsWaitingForTheirPartners) {
     EXPECT_EQ(rd(NVDLA_UNIT_PDP, NVDLA_PDP_D_OP_ENABLE), 1u);
 }
 
-TEST_F(DeviceCore, OnlyEnablingWritesMayStartAnOperation) {
-    // The runtime times only these writes: any other leaves the operation count alone.
-    make("nv_full");
-    const auto may = [&](nvdla_unit u, uint32_t off, uint32_t v) {
-        return device_->may_start_operation(addr(map_, u, off), v);
-    };
-    EXPECT_TRUE(may(NVDLA_UNIT_CDMA, NVDLA_CDMA_D_OP_ENABLE, 1));
-    EXPECT_TRUE(may(NVDLA_UNIT_SDP, NVDLA_SDP_D_OP_ENABLE, 1));
-    EXPECT_TRUE(may(NVDLA_UNIT_PDP_RDMA, NVDLA_PDP_RDMA_D_OP_ENABLE, 1));
-    EXPECT_FALSE(may(NVDLA_UNIT_SDP, NVDLA_SDP_D_OP_ENABLE, 0));
-    EXPECT_FALSE(may(NVDLA_UNIT_SDP, NVDLA_SDP_D_DST_BASE_ADDR_LOW, 1));
-    EXPECT_FALSE(may(NVDLA_UNIT_SDP, NVDLA_SDP_S_POINTER, 1));
-    EXPECT_FALSE(may(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_STATUS, 1));
-    EXPECT_TRUE(may(NVDLA_UNIT_BDMA, NVDLA_BDMA_CFG_LAUNCH0, 1));  // nv_full has BDMA
-    EXPECT_FALSE(may(NVDLA_UNIT_BDMA, NVDLA_BDMA_CFG_LAUNCH0, 0));
-    EXPECT_FALSE(device_->may_start_operation(0x7fff0, 1));  // outside every unit
-
-    // A PDP operation in memory runs on the write that enables its last unit, one the
-    // predicate names; the writes before it run nothing.
-    wr(NVDLA_UNIT_PDP, NVDLA_PDP_D_OPERATION_MODE_CFG, 1u << 4);  // OFF_FLYING: from memory
-    const uint64_t before = device_->stats().operations;
-    EXPECT_TRUE(may(NVDLA_UNIT_PDP_RDMA, NVDLA_PDP_RDMA_D_OP_ENABLE, 1));
-    wr(NVDLA_UNIT_PDP_RDMA, NVDLA_PDP_RDMA_D_OP_ENABLE, 1);
-    EXPECT_EQ(device_->stats().operations, before);
-    EXPECT_TRUE(may(NVDLA_UNIT_PDP, NVDLA_PDP_D_OP_ENABLE, 1));
-    wr(NVDLA_UNIT_PDP, NVDLA_PDP_D_OP_ENABLE, 1);
-    EXPECT_EQ(device_->stats().operations, before + 1);
-}
-
 TEST_F(DeviceCore, InterruptsSetStatusRaiseTheLineAndClearOnWriteOne) {
     make("nv_small");
     std::vector<bool> levels;

@@ -294,16 +294,6 @@ struct Device::Impl {
         if (schedule) run_ready();
     }
 
-    // The writes `write` may call run_ready for (BDMA's: those its handle_write may ask for).
-    bool may_start_operation(uint32_t address, uint32_t value) const {
-        if (!(value & 1u)) return false;  // every enable and BDMA launch sets bit 0
-        const auto unit = regs.map().unit_at(address);
-        if (!unit) return false;
-        if (*unit == NVDLA_UNIT_BDMA) return has(NVDLA_FEATURE_BDMA);  // CFG_OP.EN, CFG_LAUNCH*
-        const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
-        return regs.has_groups(*unit) && offset == regs.op_enable_offset(*unit) && (value & 1u);
-    }
-
     void reset() {
         stats = DeviceStats{};
         pending.clear();
@@ -330,9 +320,6 @@ uint32_t Device::read_register(uint32_t offset) {
 }
 void Device::write_register(uint32_t offset, uint32_t value) {
     impl_->write(offset, value);
-}
-bool Device::may_start_operation(uint32_t offset, uint32_t value) const {
-    return impl_->may_start_operation(offset, value);
 }
 void Device::set_interrupt_line(InterruptLine line) {
     impl_->glb.set_line(std::move(line));

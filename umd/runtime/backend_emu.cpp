@@ -365,9 +365,7 @@ struct EmuBackend::State {
 
     static void reg_write(void* priv, uint32_t offset, uint32_t value) {
         auto* self = static_cast<State*>(priv);
-        // Only a write that can start an operation reads the clock (two reads per operation).
-        if (!self->options.profiling || !self->current ||
-            !self->device->may_start_operation(offset, value)) {
+        if (!self->options.profiling || !self->current) {
             self->device->write_register(offset, value);
             return;
         }

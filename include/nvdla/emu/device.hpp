@@ -77,10 +77,6 @@ class NVDLA_API Device {
     // CSB register access at a byte offset. Absent registers read 0 and ignore writes.
     uint32_t read_register(uint32_t offset);
     void write_register(uint32_t offset, uint32_t value);
-    // Whether writing `value` at `offset` can start an operation (a D_OP_ENABLE write that
-    // enables a group, a BDMA write setting bit 0): an embedder timing operations times only
-    // these.
-    bool may_start_operation(uint32_t offset, uint32_t value) const;
 
     void set_interrupt_line(InterruptLine line);
     void set_access_check(AccessCheck check);
