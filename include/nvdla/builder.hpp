@@ -328,7 +328,7 @@ class NVDLA_API Calibration {
     Calibration& operator=(Calibration&&) noexcept;
 
     // Runs the float reference on one sample (one HostTensor per network input, in order)
-    // and widens every tensor's range.
+    // and widens every tensor's range; keeps the inputs (BuildOptions::adaptive_rounding).
     Status add_sample(const Network& net, const std::vector<HostTensor>& inputs);
     // Sets a tensor's range (max |x|, > 0), replacing what samples gave.
     void set_range(Tensor t, float max_abs);
@@ -397,6 +397,11 @@ struct BuildOptions {
     // Int8 with per-channel weight scales: narrow the spread of channel ranges within the
     // tensors a convolution reads (cross-layer equalization through ReLUs; docs/builder.md).
     bool equalize_channel_ranges = false;
+    // Int8, with a calibration from samples (add_sample): each convolution and fully connected
+    // weight rounded down or up, whichever lowers its layer's output error on the samples as
+    // the int8 network computes them (adaptive rounding; docs/builder.md). false: every weight
+    // to its nearest int8 value.
+    bool adaptive_rounding = false;
 };
 
 // A network input or output as the loadable binds it.

@@ -34,6 +34,16 @@ inline std::vector<float> random_weights(std::mt19937_64& rng, size_t n, float s
     return test::random_vector<float>(rng, n, -scale, scale);
 }
 
+// A square convolution of k kernels padded to keep the plane's size.
+inline ConvolutionDesc same_size_conv(uint32_t k, uint32_t kernel, uint32_t groups = 1) {
+    ConvolutionDesc d;
+    d.out_channels = k;
+    d.kernel_h = d.kernel_w = kernel;
+    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = kernel / 2;
+    d.groups = groups;
+    return d;
+}
+
 // One emulated runtime per configuration, shared by the tests of a process. Never destroyed:
 // the runtimes would outlive (at exit) the library's statics they use.
 inline Runtime& emu(const std::string& config) {

@@ -7,15 +7,6 @@
 namespace nvdla::builder_test {
 namespace {
 
-ConvolutionDesc conv(uint32_t k, uint32_t kernel, uint32_t groups = 1) {
-    ConvolutionDesc d;
-    d.out_channels = k;
-    d.kernel_h = d.kernel_w = kernel;
-    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = kernel / 2;
-    d.groups = groups;
-    return d;
-}
-
 // Batch norm gammas 1 to 2^7.5, shuffled: the channels of its output span ranges ~180x apart.
 std::vector<float> spread_gammas(std::mt19937_64& rng, uint32_t channels) {
     std::vector<float> g(channels);
@@ -32,18 +23,19 @@ Network spread_network(std::mt19937_64& rng) {
     Network net("spread");
     Tensor x = net.input("data", {1, kIn, 8, 8});
     const std::vector<float> ones(kMid, 1.0f);
-    x = net.convolution(x, conv(kMid, 1), random_weights(rng, kMid * kIn, 0.4f), {}, "expand");
+    x = net.convolution(x, same_size_conv(kMid, 1), random_weights(rng, kMid * kIn, 0.4f), {},
+                        "expand");
     x = net.batch_norm(x, random_weights(rng, kMid, 0.2f), ones, spread_gammas(rng, kMid),
                        random_weights(rng, kMid, 0.2f), 1e-5f, "bn1");
     x = net.relu(x, "relu1");
-    x = net.convolution(x, conv(kMid, 3, kMid), random_weights(rng, kMid * 9, 0.4f), {},
+    x = net.convolution(x, same_size_conv(kMid, 3, kMid), random_weights(rng, kMid * 9, 0.4f), {},
                         "depthwise");
     x = net.batch_norm(x, random_weights(rng, kMid, 0.2f), ones, spread_gammas(rng, kMid),
                        random_weights(rng, kMid, 0.2f), 1e-5f, "bn2");
     x = net.relu(x, "relu2");
-    net.output(
-        net.convolution(x, conv(kOut, 1), random_weights(rng, kOut * kMid, 0.2f), {}, "project"),
-        "y");
+    net.output(net.convolution(x, same_size_conv(kOut, 1), random_weights(rng, kOut * kMid, 0.2f),
+                               {}, "project"),
+               "y");
     return net;
 }
 

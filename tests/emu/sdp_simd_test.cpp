@@ -197,12 +197,19 @@ void check_convertors() {
         s.proc = pick(rng, 2) ? Precision::Int8 : Precision::Int16;
         s.output = s.proc == Precision::Int8 && pick(rng, 3) == 0 ? Precision::Int16 : s.proc;
         s.count_saturation = pick(rng, 4) != 0;
-        switch (pick(rng, 4)) {
+        switch (pick(rng, 5)) {
             case 0: s.cvt = {0, 1, 0}; break;  // identity
             case 1:
                 s.cvt = {static_cast<int32_t>(pick(rng, 2001)) - 1000,
                          static_cast<int16_t>(int64_t(pick(rng, 201)) - 100),
                          static_cast<uint32_t>(pick(rng, 20))};
+                break;
+            case 2:
+                // A requantisation's: large scales, shifts around the limits of the 32-bit
+                // lanes that saturate outside (24 for int8 output, 16 for int16).
+                s.cvt = {
+                    static_cast<int32_t>(pick(rng, 9)) - 4, awkward16(rng),
+                    static_cast<uint32_t>(pick(rng, 2) ? 14 + pick(rng, 5) : 22 + pick(rng, 5))};
                 break;
             default:
                 s.cvt = {awkward(rng), awkward16(rng), static_cast<uint32_t>(pick(rng, 64))};
@@ -222,6 +229,15 @@ void check_convertors() {
                 // A bound at the int64 limit is taken as it is.
                 if (__builtin_add_overflow(bound, int64_t(pick(rng, 5)) - 2, &at)) at = bound;
                 v = static_cast<int32_t>(std::clamp<int64_t>(at, INT32_MIN, INT32_MAX));
+            }
+        }
+        // Now and then the inputs next to where the 32-bit lanes end (plan_c_narrow).
+        if (pick(rng, 3) == 0) {
+            const CNarrowPlan plan = plan_c_narrow(s.cvt, s.output);
+            for (int32_t& v : line) {
+                const int64_t bound = pick(rng, 2) ? plan.lower : plan.upper;
+                v = static_cast<int32_t>(
+                    std::clamp<int64_t>(bound + int64_t(pick(rng, 5)) - 2, INT32_MIN, INT32_MAX));
             }
         }
         std::vector<uint16_t> scalar(n), simd(n);
@@ -451,7 +467,7 @@ Program random_program(std::mt19937_64& rng) {
         if (alu_needed || mul_needed) operand_dma(i, alu_needed, mul_needed);
     }
     // Now and then a convolution's requantisation, which the fused pass runs without a branch
-    // on the stages (X1 summing and multiplying with a shift of 16 to 45, X2 off), or X1 with
+    // on the stages (X1 summing and multiplying with a shift of 0 to 45, X2 off), or X1 with
     // neither multiplier nor shift (a bias, a ReLU: 32-bit lanes too).
     const bool requantise = pick(rng, 5) == 0;
     if (requantise) {
@@ -460,7 +476,7 @@ Program random_program(std::mt19937_64& rng) {
         sdp.set(x_cfg[0], (alu_bypass ? 2u : 0u) |
                               static_cast<uint32_t>(no_mul ? pick(rng, 4) : 2) << 2 |
                               (no_mul ? 1u << 4 : 0u) | (pick(rng, 2) ? 1u << 6 : 0u));
-        const uint32_t shift = no_mul ? 0 : static_cast<uint32_t>(16 + pick(rng, 30));
+        const uint32_t shift = no_mul ? 0 : static_cast<uint32_t>(pick(rng, 46));
         sdp.set(x_mul[0], (sdp.w[x_mul[0] / 4] & 1u) | shift << 8);
         sdp.set(x_cfg[1], 1);  // X2 off, its operand DMA too
         p.rdma.set(dma_cfg[1], 1);
@@ -468,12 +484,13 @@ Program random_program(std::mt19937_64& rng) {
         const bool mul_memory = !no_mul && (sdp.w[x_mul[0] / 4] & 1u);
         p.rdma.set(dma_cfg[0], 1);
         if (alu_memory || mul_memory) operand_dma(0, alu_memory, mul_memory);
-        sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 24)));
+        sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 26)));
     }
-    // Y now and then, without the LUT (the fused pass computes it): MUL and ALU operands from
-    // registers or memory, through random operand convertors; EQL (nothing written) and
-    // truncations past 63 stay with the scalar stages.
-    if (!requantise && pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
+    // Y now and then, without the LUT (the fused pass computes it; after a requantisation, a
+    // residual network's sum): MUL and ALU operands from registers or memory, through random
+    // operand convertors; EQL (nothing written) and truncations past 63 stay with the scalar
+    // stages.
+    if (pick(rng, 3) == 0 && nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) {
         const bool alu_bypass = pick(rng, 3) == 0, mul_bypass = pick(rng, 3) == 0;
         sdp.set(NVDLA_SDP_D_DP_EW_CFG,
                 (alu_bypass ? 0x2u : 0u) | static_cast<uint32_t>(pick(rng, 3)) << 2 |
@@ -657,6 +674,108 @@ TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
             EXPECT_EQ(TestRows::finished, 0);
     }
     EXPECT_EQ(simd_ran, levels.back() != IsaLevel::Scalar);
+}
+
+// A residual network's SDP (the fused pass's residual form): X1 a requantisation from
+// registers (SUM and MUL, shift 0 to 45), X2 off, Y summing one-byte operands per element
+// (read in place) through a convertor within the 32-bit lanes or bypassed, an output
+// convertor of shift 0 to 25, on random operations of every other kind.
+TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 100; ++i) {
+            Program p = random_program(rng);
+            Words& sdp = p.sdp;
+            const HwConfig& cfg = test::config(p.config);
+            if (!nvdla_hw_has(&cfg, NVDLA_FEATURE_SDP_EW)) continue;
+            sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8);
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, static_cast<uint32_t>(pick(rng, 46)) << 8);
+            sdp.set(NVDLA_SDP_D_DP_BN_CFG, 1);
+            sdp.set(NVDLA_SDP_D_DP_EW_CFG, 0x58);  // ALU SUM; MUL and LUT bypassed
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CFG,
+                    NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, 1u) |
+                        NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_CVT_BYPASS,
+                                        pick(rng, 4) == 0 ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_OFFSET_VALUE,
+                    static_cast<uint32_t>(int32_t(pick(rng, 2049)) - 1024));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE,
+                    static_cast<uint16_t>(int32_t(pick(rng, 32769)) - 16384));
+            sdp.set(NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE, static_cast<uint32_t>(pick(rng, 31)));
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 26)));
+            // ERDMA: ALU, one byte, per element; BRDMA and NRDMA off.
+            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+            const uint32_t C = sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] + 1;
+            const uint32_t format = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+            const uint32_t proc = format & 3u, out = format >> 2 & 3u;
+            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+            p.rdma.set(NVDLA_SDP_RDMA_D_BRDMA_CFG, 1);
+            p.rdma.set(NVDLA_SDP_RDMA_D_NRDMA_CFG, 1);
+            p.rdma.set(NVDLA_SDP_RDMA_D_ERDMA_CFG, 0x32);
+            p.rdma.set(NVDLA_SDP_RDMA_D_EW_BASE_ADDR_LOW, static_cast<uint32_t>(kEw));
+            p.rdma.set(NVDLA_SDP_RDMA_D_EW_LINE_STRIDE, W * group);
+            p.rdma.set(NVDLA_SDP_RDMA_D_EW_SURFACE_STRIDE,
+                       W == 1 && H == 1 ? group : W * group * H);
+            p.operands[2].resize(kRegion);
+            for (uint8_t& b : p.operands[2]) b = static_cast<uint8_t>(rng());
+            if (!p.uses_rdma) {
+                const uint32_t batches = (sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4] >> 8 & 0x1fu) + 1;
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
+                p.rdma.set(
+                    NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
+                    1u | proc << 2 | proc << 4 | out << 6 |
+                        NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+                p.uses_rdma = true;
+            }
+            const Outcome scalar = run(p, true);
+            const Outcome at_level = run(p, false);
+            ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
+            ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+        }
+        EXPECT_GT(ran, 60) << isa_name(level);
+    }
+}
+
+// Offline int8 -> int8 layers whose stages take every operand from registers, which the vector
+// levels map byte by byte through a table of the scalar stages' results (run_fused): random
+// stages, convertors and counters as above, the operand DMAs off.
+TEST(SdpSimd, OfflineInt8LayersWithRegisterOperandsMatchTheScalarStages) {
+    const std::vector<IsaLevel> levels = levels_of_this_cpu();
+    for (IsaLevel level : levels) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 60;) {
+            Program p = random_program(rng);
+            const uint32_t format = p.sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+            const uint32_t mode = p.rdma.w[NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG / 4];
+            if (!p.offline || format != 0 || ((mode >> 2) & 3u) != 0) continue;
+            ++i;
+            for (uint32_t reg : {NVDLA_SDP_D_DP_BS_ALU_CFG, NVDLA_SDP_D_DP_BS_MUL_CFG,
+                                 NVDLA_SDP_D_DP_BN_ALU_CFG, NVDLA_SDP_D_DP_BN_MUL_CFG})
+                p.sdp.w[reg / 4] &= ~1u;  // SRC: the register
+            p.sdp.w[NVDLA_SDP_D_DP_EW_ALU_CFG / 4] &=
+                ~NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, 1u);
+            p.sdp.w[NVDLA_SDP_D_DP_EW_MUL_CFG / 4] &=
+                ~NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, 1u);
+            p.sdp.w[NVDLA_SDP_D_DP_EW_CFG / 4] |= 0x40u;  // LUT bypassed
+            for (uint32_t reg : {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG,
+                                 NVDLA_SDP_RDMA_D_ERDMA_CFG})
+                p.rdma.set(reg, 1);  // disabled
+            const Outcome scalar = run(p, true);
+            const Outcome at_level = run(p, false);
+            ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
+            ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+        }
+        EXPECT_GT(ran, 50) << isa_name(level);
+    }
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 // under/overflow extrapolation, the priorities and the D_PERF_LUT_* counters).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
+#include <string>
 #include <vector>
 
+#include "isa_levels.hpp"
 #include "sdp_test_harness.hpp"
 
 namespace nvdla::emu::sdp_test {
@@ -224,6 +227,84 @@ TEST(SdpY, OperandConvertorsAndMulBeforeAlu) {
                 EXPECT_EQ(static_cast<int8_t>(dst[o]), clamp_bits(round_shift(y, 8), 8))
                     << c << "," << h << "," << w;
             }
+}
+
+// Y's ALU operand convertor where SDP's vector forms may take 32-bit lanes (products within
+// 2^30, shifts up to 30) and just past them (shifts 31 to 38, which must take 64-bit lanes or
+// round to 0 as below): products of exactly +-2^30, +-2^29 and their neighbours, every sign, at
+// every ISA level of this CPU. At a shift of 31 or more every product within 2^30 rounds to 0,
+// except +-2^30 at 31 (+-1); a 32-bit lane's arithmetic shift would give -1 for the negative ones.
+TEST(SdpY, AluConvertorAtTheEdgeOfThe32BitLanes) {
+    struct Convertor {
+        int32_t offset, scale;
+    };
+    // (x - offset) * scale within 2^30 for every int16 x; the second and third reach -2^30 and
+    // +2^30 (x = -32768).
+    constexpr std::array<Convertor, 4> kConvertors = {
+        {{0, -32768}, {32768, 16384}, {32768, -16384}, {-5, 3}}};
+    constexpr std::array<uint32_t, 12> kShifts = {0, 16, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38};
+    const uint32_t W = 16, H = 4, C = 32;  // int8: one surface
+    const uint32_t line = W * 32, surface = H * line;
+    const uint32_t op_line = W * 32 * 2, op_surface = H * op_line;  // 32 int16 operands per atom
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        for (const Convertor& cvt : kConvertors)
+            for (uint32_t shift : kShifts) {
+                SCOPED_TRACE(std::string(isa_name(level)) + ": offset " +
+                             std::to_string(cvt.offset) + ", scale " + std::to_string(cvt.scale) +
+                             ", shift " + std::to_string(shift));
+                Rig rig("nv_full");
+                int8_t* src = reinterpret_cast<int8_t*>(rig.region(kSrc, surface));
+                uint8_t* ops = rig.region(kOperands, op_surface);
+                uint8_t* dst = rig.region(kDst, surface);
+                auto rng = test::rng_for_test();
+                for (uint32_t i = 0; i < surface; ++i)
+                    src[i] = static_cast<int8_t>(int(rng() % 201) - 100);
+                // Operands whose products land on and next to +-2^30, +-2^29 and 0.
+                std::vector<int16_t> edges = {-32768, -32767, -32766, 32767, 32766, 0, 1, -1};
+                for (int64_t target : {int64_t(1) << 29, -(int64_t(1) << 29)})
+                    for (int64_t d : {-1, 0, 1}) {
+                        const int64_t x = cvt.offset + target / cvt.scale + d;
+                        if (x >= INT16_MIN && x <= INT16_MAX) edges.push_back(int16_t(x));
+                    }
+                for (uint32_t i = 0; i < op_surface / 2; ++i)
+                    put16(ops + 2 * i, static_cast<uint16_t>(i % 2 ? edges[rng() % edges.size()]
+                                                                   : int16_t(rng())));
+
+                rig.bypass_all();
+                rig.shape(W, H, C);
+                rig.source(kSrc, line, surface);
+                rig.destination(kDst, line, surface);
+                rig.sdp("D_DP_EW_CFG", 0x58);   // ALU SUM; MUL and LUT bypassed
+                rig.sdp("D_DP_EW_ALU_CFG", 1);  // MEM, convertor on
+                rig.sdp("D_DP_EW_ALU_CVT_OFFSET_VALUE", static_cast<uint32_t>(cvt.offset));
+                rig.sdp("D_DP_EW_ALU_CVT_SCALE_VALUE", static_cast<uint16_t>(cvt.scale));
+                rig.sdp("D_DP_EW_ALU_CVT_TRUNCATE_VALUE", shift);
+                rig.rdma("D_ERDMA_CFG", 0x3a);  // enabled, ALU, two bytes, per element, MC
+                rig.rdma("D_EW_BASE_ADDR_LOW", kOperands);
+                rig.rdma("D_EW_LINE_STRIDE", op_line);
+                rig.rdma("D_EW_SURFACE_STRIDE", op_surface);
+                rig.run();
+
+                ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+                int wrong = 0;
+                for (uint32_t h = 0; h < H; ++h)
+                    for (uint32_t w = 0; w < W; ++w)
+                        for (uint32_t c = 0; c < C; ++c) {
+                            const uint64_t o = cube_offset(32, 1, line, surface, c, h, w);
+                            const int64_t a =
+                                static_cast<int16_t>(get16(ops + h * op_line + w * 64 + c * 2));
+                            const int64_t operand =
+                                clamp_bits(round_shift((a - cvt.offset) * cvt.scale, shift), 32);
+                            const int64_t expected = clamp_bits(src[o] + operand, 8);
+                            if (static_cast<int8_t>(dst[o]) != expected && ++wrong <= 3)
+                                ADD_FAILURE() << "operand " << a << " at " << c << "," << h << ","
+                                              << w << ": " << int(static_cast<int8_t>(dst[o]))
+                                              << ", expected " << expected;
+                        }
+                ASSERT_EQ(wrong, 0);
+            }
+    }
 }
 
 // EQL compares with the operand cube, writes nothing and reports D_STATUS.STATUS_UNEQUAL.

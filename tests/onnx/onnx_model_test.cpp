@@ -61,7 +61,10 @@ int top1_input_count() {
     return n > 0 ? n : kTop1Inputs;
 }
 
+// NVDLA_TEST_MODELS_DIR=dir takes the models from dir instead (e.g. trained models written with
+// more test images, docs/onnx.md).
 std::string models_dir() {
+    if (const char* e = std::getenv("NVDLA_TEST_MODELS_DIR"); e && *e) return e;
     return std::string(NVDLA_TESTS_DIR) + "/onnx/models";
 }
 
@@ -288,6 +291,7 @@ TEST_P(OnnxModel, MatchesPyTorch) {
         bo.precision = target.precision;
         bo.calibration = &cal;
         bo.equalize_channel_ranges = std::getenv("NVDLA_TEST_EQUALIZE") != nullptr;
+        bo.adaptive_rounding = std::getenv("NVDLA_TEST_ADAPTIVE_ROUNDING") != nullptr;
         auto built = nvdla::builder::build(model->network, bo);
         if (!built) {
             // Only nv_small may lack what a layer needs, and says which layer.
@@ -313,8 +317,19 @@ TEST_P(OnnxModel, MatchesPyTorch) {
             if (trained && classifier) {
                 const size_t classes = size_t(model->outputs[0].shape[1]);
                 const size_t top1 = argmax((*out)[0].values, 0, classes);
-                agree += top1 == argmax(s.outputs[0].values, 0, classes);
+                const size_t expected = argmax(s.outputs[0].values, 0, classes);
+                agree += top1 == expected;
                 correct += int(top1) == s.label;
+                if (top1 != expected && std::getenv("NVDLA_TEST_VERBOSE")) {
+                    // How close PyTorch's top two were: a near tie is decided by rounding.
+                    const auto& e = s.outputs[0].values;
+                    const double second = e[top1];
+                    std::printf(
+                        "    image %zu: int8 class %zu, PyTorch %zu (%.4f of the range "
+                        "above it)\n",
+                        size_t(&s - samples.data()), top1, expected,
+                        (e[expected] - second) / std::max(range_of(e), 1e-6));
+                }
             }
             for (size_t o = 0; o < out->size(); ++o) {
                 const auto& a = (*out)[o].values;
@@ -326,6 +341,9 @@ TEST_P(OnnxModel, MatchesPyTorch) {
                 worst_cosine = std::min(worst_cosine, c);
                 mean_cosine += c / double(samples.size() * out->size());
                 below_099 += c < 0.99;
+                if (c < 0.99 && trained && std::getenv("NVDLA_TEST_VERBOSE"))
+                    std::printf("    image %zu: int8 cosine %.5f\n", size_t(&s - samples.data()),
+                                c);
             }
         }
         double top1_mean_error = 0;  // 1 - cosine

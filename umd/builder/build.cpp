@@ -41,6 +41,14 @@ Result<CompiledNetwork> build(const Network& net, const BuildOptions& options) {
         lowered = &equalized;
         ranges = &equalized_ranges;
     }
+    Network::Impl rounded;
+    if (options.precision == Precision::Int8 && options.adaptive_rounding &&
+        !ranges->inputs.empty()) {
+        rounded = *lowered;
+        if (Status s = detail::round_weights_adaptively(rounded, *ranges, options.quantization); !s)
+            return s;
+        lowered = &rounded;
+    }
     detail::Lowering lowering(*lowered, options, **cfg, ranges);
     Result<detail::Plan> plan = lowering.run();
     if (!plan) return plan.status();

@@ -97,6 +97,8 @@ struct Calibration::Impl {
     std::vector<std::vector<float>> channels;  // by tensor id
     std::vector<bool> fixed;                   // set by set_range
     size_t samples = 0;
+    // The samples' inputs (NCHW), for BuildOptions::adaptive_rounding.
+    std::vector<std::vector<HostTensor>> inputs;
 };
 
 namespace detail {
@@ -104,6 +106,15 @@ namespace detail {
 // Every tensor of the network in float32 NCHW (index = tensor id), for inputs in any layout.
 Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
                                                  const std::vector<HostTensor>& inputs);
+// One node of the float reference: t[id] from the tensors before it.
+void evaluate_node(const Network::Impl& net, uint32_t id, std::vector<std::vector<float>>& t);
+// int8 tensor scales (range / 127 per scale group, as the lowering uses them), by tensor id.
+Result<std::vector<double>> int8_scales(const Network::Impl& net, const Calibration::Impl* cal);
+// BuildOptions::adaptive_rounding (umd/builder/rounding.cpp): moves every convolution's and
+// fully connected layer's weights onto the int8 grid point below or above each weight that
+// lowers the layer's output error on the calibration samples.
+Status round_weights_adaptively(Network::Impl& net, const Calibration::Impl& cal,
+                                Quantization quantization);
 // The float reference of a CPU operation (umd/builder/cpu_op.cpp): node id's output into y.
 void cpu_op_reference(const Network::Impl& net, uint32_t id,
                       const std::vector<std::vector<float>>& tensors, std::vector<float>& y);

@@ -188,9 +188,8 @@ Status Lowering::analyse() {
 // int8 scales: tensors that share their bytes or their values' scale (pooling keeps the
 // input's, concat puts its inputs in one cube, flatten is a view) get one scale, the largest
 // range of the group over 127.
-Status Lowering::assign_scales() {
-    if (!t_.int8()) return Status();
-    const size_t n = net_.nodes.size();
+Result<std::vector<double>> int8_scales(const Network::Impl& net, const Calibration::Impl* cal) {
+    const size_t n = net.nodes.size();
     std::vector<uint32_t> parent(n);
     std::iota(parent.begin(), parent.end(), 0u);
     auto find = [&](uint32_t x) {
@@ -199,7 +198,7 @@ Status Lowering::assign_scales() {
     };
     auto unite = [&](uint32_t a, uint32_t b) { parent[find(a)] = find(b); };
     for (uint32_t id = 0; id < n; ++id) {
-        const Node& node = net_.nodes[id];
+        const Node& node = net.nodes[id];
         if (node.op == Op::Pooling || node.op == Op::Flatten || node.shares_input_scale)
             unite(id, node.inputs[0]);
         if (node.op == Op::Concat)
@@ -207,27 +206,36 @@ Status Lowering::assign_scales() {
     }
     std::vector<float> own(n, 0.0f);  // each tensor's range (inner nodes: derived)
     for (uint32_t id = 0; id < n; ++id) {
-        const Node& node = net_.nodes[id];
+        const Node& node = net.nodes[id];
         float r = 0;
-        if (cal_ && id < cal_->range.size()) r = cal_->range[id];
+        if (cal && id < cal->range.size()) r = cal->range[id];
         if (!(r > 0) && !node.inputs.empty() && (node.range_gain > 0 || node.range_offset > 0))
             r = node.range_gain * own[node.inputs[0]] + node.range_offset;
-        if (!(r > 0) && cal_ && cal_->samples > 0 && id < cal_->range.size()) r = 1e-3f;
+        if (!(r > 0) && cal && cal->samples > 0 && id < cal->range.size()) r = 1e-3f;
         own[id] = r;
     }
     std::vector<float> range(n, 0.0f);
     for (uint32_t id = 0; id < n; ++id) {
         // A node sharing its input's scale does not widen it (a pad's "-infinity" value).
-        const Node& node = net_.nodes[id];
+        const Node& node = net.nodes[id];
         if (node.shares_input_scale && own[node.inputs[0]] > 0) continue;
         range[find(id)] = std::max(range[find(id)], own[id]);
     }
     for (uint32_t id = 0; id < n; ++id)
-        if (!(own[id] > 0) && !(net_.nodes[id].shares_input_scale && range[find(id)] > 0))
-            return error(layer(id),
+        if (!(own[id] > 0) && !(net.nodes[id].shares_input_scale && range[find(id)] > 0))
+            return error(net.describe(id),
                          ": the calibration has no range for its output; int8 needs "
                          "one for every tensor (Calibration::add_sample or set_range)");
-    for (uint32_t id = 0; id < n; ++id) scale_[id] = double(range[find(id)]) / 127.0;
+    std::vector<double> scales(n);
+    for (uint32_t id = 0; id < n; ++id) scales[id] = double(range[find(id)]) / 127.0;
+    return scales;
+}
+
+Status Lowering::assign_scales() {
+    if (!t_.int8()) return Status();
+    Result<std::vector<double>> scales = int8_scales(net_, cal_);
+    if (!scales) return scales.status();
+    scale_ = std::move(scales).value();
     return Status();
 }
 

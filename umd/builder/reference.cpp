@@ -181,6 +181,66 @@ void softmax(View x, Plane& y) {
 
 }  // namespace
 
+void evaluate_node(const Network::Impl& net, uint32_t id, std::vector<std::vector<float>>& t) {
+    const Node& n = net.nodes[id];
+    if (n.op == Op::Input) return;
+    Plane& y = t[id];
+    y.assign(n.dims.elements(), 0.0f);
+    const View x{t[n.inputs[0]].data(), net.nodes[n.inputs[0]].dims};
+    const size_t plane = size_t(n.dims.h) * n.dims.w;
+    switch (n.op) {
+        case Op::Input: break;
+        case Op::Convolution: convolution(n, x, y); break;
+        case Op::Deconvolution: deconvolution(n, x, y); break;
+        case Op::FullyConnected: fully_connected(n, x, y); break;
+        case Op::Pooling: pooling(n, x, y); break;
+        case Op::Lrn: lrn(n, x, y); break;
+        case Op::Affine:
+            for (uint32_t c = 0; c < n.dims.c; ++c)
+                for (size_t i = 0; i < plane; ++i)
+                    y[c * plane + i] = x.data[c * plane + i] * n.scale[c] + n.shift[c];
+            break;
+        case Op::Relu:
+            for (size_t i = 0; i < y.size(); ++i) y[i] = std::max(x.data[i], 0.0f);
+            break;
+        case Op::PRelu:
+            for (uint32_t c = 0; c < n.dims.c; ++c)
+                for (size_t i = 0; i < plane; ++i) {
+                    const float v = x.data[c * plane + i];
+                    y[c * plane + i] = v >= 0 ? v : v * n.scale[c];
+                }
+            break;
+        case Op::Sigmoid:
+            for (size_t i = 0; i < y.size(); ++i)
+                y[i] = static_cast<float>(1.0 / (1.0 + std::exp(-double(x.data[i]))));
+            break;
+        case Op::Tanh:
+            for (size_t i = 0; i < y.size(); ++i) y[i] = std::tanh(x.data[i]);
+            break;
+        case Op::Eltwise:
+            reference_eltwise(n, t[n.inputs[0]], x.d, t[n.inputs[1]], net.nodes[n.inputs[1]].dims,
+                              y);
+            break;
+        case Op::Clip:
+        case Op::Mish:
+        case Op::Pad:
+        case Op::Slice:
+        case Op::ResizeNearest:
+        case Op::ResizeBilinear: reference_modern(n, t[n.inputs[0]], x.d, y); break;
+        case Op::Concat: {
+            size_t at = 0;
+            for (uint32_t in : n.inputs) {
+                std::copy(t[in].begin(), t[in].end(), y.begin() + static_cast<ptrdiff_t>(at));
+                at += t[in].size();
+            }
+            break;
+        }
+        case Op::Flatten: y = t[n.inputs[0]]; break;
+        case Op::Softmax: softmax(x, y); break;
+        case Op::Cpu: cpu_op_reference(net, id, t, y); break;
+    }
+}
+
 Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
                                                  const std::vector<HostTensor>& inputs) {
     if (!net.error.ok()) return net.error;
@@ -200,65 +260,7 @@ Result<std::vector<std::vector<float>>> evaluate(const Network::Impl& net,
                          in.dims.elements(), " elements");
         t[net.inputs[i]] = to_layout(in, HostLayout::NCHW).data;
     }
-    for (uint32_t id = 0; id < net.nodes.size(); ++id) {
-        const Node& n = net.nodes[id];
-        if (n.op == Op::Input) continue;
-        Plane& y = t[id];
-        y.assign(n.dims.elements(), 0.0f);
-        const View x{t[n.inputs[0]].data(), net.nodes[n.inputs[0]].dims};
-        const size_t plane = size_t(n.dims.h) * n.dims.w;
-        switch (n.op) {
-            case Op::Input: break;
-            case Op::Convolution: convolution(n, x, y); break;
-            case Op::Deconvolution: deconvolution(n, x, y); break;
-            case Op::FullyConnected: fully_connected(n, x, y); break;
-            case Op::Pooling: pooling(n, x, y); break;
-            case Op::Lrn: lrn(n, x, y); break;
-            case Op::Affine:
-                for (uint32_t c = 0; c < n.dims.c; ++c)
-                    for (size_t i = 0; i < plane; ++i)
-                        y[c * plane + i] = x.data[c * plane + i] * n.scale[c] + n.shift[c];
-                break;
-            case Op::Relu:
-                for (size_t i = 0; i < y.size(); ++i) y[i] = std::max(x.data[i], 0.0f);
-                break;
-            case Op::PRelu:
-                for (uint32_t c = 0; c < n.dims.c; ++c)
-                    for (size_t i = 0; i < plane; ++i) {
-                        const float v = x.data[c * plane + i];
-                        y[c * plane + i] = v >= 0 ? v : v * n.scale[c];
-                    }
-                break;
-            case Op::Sigmoid:
-                for (size_t i = 0; i < y.size(); ++i)
-                    y[i] = static_cast<float>(1.0 / (1.0 + std::exp(-double(x.data[i]))));
-                break;
-            case Op::Tanh:
-                for (size_t i = 0; i < y.size(); ++i) y[i] = std::tanh(x.data[i]);
-                break;
-            case Op::Eltwise:
-                reference_eltwise(n, t[n.inputs[0]], x.d, t[n.inputs[1]],
-                                  net.nodes[n.inputs[1]].dims, y);
-                break;
-            case Op::Clip:
-            case Op::Mish:
-            case Op::Pad:
-            case Op::Slice:
-            case Op::ResizeNearest:
-            case Op::ResizeBilinear: reference_modern(n, t[n.inputs[0]], x.d, y); break;
-            case Op::Concat: {
-                size_t at = 0;
-                for (uint32_t in : n.inputs) {
-                    std::copy(t[in].begin(), t[in].end(), y.begin() + static_cast<ptrdiff_t>(at));
-                    at += t[in].size();
-                }
-                break;
-            }
-            case Op::Flatten: y = t[n.inputs[0]]; break;
-            case Op::Softmax: softmax(x, y); break;
-            case Op::Cpu: cpu_op_reference(net, id, t, y); break;
-        }
-    }
+    for (uint32_t id = 0; id < net.nodes.size(); ++id) evaluate_node(net, id, t);
     return t;
 }
 
@@ -351,6 +353,9 @@ Status Calibration::add_sample(const Network& net, const std::vector<HostTensor>
             }
         if (!c.fixed[id]) c.range[id] = std::max(c.range[id], m);
     }
+    std::vector<HostTensor> kept;
+    for (const HostTensor& in : inputs) kept.push_back(to_layout(in, HostLayout::NCHW));
+    c.inputs.push_back(std::move(kept));
     ++c.samples;
     return Status();
 }

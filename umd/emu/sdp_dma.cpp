@@ -80,24 +80,23 @@ void InputReader::fetch(uint64_t address, uint64_t bytes, std::byte* dst) {
     ctx_.dma.read(NVDLA_UNIT_SDP_RDMA, s_.src.port, address, dst, bytes);
 }
 
+const std::byte* InputReader::line_bytes(uint32_t surface, uint32_t h) {
+    // Read in place (nothing is written before the line is decoded); a fault reads zeros, as
+    // Dma::read gives them.
+    const std::byte* src = ctx_.dma.view(NVDLA_UNIT_SDP_RDMA, s_.src.port,
+                                         line_address(s_.src, 0, surface, h), raw_.size());
+    if (src) return src;
+    std::memset(raw_.data(), 0, raw_.size());
+    return raw_.data();
+}
+
 void InputReader::read(uint32_t g, uint32_t h, std::span<int32_t> line, Counters& counters) {
     const uint32_t per_group = s_.group / s_.in_lanes;  // 2 when int16 data is processed as int8
     const uint32_t bytes = bytes_per_element(s_.input);
     for (uint32_t j = 0; j < per_group; ++j) {
         const uint32_t surface = g * per_group + j;
-        const std::byte* src;
-        if (s_.src.packed) {
-            src = packed_.data() + size_t(surface) * s_.atom;
-        } else {
-            // Read in place (nothing is written before the line is decoded); a fault reads
-            // zeros, as Dma::read gives them.
-            src = ctx_.dma.view(NVDLA_UNIT_SDP_RDMA, s_.src.port,
-                                line_address(s_.src, 0, surface, h), raw_.size());
-            if (!src) {
-                std::memset(raw_.data(), 0, raw_.size());
-                src = raw_.data();
-            }
-        }
+        const std::byte* src =
+            s_.src.packed ? packed_.data() + size_t(surface) * s_.atom : line_bytes(surface, h);
         const uint32_t width = s_.width, lanes = s_.in_lanes;
         if (s_.input == Precision::Int8) {
             // The common case: every atom's lanes widened, whole lines at once when the lanes
@@ -202,12 +201,27 @@ OperandLine OperandReader::load(uint32_t g, uint32_t h, bool one_element) {
         // Per-element data: a line of W x group values per channel group, with its strides.
         const uint64_t address =
             dma_.base + uint64_t(g) * dma_.surface_stride + uint64_t(h) * dma_.line_stride;
+        if (bytes_in_place_) {
+            // In place; a fault reads zeros, as Dma::read gives them.
+            const std::byte* p =
+                ctx_.dma.view(NVDLA_UNIT_SDP_RDMA, dma_.port, address, raw_.size());
+            if (!p) {
+                std::memset(raw_.data(), 0, raw_.size());
+                p = raw_.data();
+            }
+            return {nullptr, nullptr, false, reinterpret_cast<const int8_t*>(p)};
+        }
         ctx_.dma.read(NVDLA_UNIT_SDP_RDMA, dma_.port, address, raw_.data(), raw_.size());
         if (dma_.take_alu) decode(raw_.data(), alu_line_.size(), alu_line_.data(), true);
         if (dma_.take_mul) decode(raw_.data(), mul_line_.size(), mul_line_.data(), false);
     }
     return {dma_.take_alu ? alu_line_.data() : nullptr, dma_.take_mul ? mul_line_.data() : nullptr,
             !dma_.per_element};
+}
+
+void OperandReader::hand_bytes_in_place() {
+    bytes_in_place_ = dma_.per_element && dma_.use == OperandUse::Alu &&
+                      dma_.component_bytes == 1 && dma_.take_alu && !dma_.take_mul;
 }
 
 // ---- Output ----

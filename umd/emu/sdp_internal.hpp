@@ -148,6 +148,9 @@ struct OperandLine {
     const int16_t* alu = nullptr;
     const int16_t* mul = nullptr;
     bool same_for_every_element = false;  // per-kernel data: each element's group repeated
+    // Instead of `alu`: one-byte ALU operands as they lie in memory (a reader asked to hand
+    // them so: OperandReader::hand_bytes_in_place).
+    const int8_t* alu_bytes = nullptr;
 };
 
 // FpAlu on fp32 patterns: MAX, MIN, SUM, and for 3 (EQL) 0 when the patterns are equal, else 1.
@@ -203,6 +206,31 @@ inline YNarrowPlan plan_y_narrow(const YStage& y) {
     const bool cvt_narrow = plan.narrow && !bypass && plan.cvt_shift >= 1 && plan.cvt_shift <= 30;
     plan.cvt_offset = plan.narrow && !bypass ? c.offset : 0;
     plan.cvt_half = cvt_narrow ? int32_t(1) << (plan.cvt_shift - 1) : 0;
+    return plan;
+}
+// When the output convertor's vector forms may take 32-bit lanes (shift <= 30): for x in
+// [lower, upper] the product p = (x - offset) * scale stays within reach = 2^31 - 1 - half
+// (half = 2^(shift - 1), 0 for shift 0), so p, and p + half - [p < 0] as the rounding takes it,
+// fit 32 bits. `outside_saturates`: every x outside has |p| >= 2^31 - half, which rounds to at
+// least (max + 1) in magnitude, when (max + 1) * 2^shift <= 2^31 (max: 127 for int8 output,
+// 32767 for int16: shifts up to 24 and 16); such values take the output's bound on the side of
+// the product's sign.
+struct CNarrowPlan {
+    bool narrow = false;
+    bool outside_saturates = false;
+    int32_t lower = 0, upper = 0;
+};
+inline CNarrowPlan plan_c_narrow(const precision::ConvertorParams& cvt, Precision output) {
+    CNarrowPlan plan;
+    const uint32_t shift = cvt.shift & 63u;
+    plan.narrow = shift <= 30;
+    const int64_t max = output == Precision::Int8 ? 127 : 32767;
+    plan.outside_saturates = plan.narrow && (max + 1) << shift <= (int64_t(1) << 31);
+    const int64_t half = plan.narrow && shift ? int64_t(1) << (shift - 1) : 0;
+    const int64_t magnitude = cvt.scale < 0 ? -int64_t(cvt.scale) : cvt.scale;
+    const int64_t reach = magnitude ? ((int64_t(1) << 31) - 1 - half) / magnitude : INT64_MAX / 4;
+    plan.lower = static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(cvt.offset) - reach));
+    plan.upper = static_cast<int32_t>(std::min<int64_t>(INT32_MAX, int64_t(cvt.offset) + reach));
     return plan;
 }
 // The output convertor's saturation flag (C model: the quotient beyond 17 bits by more than
@@ -276,6 +304,9 @@ class InputReader {
     InputReader(Context& ctx, const Settings& s);
     // Fills line (W x group) with channel group g, line h: int32 values or fp32 bits.
     void read(uint32_t g, uint32_t h, std::span<int32_t> line, Counters& counters);
+    // The W x atom bytes of input surface `surface`, line h, as read() takes them (in place,
+    // or zeros after a fault), valid until the next call (not for 1 x 1 packed cubes).
+    const std::byte* line_bytes(uint32_t surface, uint32_t h);
 
   private:
     void fetch(uint64_t address, uint64_t bytes, std::byte* dst);
@@ -293,6 +324,10 @@ class OperandReader {
     // The operands of channel group g, line h. `one_element`: per-kernel data may come as
     // the group's values once (same_for_every_element), for a reader that takes them so.
     OperandLine load(uint32_t g, uint32_t h, bool one_element = false);
+    // From now on, per-element ALU-only operands of one byte come as OperandLine::alu_bytes,
+    // read in place (valid until the next load), for a reader that takes them so and writes
+    // nothing where they lie while it uses them.
+    void hand_bytes_in_place();
 
   private:
     void decode(const std::byte* src, size_t values, int16_t* dst, bool alu) const;
@@ -303,6 +338,7 @@ class OperandReader {
     std::vector<std::byte> raw_;
     std::vector<int16_t> alu_line_, mul_line_;
     uint32_t loaded_group_ = UINT32_MAX;
+    bool bytes_in_place_ = false;
     std::vector<int16_t> alu_kernels_, mul_kernels_;  // per-kernel data, every group decoded
 };
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
 #include "emu/isa.hpp"
 #include "emu/sdp_internal.hpp"
@@ -160,6 +161,11 @@ struct XParams {
     bool narrow;
     __m128i narrow_count;  // shift - 16
     __m512i narrow_half;   // 2^(shift - 17)
+    // sum16_low_shift takes a multiplier with a shift below 16 after a SUM (no PReLU), the
+    // operand as above.
+    bool narrow_low;
+    __m128i low_count, high_count;  // shift, 16 - shift
+    __m512i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
 
     NVDLA_SDP_SIMD explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -181,6 +187,13 @@ struct XParams {
                  operand <= (1 << 30);
         narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow ? shift - 16 : 0));
         narrow_half = _mm512_set1_epi32(narrow && shift > 16 ? int32_t(1) << (shift - 17) : 0);
+        narrow_low =
+            mul && sum && !prelu && shift < 16 && operand >= -(1 << 30) && operand <= (1 << 30);
+        const uint32_t low_shift = narrow_low ? shift : 0;
+        low_count = _mm_cvtsi32_si128(static_cast<int>(low_shift));
+        high_count = _mm_cvtsi32_si128(static_cast<int>(16 - low_shift));
+        low_round = _mm512_set1_epi32(low_shift ? int32_t(1) << (low_shift - 1) : 0);
+        q_limit = _mm512_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
     }
 
     // The operands of 8 elements: from memory (or nullptr: the registers').
@@ -269,6 +282,44 @@ struct XParams {
             out = _mm512_mask_mov_epi32(out, _mm512_cmpge_epi32_mask(a, _mm512_setzero_si512()), a);
         if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
         return out;
+    }
+
+    // 16 elements in 32-bit lanes (`narrow_low` programming, |in| < 2^30): a = in + operand
+    // and a * factor = q * 2^16 + low as in apply16_narrow; rounded half away by 2^shift,
+    // shift < 16: q * 2^(16 - shift) + ((low + 2^(shift - 1) - [q < 0]) >> shift) (low alone
+    // for shift 0), within 32 bits, so unsaturated, while |q| <= 2^(15 + shift) - 2. False
+    // (and `out` unset) when some |q| is beyond.
+    NVDLA_SDP_SIMD_STEP bool sum16_low_shift(__m512i in, const XLanes16& k, __m512i& out) const {
+        const __m512i a = _mm512_add_epi32(in, k.operand32);
+        const __m512i low16 = _mm512_set1_epi32(0xffff);
+        const __m512i high_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srai_epi32(kAll16, a, 16), k.factor32);
+        const __m512i low_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), k.factor32);
+        const __m512i q =
+            _mm512_add_epi32(high_product, _mm512_maskz_srai_epi32(kAll16, low_product, 16));
+        const __mmask16 beyond =
+            _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, q), q_limit);
+        if (!_kortestz_mask16_u8(beyond, beyond)) return false;
+        __m512i low = _mm512_and_si512(low_product, low16);
+        if (shift)
+            low = _mm512_add_epi32(_mm512_add_epi32(low, low_round),
+                                   _mm512_maskz_srai_epi32(kAll16, q, 31));
+        out = _mm512_add_epi32(_mm512_maskz_sll_epi32(kAll16, q, high_count),
+                               _mm512_maskz_srl_epi32(kAll16, low, low_count));
+        if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
+        return true;
+    }
+
+    // A requantisation's 16 elements (SUM and MUL without PReLU: narrow or narrow_low) in
+    // 32-bit lanes where they fit, else in 64-bit lanes.
+    NVDLA_SDP_SIMD_STEP __m512i requantise16(__m512i in, const XLanes16& k) const {
+        if (fits_narrow(in)) {
+            if (!narrow_low) return apply16_narrow<true>(in, k);
+            __m512i out;
+            if (sum16_low_shift(in, k, out)) return out;
+        }
+        return apply16(in, k);
     }
 
     // 8 elements with their operands.
@@ -420,6 +471,17 @@ struct YParams {
         if (algo == 1) return _mm512_maskz_min_epi32(kAll16, in, operand);
         return _mm512_add_epi32(in, operand);
     }
+    // The same summing 16 one-byte memory operands read in place (OperandLine::alu_bytes).
+    NVDLA_SDP_SIMD_STEP __m512i sum16_narrow(__m512i in, const int8_t* alu_bytes) const {
+        __m512i operand = _mm512_maskz_cvtepi8_epi32(
+            kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(alu_bytes)));
+        if (!cvt_bypass)
+            operand =
+                round_shift32(_mm512_maskz_mullo_epi32(
+                                  kAll16, _mm512_sub_epi32(operand, cvt_offset32), cvt_scale32),
+                              cvt_shift, cvt_count, cvt_half32);
+        return _mm512_add_epi32(in, operand);
+    }
 
     // 8 elements (int32 values); the memory operands (or nullptr) at the same place.
     NVDLA_SDP_SIMD_STEP __m256i apply(__m256i in32, const int16_t* alu_mem,
@@ -468,15 +530,15 @@ struct CParams {
     uint32_t shift;
     bool count_saturation;
     bool narrow_ok;  // 32-bit lanes possible at all (shift <= 30)
-    // Values outside [lower, upper] saturate the output (|product| > 2^30 rounds to at least
-    // 2^(30 - shift), beyond the output's range), so they need no product: the output's bound
-    // on the side of the product's sign, their flags from convertor_flag_bounds.
+    // Values outside [lower, upper] saturate the output (plan_c_narrow), so they need no
+    // product: the output's bound on the side of the product's sign, their flags from
+    // convertor_flag_bounds.
     bool outside_saturates;
     bool negative_scale;
     bool flag_above, flag_below;
     __m512i above_bound, below_bound;
     bool identity;         // offset 0, scale 1
-    __m512i lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
+    __m512i lower, upper;  // x in [lower, upper]: the product fits 32-bit lanes (plan_c_narrow)
     __m512i offset, scale, half, lo17, hi17, lo, hi;
     __m512i scale64, offset_product, half64, lo17_64, hi17_64, lo64, hi64;
     __m128i count;
@@ -485,8 +547,7 @@ struct CParams {
         : shift(s.cvt.shift & 63u),
           count_saturation(s.count_saturation),
           narrow_ok(shift <= 30),
-          outside_saturates(narrow_ok && (int64_t(1) << (30 - shift)) >=
-                                             (s.output == Precision::Int8 ? 128 : 32768)),
+          outside_saturates(plan_c_narrow(s.cvt, s.output).outside_saturates),
           negative_scale(s.cvt.scale < 0),
           identity(s.cvt.offset == 0 && s.cvt.scale == 1) {
         const FlagBounds bounds = convertor_flag_bounds(s.cvt, shift);
@@ -496,12 +557,9 @@ struct CParams {
             _mm512_set1_epi32(static_cast<int32_t>(std::max<int64_t>(bounds.above, INT32_MIN)));
         below_bound =
             _mm512_set1_epi32(static_cast<int32_t>(std::min<int64_t>(bounds.below, INT32_MAX)));
-        const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
-        const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
-        lower = _mm512_set1_epi32(
-            static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(s.cvt.offset) - reach)));
-        upper = _mm512_set1_epi32(
-            static_cast<int32_t>(std::min<int64_t>(INT32_MAX, int64_t(s.cvt.offset) + reach)));
+        const CNarrowPlan plan = plan_c_narrow(s.cvt, s.output);
+        lower = _mm512_set1_epi32(plan.lower);
+        upper = _mm512_set1_epi32(plan.upper);
         offset = _mm512_set1_epi32(s.cvt.offset);
         scale = _mm512_set1_epi32(s.cvt.scale);
         half = _mm512_set1_epi32(narrow_ok && shift ? int32_t(1) << (shift - 1) : 0);
@@ -633,7 +691,8 @@ struct XOperands {
 
 // Which stages the fused pass's pieces run: none, any (each checked), or the common
 // programming of a convolution's requantisation (Fused::common_stages).
-constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3;
+constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3,
+              kResidualStages = 4;
 
 // The constants of the fused pass, set up once per operation.
 struct Fused {
@@ -660,12 +719,16 @@ struct Fused {
     // with operands the same for every element (per kernel or registers) in 32-bit lanes
     // (XParams::narrow), and a convertor whose values beyond 32-bit products saturate;
     // kCommonStages: X1 sums and multiplies, without PReLU (a convolution's requantisation);
-    // kBareStages: no multiplier (a bias, a ReLU). Else kAnyStages.
+    // kBareStages: no multiplier (a bias, a ReLU); kResidualStages: the requantisation, then Y
+    // summing in 32-bit lanes without a multiplier (YParams::narrow: a residual network's
+    // sum). Else kAnyStages.
     int common_stages() const {
-        const bool x1_alone = bs_on && !bn_on && !ew_on && x1.narrow && c.outside_saturates &&
-                              !(s.bs_dma.enabled && s.bs_dma.per_element);
-        if (x1_alone && x1.mul && x1.sum && !x1.prelu) return kCommonStages;
-        if (x1_alone && !x1.mul) return kBareStages;
+        const bool x1_first = bs_on && !bn_on && (x1.narrow || x1.narrow_low) &&
+                              c.outside_saturates && !(s.bs_dma.enabled && s.bs_dma.per_element);
+        const bool requantise = x1_first && x1.mul && x1.sum && !x1.prelu;
+        if (requantise && !ew_on) return kCommonStages;
+        if (x1_first && !ew_on && !x1.mul) return kBareStages;
+        if (requantise && ew_on && y.narrow && y.alu && y.algo == 2) return kResidualStages;
         return kAnyStages;
     }
 
@@ -683,10 +746,34 @@ struct Fused {
                                       uint32_t& flagged) const {
         if constexpr (X == kCommonStages || X == kBareStages) {
             // The common programmings (common_stages()), with no branch on the stages.
-            if (x1.fits_narrow(v))
-                v = x1.apply16_narrow<X == kCommonStages>(v, k.bs[j]);
+            if constexpr (X == kCommonStages)
+                v = x1.requantise16(v, k.bs[j]);
+            else if (x1.fits_narrow(v))
+                v = x1.apply16_narrow(v, k.bs[j]);
             else
                 v = x1.apply16(v, k.bs[j]);
+            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
+            return v;
+        }
+        if constexpr (X == kResidualStages) {
+            v = x1.requantise16(v, k.bs[j]);
+            if (ops[2].alu_bytes) {
+                // One-byte operands in place (Y has no multiplier here).
+                const int8_t* bytes = ops[2].alu_bytes + at;
+                if (below_2_30(v)) {
+                    v = y.sum16_narrow(v, bytes);
+                } else {
+                    alignas(32) int16_t alu[16];
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(alu),
+                                       _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                           reinterpret_cast<const __m128i*>(bytes))));
+                    v = y.apply16(v, alu, nullptr);
+                }
+            } else {
+                const int16_t* alu = ops[2].alu ? ops[2].alu + at : nullptr;
+                v = below_2_30(v) ? y.apply16_narrow(v, alu)
+                                  : y.apply16(v, alu, ops[2].mul ? ops[2].mul + at : nullptr);
+            }
             if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
             return v;
         }
@@ -821,15 +908,22 @@ struct Fused {
         const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[4][2] = {{&Fused::line<Int8Out, Saturate, kNoStages, 1>,
-                                                 &Fused::line<Int8Out, Saturate, kNoStages, 2>},
-                                                {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
-                                                 &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
-                                                {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
-                                                 &Fused::line<Int8Out, Saturate, kCommonStages, 2>},
-                                                {&Fused::line<Int8Out, Saturate, kBareStages, 1>,
-                                                 &Fused::line<Int8Out, Saturate, kBareStages, 2>}};
+        static constexpr LineFn kLines[5][2] = {
+            {&Fused::line<Int8Out, Saturate, kNoStages, 1>,
+             &Fused::line<Int8Out, Saturate, kNoStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
+             &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
+             &Fused::line<Int8Out, Saturate, kCommonStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kBareStages, 1>,
+             &Fused::line<Int8Out, Saturate, kBareStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kResidualStages, 1>,
+             &Fused::line<Int8Out, Saturate, kResidualStages, 2>}};
         const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
+        // The residual form takes Y's one-byte operands where they lie, when the output cannot
+        // overwrite them before they are used.
+        if (x == kResidualStages && operands.ew && !operands_overlap_output(s))
+            operands.ew->hand_bytes_in_place();
         uint32_t saturations = 0;
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
@@ -838,6 +932,93 @@ struct Fused {
         counters.saturations += saturations;
     }
 };
+
+// ---- Offline int8 layers without memory operands ----
+
+// An offline int8 -> int8 layer whose stages take their operands from registers maps each input
+// byte to an output byte by the same function in every lane: the scalar stages (the reference)
+// compute it for the 256 values once, and the lines are mapped 64 bytes at a time with AVX-512
+// VBMI's byte permutes. Input, groups and output share the atom's layout (group = atom lanes).
+bool byte_table_supported(const Settings& s, const FusedOperands& operands) {
+    const auto x_registers = [](const XStage& x) {
+        return !x.enabled ||
+               ((x.alu_bypass || !x.alu_from_memory) && (x.mul_bypass || !x.mul_from_memory));
+    };
+    const YStage& y = s.ew;
+    const bool y_registers = !y.enabled || (!y.lut && (y.alu_bypass || !y.alu_from_memory) &&
+                                            (y.mul_bypass || !y.mul_from_memory));
+    static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+    return vbmi && use_avx512() && !s.flying && s.input == Precision::Int8 &&
+           s.proc == Precision::Int8 && s.output == Precision::Int8 && !s.eql && !s.to_pdp &&
+           !s.src.packed && !s.dst.packed && s.group == s.atom && s.in_lanes == s.atom &&
+           s.out_lanes == s.atom && !operands.bs && !operands.bn && !operands.ew &&
+           x_registers(s.bs) && x_registers(s.bn) && y_registers;
+}
+
+// The output byte and the saturation flag (0 or 1) of each input byte, by its unsigned value.
+struct ByteTable {
+    alignas(64) uint8_t out[256];
+    alignas(64) uint8_t flag[256];
+};
+
+ByteTable byte_table(const Settings& s) {
+    std::vector<int32_t> values(256);
+    for (int u = 0; u < 256; ++u) values[u] = static_cast<int8_t>(u);
+    Counters unused;
+    if (s.bs.enabled) run_x(s.bs, false, false, values, {});
+    if (s.bn.enabled) run_x(s.bn, false, false, values, {});
+    if (s.ew.enabled) run_y(s, values, {}, unused);
+    ByteTable t;
+    for (int u = 0; u < 256; ++u) {
+        Counters c;
+        uint16_t out = 0;
+        run_c(s, std::span(&values[u], 1), std::span(&out, 1), c);
+        t.out[u] = static_cast<uint8_t>(out);
+        t.flag[u] = c.saturations ? 1 : 0;
+    }
+    return t;
+}
+
+#define NVDLA_SDP_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+// 64 table entries from 256 by the bytes of x: permutes of 128 entries by the low 7 bits,
+// the half chosen by the top bit.
+NVDLA_SDP_VBMI inline __m512i look_up(const __m512i (&t)[4], __m512i x) {
+    const __m512i low = _mm512_permutex2var_epi8(t[0], x, t[1]);
+    const __m512i high = _mm512_permutex2var_epi8(t[2], x, t[3]);
+    return _mm512_mask_mov_epi8(low, _mm512_movepi8_mask(x), high);
+}
+
+NVDLA_SDP_VBMI void run_byte_table(const Settings& s, InputReader& input, OutputWriter& writer,
+                                   Counters& counters) {
+    const ByteTable table = byte_table(s);
+    __m512i out[4], flag[4];
+    for (int i = 0; i < 4; ++i) {
+        out[i] = _mm512_load_si512(table.out + 64 * i);
+        flag[i] = _mm512_load_si512(table.flag + 64 * i);
+    }
+    const size_t n = size_t(s.width) * s.atom;
+    std::vector<std::byte> line(n);
+    uint64_t flagged = 0;
+    for (uint32_t g = 0; g < s.groups; ++g)
+        for (uint32_t h = 0; h < s.height; ++h)
+            for (uint32_t b = 0; b < s.batches; ++b) {
+                // Every batch reads the same input (Sdp::execute's order).
+                const std::byte* src = input.line_bytes(g, h);
+                for (size_t i = 0; i < n; i += 64) {
+                    const __mmask64 m = n - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (n - i)) - 1;
+                    const __m512i x = _mm512_maskz_loadu_epi8(m, src + i);
+                    _mm512_mask_storeu_epi8(line.data() + i, m, look_up(out, x));
+                    if (s.count_saturation) {
+                        const __m512i f = look_up(flag, x);
+                        flagged += static_cast<uint64_t>(
+                            __builtin_popcountll(_mm512_mask_test_epi8_mask(m, f, f)));
+                    }
+                }
+                writer.write_lines(b, g, h, line.data());
+            }
+    counters.saturations += static_cast<uint32_t>(flagged);
+}
 
 NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                           FusedOperands operands, OutputWriter& writer, Counters& counters) {
@@ -918,7 +1099,9 @@ bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
 
 void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                FusedOperands operands, OutputWriter& writer, Counters& counters) {
-    if (use_avx512())
+    if (input && byte_table_supported(s, operands))
+        run_byte_table(s, *input, writer, counters);
+    else if (use_avx512())
         fused(s, cube, input, operands, writer, counters);
     else
         avx2::run_fused(s, cube, input, operands, writer, counters);

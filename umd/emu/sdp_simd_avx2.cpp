@@ -396,7 +396,7 @@ struct CParams {
     bool flag_above, flag_below;
     __m256i above_bound, below_bound;
     bool identity;         // offset 0, scale 1
-    int32_t lower, upper;  // x in [lower, upper]: |(x - offset) * scale| <= 2^30
+    int32_t lower, upper;  // x in [lower, upper]: the product fits 32-bit lanes (plan_c_narrow)
     __m256i lower_v, upper_v, offset, scale, half, lo17, hi17, lo, hi, three;
     __m128i count;
     // 64-bit lanes (4 x int64).
@@ -407,8 +407,7 @@ struct CParams {
           shift(settings.cvt.shift & 63u),
           count_saturation(settings.count_saturation),
           narrow_ok(shift <= 30),
-          outside_saturates(narrow_ok && (int64_t(1) << (30 - shift)) >=
-                                             (settings.output == Precision::Int8 ? 128 : 32768)),
+          outside_saturates(plan_c_narrow(settings.cvt, settings.output).outside_saturates),
           negative_scale(settings.cvt.scale < 0),
           identity(settings.cvt.offset == 0 && settings.cvt.scale == 1) {
         const FlagBounds bounds = convertor_flag_bounds(s.cvt, shift);
@@ -418,10 +417,9 @@ struct CParams {
             _mm256_set1_epi32(static_cast<int32_t>(std::max<int64_t>(bounds.above, INT32_MIN)));
         below_bound =
             _mm256_set1_epi32(static_cast<int32_t>(std::min<int64_t>(bounds.below, INT32_MAX)));
-        const int64_t magnitude = s.cvt.scale < 0 ? -int64_t(s.cvt.scale) : s.cvt.scale;
-        const int64_t reach = magnitude ? (int64_t(1) << 30) / magnitude : (int64_t(1) << 32);
-        lower = static_cast<int32_t>(std::max<int64_t>(INT32_MIN, int64_t(s.cvt.offset) - reach));
-        upper = static_cast<int32_t>(std::min<int64_t>(INT32_MAX, int64_t(s.cvt.offset) + reach));
+        const CNarrowPlan plan = plan_c_narrow(s.cvt, s.output);
+        lower = plan.lower;
+        upper = plan.upper;
         lower_v = _mm256_set1_epi32(lower);
         upper_v = _mm256_set1_epi32(upper);
         offset = _mm256_set1_epi32(s.cvt.offset);

@@ -2,11 +2,14 @@
 //
 // NCHW is a transpose: an atom holds one pixel of k channel rows, and the rows of one plane are
 // often a multiple of 4 KiB apart (224 x 224 floats are), so k rows read or written side by side
-// fight for the same L1 sets and are more streams than the prefetchers follow. The plane is
-// instead cut into tiles of a few hundred pixels: each channel's run of the tile is converted
-// sequentially into a small buffer (8 or 16 KiB, it stays in L1) and the buffer is transposed
-// into atoms, or the reverse. Outputs larger than the caches are written with non-temporal
-// stores.
+// fight for the same L1 sets and are more streams than the prefetchers follow. Whole surfaces
+// (all k channels valid) of float32 -> fp16/int8 packing and int8 copies read or write the rows
+// side by side anyway, a whole cache line or two passes of 16 rows at a time (the sections
+// below say why); the rest cuts the plane into tiles of a few hundred pixels: each channel's run
+// of the tile is converted sequentially into a small buffer (8 or 16 KiB, it stays in L1) and
+// the buffer is transposed into atoms, or the reverse (unpacking fp16 to float32 measured best
+// this way, its rows written sequentially with non-temporal stores). Outputs larger than the
+// caches are written with non-temporal stores.
 // NHWC converts each atom's run of channels directly.
 //
 // The conversions give element.cpp's bits: F16C rounds like fp16::from_float and widens like
@@ -73,12 +76,12 @@ ConvertOptions fp16_options(bool saturate) {
     return o;
 }
 
-NVDLA_AVX2 __m128i saturated_avx2(__m128i h) {
-    const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
-    const __m128i inf = _mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7c00));
-    const __m128i max = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(int16_t(0x8000))),
-                                     _mm_set1_epi16(fp16::kMaxFinite));
-    return _mm_blendv_epi8(h, max, inf);
+// Infinities to the largest finite value of their sign: one less in the bits (0x7c00 ->
+// 0x7bff), three integer operations that issue on every vector pipe.
+NVDLA_AVX2_INLINE __m128i saturated_avx2(__m128i h) {
+    const __m128i inf = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)),
+                                        _mm_set1_epi16(0x7c00));  // all ones: minus one
+    return _mm_add_epi16(h, inf);
 }
 
 template <bool Saturate>
@@ -104,12 +107,9 @@ NVDLA_AVX512 void fp32_to_fp16_avx512(const void* in, void* out, uint32_t n, dou
         __m256i h =
             _mm512_maskz_cvtps_ph(kAll16, _mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
         if constexpr (Saturate) {
-            const __m256i magnitude = _mm256_and_si256(h, _mm256_set1_epi16(0x7fff));
-            const __mmask16 inf = _mm256_cmpeq_epi16_mask(magnitude, _mm256_set1_epi16(0x7c00));
-            const __m256i max =
-                _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16(int16_t(0x8000))),
-                                _mm256_set1_epi16(fp16::kMaxFinite));
-            h = _mm256_mask_blend_epi16(inf, h, max);
+            const __m256i inf = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                                   _mm256_set1_epi16(0x7c00));
+            h = _mm256_add_epi16(h, inf);
         }
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), h);
     }
@@ -155,12 +155,25 @@ NVDLA_AVX2_INLINE __m256i scaled_int32_avx2(__m256 v, __m256 scale) {
 
 // Where the float product p is not a half-integer (nor NaN nor infinite), the exact product
 // lies on p's side of every rounding point, so p rounded to nearest is the answer: a few
-// operations, and the exact form only for the rare 32 values that hold a tie.
-NVDLA_AVX2_INLINE __m256 rounded_unless_tie_avx2(__m256 p, __m256* special) {
-    const __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(p, r));
-    *special = _mm256_or_ps(*special, _mm256_cmp_ps(distance, _mm256_set1_ps(0.5f), _CMP_NLT_UQ));
-    return r;
+// operations, and the exact form only for the rare 32 values that hold a tie. Any integer r
+// with |p - r| < 0.5 (0x3f000000) is p rounded to nearest, whatever MXCSR's rounding mode gave
+// it; |p - r| is exact, 0.5 for a tie, and more for NaN, infinities and products outside the
+// int32 range (converted to INT32_MIN). The running unsigned maximum of its bits tells whether
+// a block needs the exact form. (Rounding with vroundps and converting with vcvttps2dq took
+// twice as long per vector on AMD Zen 5.)
+NVDLA_AVX2_INLINE __m256i rounded_unless_tie_avx2(__m256 p, __m256i* worst) {
+    const __m256i ints = _mm256_cvtps_epi32(p);
+    const __m256 distance = _mm256_sub_ps(p, _mm256_cvtepi32_ps(ints));
+    *worst = _mm256_max_epu32(
+        *worst, _mm256_and_si256(_mm256_castps_si256(distance), _mm256_set1_epi32(0x7fffffff)));
+    return ints;
+}
+
+// Whether a block's `worst` from rounded_unless_tie_avx2 needs the exact form.
+NVDLA_AVX2_INLINE bool needs_exact_avx2(__m256i worst) {
+    const __m256i half = _mm256_set1_epi32(0x3f000000);
+    const __m256i at_least_half = _mm256_cmpeq_epi32(_mm256_min_epu32(worst, half), half);
+    return !_mm256_testz_si256(at_least_half, at_least_half);
 }
 
 template <class T>
@@ -171,14 +184,12 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
     uint32_t i = 0;
     for (; i + 32 <= n; i += 32) {  // the packs saturate and interleave 128-bit lanes
         __m256i r[4];
-        __m256 special = _mm256_setzero_ps();
+        __m256i worst = _mm256_setzero_si256();
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-            const __m256 rounded =
-                rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(s + i + 8 * j), k), &special);
-            r[j] = _mm256_cvttps_epi32(_mm256_min_ps(rounded, _mm256_set1_ps(1073741824.0f)));
-        }
-        if (!_mm256_testz_ps(special, special)) {
+        for (int j = 0; j < 4; ++j)
+            r[j] =
+                rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(s + i + 8 * j), k), &worst);
+        if (needs_exact_avx2(worst)) {
 #pragma GCC unroll 4
             for (int j = 0; j < 4; ++j) r[j] = scaled_int32_avx2(_mm256_loadu_ps(s + i + 8 * j), k);
         }
@@ -368,36 +379,34 @@ NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
     r[7] = _mm256_unpackhi_epi64(u3, u7);
 }
 
-// The 32-bit stage swaps the halves of 64-bit words with shifts and dword blends instead of
-// unpacks: the transpose is bound by the shuffle pipes, and the others take shifts and blends.
-// That stage leaves the columns in another order, undone by where the last stage writes.
+// Four stages of in-lane unpacks (bytes, words, dwords, qwords), 16 registers each: on AMD
+// Zen 5 every unpack width issues on all four vector pipes, where shifts, byte shuffles and
+// lane inserts issue on two (so the dword stage is unpacks, not shifts and blends).
 NVDLA_AVX2_INLINE void transpose16x16_epi8(__m256i* r) {
-    __m256i a[16], b[16];
+    __m256i a[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) {  // a[2i + h]: byte pairs of rows 2i, 2i+1, columns 8h..8h+7
         a[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
         a[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
     }
 #pragma GCC unroll 16
-    for (int m = 0; m < 4; ++m) {  // b[4m + q]: rows 4m..4m+3 of columns 4q..4q+3
-        b[4 * m] = _mm256_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 1] = _mm256_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 2] = _mm256_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
-        b[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
+    for (int m = 0; m < 4; ++m) {  // r[4m + q]: rows 4m..4m+3 of columns 4q..4q+3
+        r[4 * m] = _mm256_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
+        r[4 * m + 1] = _mm256_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
+        r[4 * m + 2] = _mm256_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
+        r[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
     }
 #pragma GCC unroll 16
-    for (int p = 0; p < 2; ++p)  // a[8p + 2q + t]: rows 8p..8p+7 of columns 4q+t, 4q+t+2
+    for (int p = 0; p < 2; ++p)  // a[8p + 2q + t]: rows 8p..8p+7 of columns 4q+2t, 4q+2t+1
 #pragma GCC unroll 16
         for (int q = 0; q < 4; ++q) {
-            const __m256i x = b[8 * p + q], y = b[8 * p + 4 + q];
-            a[8 * p + 2 * q] = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xaa);
-            a[8 * p + 2 * q + 1] = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xaa);
+            a[8 * p + 2 * q] = _mm256_unpacklo_epi32(r[8 * p + q], r[8 * p + 4 + q]);
+            a[8 * p + 2 * q + 1] = _mm256_unpackhi_epi32(r[8 * p + q], r[8 * p + 4 + q]);
         }
 #pragma GCC unroll 16
-    for (int s = 0; s < 8; ++s) {
-        const int column = 4 * (s / 2) + s % 2;
-        r[column] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
-        r[column + 2] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
+    for (int s = 0; s < 8; ++s) {  // column 2s and 2s + 1, rows 0..15
+        r[2 * s] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
+        r[2 * s + 1] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
     }
 }
 
@@ -531,7 +540,7 @@ NVDLA_AVX2 void from_atoms_8x8bit(const uint8_t* atoms, uint32_t count, uint8_t*
 // store of every byte cost more than reading (or writing) the 32 rows side by side, 16 bytes of
 // each per block of 16 atoms.
 using RowsToAtomsFn = void (*)(const uint8_t* rows, uint64_t pitch, uint32_t count, uint8_t* atoms,
-                               bool stream);
+                               bool stream, double scale);
 using AtomsToRowsFn = void (*)(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint64_t pitch,
                                bool stream);
 
@@ -555,20 +564,213 @@ void int8_atoms_to_rows_tail(const uint8_t* atoms, uint32_t count, uint8_t* rows
         for (uint32_t j = 0; j < 32; ++j) rows[j * pitch + p] = atoms[p * 32 + j];
 }
 
+// Row j of 32 rows `pitch` apart, as one base register of its group of 8 plus a scaled index
+// register: GCC otherwise computed most of the 32 addresses with separate instructions per block
+// (half of the loop's instructions).
+struct RowGroups {
+    uint64_t p1, p3, p5, p7;  // 1, 3, 5 and 7 pitches
+
+    explicit RowGroups(uint64_t pitch) : p1(pitch), p3(3 * pitch), p5(5 * pitch), p7(7 * pitch) {}
+    template <class T>
+    NVDLA_AVX2_INLINE T* at(T* group, uint32_t m) const {
+        switch (m) {
+            case 0: return group;
+            case 1: return group + p1;
+            case 2: return group + 2 * p1;
+            case 3: return group + p3;
+            case 4: return group + 4 * p1;
+            case 5: return group + p5;
+            case 6: return group + 2 * p3;
+            default: return group + p7;
+        }
+    }
+};
+
 NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
-                                        uint8_t* atoms, bool stream) {
+                                        uint8_t* atoms, bool stream, double) {
     const AtomStore how = atom_store(atoms, stream);
-    uint32_t p = 0;
-    for (; p + 16 <= count; p += 16) {
+    const RowGroups at(pitch);
+    const uint8_t* g[4] = {rows, rows + 8 * pitch, rows + 16 * pitch, rows + 24 * pitch};
+    const uint32_t blocks = count / 16;
+    uint8_t* out = atoms;
+    for (uint32_t b = 0; b < blocks; ++b) {
         __m256i v[16];
 #pragma GCC unroll 16
         for (uint32_t j = 0; j < 16; ++j)
-            v[j] = load_lanes(rows + j * pitch + p, rows + (16 + j) * pitch + p);
+            v[j] = load_lanes(at.at(g[j / 8], j % 8), at.at(g[2 + j / 8], j % 8));
         transpose16x16_epi8(v);
 #pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i) store_atom(atoms + (p + i) * 32, v[i], how);
+        for (uint32_t i = 0; i < 16; ++i) store_atom(out + i * 32, v[i], how);
+        out += 16 * 32;
+#pragma GCC unroll 4
+        for (auto& group : g) group += 16;
     }
-    int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + p * 32);
+    const uint32_t p = blocks * 16;
+    int8_rows_to_atoms_tail(rows + p, pitch, count - p, atoms + uint64_t(p) * 32);
+}
+
+// ---- float32 rows straight to fp16 and int8 atoms ----
+// Converting each channel's run into the tile buffer first cost 5 to 10 cycles per 8 values even
+// with everything in L2 (call, prefetch and buffer traffic per run, a second pass for the
+// transpose); these read 16 values (one cache line) of every row of the surface side by side,
+// as the int8 copies do, and convert and transpose them in registers. Whole lines, because the
+// rows of a plane are often a multiple of 4 KiB apart (224 x 224 floats are): all 16 or 32
+// rows then fall into one L1 set, more than its ways, and a half-used line was gone before the
+// next block came back for its other half. The second 8 pixels wait in a stack buffer.
+
+// 8 float32 values as fp16.
+NVDLA_AVX2_INLINE __m128i fp16_of(const uint8_t* row) {
+    return _mm256_cvtps_ph(_mm256_loadu_ps(reinterpret_cast<const float*>(row)),
+                           _MM_FROUND_TO_NEAREST_INT);
+}
+
+// 16 pixels of 16 rows (fp16 atoms: lane 0 channels 0..7, lane 1 channels 8..15).
+template <bool Saturate>
+NVDLA_AVX2 void fp32_rows_to_fp16_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
+                                             uint8_t* atoms, bool stream, double) {
+    const AtomStore how = atom_store(atoms, stream);
+    const RowGroups at(pitch);
+    const uint8_t* g[2] = {rows, rows + 8 * pitch};
+    const uint32_t blocks = count / 16;
+    uint8_t* out = atoms;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        __m256i v[8];
+        alignas(32) __m256i later[8];  // pixels 8..15
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < 8; ++j) {
+            const uint8_t *lo = at.at(g[0], j), *hi = at.at(g[1], j);
+            v[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(fp16_of(lo)), fp16_of(hi), 1);
+            later[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(fp16_of(lo + 32)),
+                                               fp16_of(hi + 32), 1);
+        }
+#pragma GCC unroll 2
+        for (uint32_t p = 0; p < 2; ++p) {
+            if (p == 1) std::memcpy(v, later, sizeof v);
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < 8; ++j)
+                if constexpr (Saturate) {
+                    const __m256i inf =
+                        _mm256_cmpeq_epi16(_mm256_and_si256(v[j], _mm256_set1_epi16(0x7fff)),
+                                           _mm256_set1_epi16(0x7c00));
+                    v[j] = _mm256_add_epi16(v[j], inf);
+                }
+            transpose8x8_epi16(v);
+#pragma GCC unroll 8
+            for (uint32_t i = 0; i < 8; ++i) store_atom(out + (8 * p + i) * 32, v[i], how);
+        }
+        out += 16 * 32;
+        g[0] += 64;
+        g[1] += 64;
+    }
+    const ConvertOptions opt = fp16_options(Saturate);
+    for (uint32_t p = blocks * 16; p < count; ++p)
+        for (uint32_t j = 0; j < 16; ++j) {
+            float f;
+            std::memcpy(&f, rows + j * pitch + uint64_t(p) * 4, 4);
+            store_surface(Precision::Fp16, f, atoms + uint64_t(p) * 32 + j * 2, opt);
+        }
+}
+
+// Rows 4t..4t+3 (of 16) of pixels 0..7 (q[t]) and 8..15 (q[4 + t]) as bytes: lane 0 pixels
+// 0..3, lane 1 pixels 4..7 (of the 8), each lane the four rows' 4 bytes in turn (the saturating
+// packs' order).
+template <bool Exact>
+NVDLA_AVX2_INLINE void int8_row_quads_avx2(const RowGroups& at, const uint8_t* const* g, __m256 k,
+                                           __m256i* q, __m256i* worst) {
+#pragma GCC unroll 4
+    for (uint32_t t = 0; t < 4; ++t) {
+        __m256i r[8];
+#pragma GCC unroll 4
+        for (uint32_t u = 0; u < 4; ++u) {
+            const uint32_t row = 4 * t + u;
+            const auto* f = reinterpret_cast<const float*>(at.at(g[row / 8], row % 8));
+            if constexpr (Exact) {
+                r[u] = scaled_int32_avx2(_mm256_loadu_ps(f), k);
+                r[4 + u] = scaled_int32_avx2(_mm256_loadu_ps(f + 8), k);
+            } else {
+                r[u] = rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(f), k), worst);
+                r[4 + u] = rounded_unless_tie_avx2(_mm256_mul_ps(_mm256_loadu_ps(f + 8), k), worst);
+            }
+        }
+        q[t] = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+        q[4 + t] =
+            _mm256_packs_epi16(_mm256_packs_epi32(r[4], r[5]), _mm256_packs_epi32(r[6], r[7]));
+    }
+}
+
+// The rare blocks holding a tie, NaN or an out-of-range value, out of the hot loop.
+NVDLA_AVX2 __attribute__((noinline)) void int8_row_quads_exact_avx2(const RowGroups& at,
+                                                                    const uint8_t* const* g,
+                                                                    __m256 k, __m256i* q) {
+    int8_row_quads_avx2<true>(at, g, k, q, nullptr);
+}
+
+// 32 rows side by side were more streams than the hardware prefetchers follow (0.7 of the tile
+// path's speed); so a run of pixels is done in two passes of 16 rows, each writing its half of
+// the atoms (the run's atoms stay in L1 between them).
+constexpr uint32_t kInt8PassPixels = 256;
+
+// 16 pixels of 16 rows into the halves of 16 atoms, scaled and rounded as fp32_to_int_avx2
+// does: the packs leave 4 rows x 4 pixels per lane, one byte shuffle per register makes that 4
+// pixels x 4 rows, and two stages of dword and qword unpacks gather a pixel's 16 channels per
+// lane.
+NVDLA_AVX2_INLINE void fp32_rows_to_int8_half_atoms(const RowGroups& at, const uint8_t* const* g,
+                                                    __m256 k, uint8_t* out) {
+    const __m256i pixels_of_rows =
+        _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9,
+                         13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m256i q[8];
+    __m256i worst = _mm256_setzero_si256();
+    int8_row_quads_avx2<false>(at, g, k, q, &worst);
+    if (needs_exact_avx2(worst)) int8_row_quads_exact_avx2(at, g, k, q);
+#pragma GCC unroll 2
+    for (uint32_t set = 0; set < 2; ++set) {  // pixels 0..7, then 8..15
+        __m256i a[4];
+#pragma GCC unroll 4
+        for (uint32_t t = 0; t < 4; ++t) a[t] = _mm256_shuffle_epi8(q[4 * set + t], pixels_of_rows);
+        const __m256i t0 = _mm256_unpacklo_epi32(a[0], a[1]),
+                      t1 = _mm256_unpackhi_epi32(a[0], a[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(a[2], a[3]),
+                      t3 = _mm256_unpackhi_epi32(a[2], a[3]);
+        const __m256i pixel[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                  _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+        uint8_t* o = out + set * 8 * 32;
+#pragma GCC unroll 4
+        for (uint32_t p = 0; p < 4; ++p)  // pixels p and 4 + p
+            store_lanes(pixel[p], o + p * 32, o + (4 + p) * 32);
+    }
+}
+
+// The int8 cubes of float32 inputs (the builder's int8 network inputs). Cached stores even for
+// cubes past kStreamBytes: the two passes write each atom in halves, which non-temporal stores
+// would flush as partial lines.
+NVDLA_AVX2 void fp32_rows_to_int8_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
+                                             uint8_t* atoms, bool, double scale) {
+    const RowGroups at(pitch);
+    const __m256 k = _mm256_set1_ps(float(scale));  // scale is a float widened
+    const uint32_t whole = count / 16 * 16;
+    for (uint32_t p0 = 0; p0 < whole; p0 += kInt8PassPixels) {
+        const uint32_t end = std::min(whole, p0 + kInt8PassPixels);
+#pragma GCC unroll 1
+        for (uint32_t half = 0; half < 2; ++half) {
+            const uint8_t* first = rows + (16 * half) * pitch + uint64_t(p0) * 4;
+            const uint8_t* g[2] = {first, first + 8 * pitch};
+            uint8_t* out = atoms + uint64_t(p0) * 32 + 16 * half;
+            for (uint32_t p = p0; p < end; p += 16) {
+                fp32_rows_to_int8_half_atoms(at, g, k, out);
+                out += 16 * 32;
+                g[0] += 64;
+                g[1] += 64;
+            }
+        }
+    }
+    for (uint32_t p = whole; p < count; ++p)
+        for (uint32_t j = 0; j < 32; ++j) {
+            float f;
+            std::memcpy(&f, rows + j * pitch + uint64_t(p) * 4, 4);
+            store_surface(Precision::Int8, double(f) * scale, atoms + uint64_t(p) * 32 + j,
+                          ConvertOptions{});
+        }
 }
 
 // 16 bytes at p, p + 8 rows, p + 16 rows, p + 24 rows in lanes 0..3.
@@ -583,7 +785,7 @@ NVDLA_AVX512_INLINE __m512i load_4_rows(const uint8_t* p, uint64_t pitch) {
 // which leaves the 8 bytes of a pixel's rows in a 64-bit word; one permute per register then
 // joins the four lanes' words of a pixel into its atom.
 NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch, uint32_t count,
-                                            uint8_t* atoms, bool stream) {
+                                            uint8_t* atoms, bool stream, double) {
     const AtomStore how = atom_store(atoms, stream);
     const __m512i words_of_pixels = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
     uint32_t p = 0;
@@ -626,100 +828,47 @@ NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch,
 
 // 32 pixels per block, so that every row takes one 32-byte store: registers of channels 0..15
 // (then 16..31) of pixels i and 16 + i, transposed into channel rows of 32 pixels.
+// Rows of a run of pixels written in two passes of 16 rows (the run's atoms are read twice, from
+// L1 the second time): 32 rows written side by side were more streams than the store path
+// kept up with. Used at the AVX-512 level too, where it measured 0.75-0.82 of memcpy and the
+// AVX-512 form (32 rows per block, 64-bit permutes) 0.65-0.71.
+constexpr uint32_t kInt8CopyPassPixels = 256;
+
 NVDLA_AVX2 void int8_atoms_to_rows_avx2(const uint8_t* atoms, uint32_t count, uint8_t* rows,
                                         uint64_t pitch, bool stream) {
     // Non-temporal stores need every row's block aligned.
     stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
-    uint32_t p = 0;
-    for (; p + 32 <= count; p += 32) {
-        prefetch_atoms_ahead(atoms + p * 32, count - p);
-#pragma GCC unroll 2
+    const RowGroups at(pitch);
+    const uint32_t whole = count / 32 * 32;
+    for (uint32_t p0 = 0; p0 < whole; p0 += kInt8CopyPassPixels) {
+        const uint32_t end = std::min(whole, p0 + kInt8CopyPassPixels);
+#pragma GCC unroll 1
         for (uint32_t half = 0; half < 2; ++half) {
-            __m256i v[16];
+            uint8_t* first = rows + 16 * half * pitch + p0;
+            uint8_t* g[2] = {first, first + 8 * pitch};
+            const uint8_t* in = atoms + uint64_t(p0) * 32 + half * 16;
+            for (uint32_t p = p0; p < end; p += 32) {
+                if (half == 0) prefetch_atoms_ahead(in, count - p);
+                __m256i v[16];
 #pragma GCC unroll 16
-            for (uint32_t i = 0; i < 16; ++i)
-                v[i] = load_lanes(atoms + (p + i) * 32 + half * 16,
-                                  atoms + (p + 16 + i) * 32 + half * 16);
-            transpose16x16_epi8(v);
+                for (uint32_t i = 0; i < 16; ++i)
+                    v[i] = load_lanes(in + i * 32, in + (16 + i) * 32);
+                transpose16x16_epi8(v);
 #pragma GCC unroll 16
-            for (uint32_t j = 0; j < 16; ++j) {
-                auto* row = reinterpret_cast<__m256i*>(rows + (half * 16 + j) * pitch + p);
-                if (stream)
-                    _mm256_stream_si256(row, v[j]);
-                else
-                    _mm256_storeu_si256(row, v[j]);
+                for (uint32_t j = 0; j < 16; ++j) {
+                    auto* row = reinterpret_cast<__m256i*>(at.at(g[j / 8], j % 8));
+                    if (stream)
+                        _mm256_stream_si256(row, v[j]);
+                    else
+                        _mm256_storeu_si256(row, v[j]);
+                }
+                in += 32 * 32;
+                g[0] += 32;
+                g[1] += 32;
             }
         }
     }
-    int8_atoms_to_rows_tail(atoms + p * 32, count - p, rows + p, pitch);
-}
-
-// transpose16x16_epi8 on the four 128-bit lanes of 16 registers.
-NVDLA_AVX512_INLINE void transpose16x16_epi8_x4(__m512i* r) {
-    __m512i a[16], b[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 8; ++i) {
-        a[2 * i] = _mm512_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-        a[2 * i + 1] = _mm512_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < 4; ++m) {
-        b[4 * m] = _mm512_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 1] = _mm512_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
-        b[4 * m + 2] = _mm512_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
-        b[4 * m + 3] = _mm512_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
-    }
-#pragma GCC unroll 16
-    for (int p = 0; p < 2; ++p)
-#pragma GCC unroll 16
-        for (int q = 0; q < 4; ++q) {
-            const __m512i x = b[8 * p + q], y = b[8 * p + 4 + q];
-            a[8 * p + 2 * q] =
-                _mm512_mask_blend_epi32(0xaaaa, x, _mm512_maskz_slli_epi64(kAll8, y, 32));
-            a[8 * p + 2 * q + 1] =
-                _mm512_mask_blend_epi32(0xaaaa, _mm512_maskz_srli_epi64(kAll8, x, 32), y);
-        }
-#pragma GCC unroll 16
-    for (int s = 0; s < 8; ++s) {
-        const int column = 4 * (s / 2) + s % 2;
-        r[column] = _mm512_maskz_unpacklo_epi64(kAll8, a[s], a[8 + s]);
-        r[column + 2] = _mm512_maskz_unpackhi_epi64(kAll8, a[s], a[8 + s]);
-    }
-}
-
-// 32 pixels per block: register i holds atoms i and 16 + i, so its lanes are channels 0..15 and
-// 16..31 of pixel i, then of pixel 16 + i; transposed, register j holds rows j and 16 + j of
-// pixels 0..15 and 16..31, and one permute makes each row's 32 bytes one half.
-NVDLA_AVX512 void int8_atoms_to_rows_avx512(const uint8_t* atoms, uint32_t count, uint8_t* rows,
-                                            uint64_t pitch, bool stream) {
-    stream = stream && (reinterpret_cast<uintptr_t>(rows) | pitch) % 32 == 0;
-    const __m512i halves_of_rows = _mm512_set_epi64(7, 6, 3, 2, 5, 4, 1, 0);
-    uint32_t p = 0;
-    for (; p + 32 <= count; p += 32) {
-        prefetch_atoms_ahead(atoms + p * 32, count - p);
-        __m512i v[16];
-#pragma GCC unroll 16
-        for (uint32_t i = 0; i < 16; ++i)
-            v[i] = _mm512_mask_broadcast_i64x4(_mm512_maskz_loadu_epi64(0x0f, atoms + (p + i) * 32),
-                                               0xf0, load256(atoms + (p + 16 + i) * 32));
-        transpose16x16_epi8_x4(v);
-#pragma GCC unroll 16
-        for (uint32_t j = 0; j < 16; ++j) {
-            const __m512i both = _mm512_maskz_permutexvar_epi64(kAll8, halves_of_rows, v[j]);
-            const __m256i lo = _mm512_maskz_extracti64x4_epi64(kAll8, both, 0);
-            const __m256i hi = _mm512_maskz_extracti64x4_epi64(kAll8, both, 1);
-            auto* row_lo = reinterpret_cast<__m256i*>(rows + j * pitch + p);
-            auto* row_hi = reinterpret_cast<__m256i*>(rows + (16 + j) * pitch + p);
-            if (stream) {
-                _mm256_stream_si256(row_lo, lo);
-                _mm256_stream_si256(row_hi, hi);
-            } else {
-                _mm256_storeu_si256(row_lo, lo);
-                _mm256_storeu_si256(row_hi, hi);
-            }
-        }
-    }
-    int8_atoms_to_rows_tail(atoms + p * 32, count - p, rows + p, pitch);
+    int8_atoms_to_rows_tail(atoms + uint64_t(whole) * 32, count - whole, rows + whole, pitch);
 }
 
 // ---- Choosing the kernels ----
@@ -747,6 +896,19 @@ bool direct_int8(HostType host, HostLayout layout, const FeatureCube& cube,
     return host == HostType::Int8 && layout == HostLayout::NCHW &&
            cube.precision == Precision::Int8 && cube.channels_per_surface() == 32 &&
            opt.quant_scale == 1.0f && !opt.stats;
+}
+
+// float32 NCHW rows straight to fp16 or int8 atoms (fp32_rows_to_*_atoms_avx2).
+RowsToAtomsFn direct_float(HostType host, HostLayout layout, const FeatureCube& cube,
+                           const ConvertOptions& opt, IsaLevel) {
+    if (host != HostType::Float32 || layout != HostLayout::NCHW || opt.stats) return nullptr;
+    if (cube.precision == Precision::Fp16 && cube.channels_per_surface() == 16 &&
+        opt.quant_scale == 1.0f)
+        return opt.saturate_fp16 ? fp32_rows_to_fp16_atoms_avx2<true>
+                                 : fp32_rows_to_fp16_atoms_avx2<false>;
+    if (cube.precision == Precision::Int8 && cube.channels_per_surface() == 32)
+        return fp32_rows_to_int8_atoms_avx2;
+    return nullptr;
 }
 
 void choose_transposes(const FeatureCube& cube, Plan& plan) {
@@ -825,13 +987,14 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
             uint8_t* surface = dst + n * cube.batch_stride + s * cube.surface_stride;
             if (plan.rows_to_atoms && valid == k) {
                 if (dense_lines(cube)) {  // the plane is one run
-                    plan.rows_to_atoms(rows, plane * host_bytes, uint32_t(plane), surface, stream);
+                    plan.rows_to_atoms(rows, plane * host_bytes, uint32_t(plane), surface, stream,
+                                       scale);
                     continue;
                 }
                 for (uint32_t h = 0; h < cube.height; ++h)
                     plan.rows_to_atoms(rows + uint64_t(h) * cube.width * host_bytes,
                                        plane * host_bytes, cube.width,
-                                       surface + h * cube.line_stride, stream);
+                                       surface + h * cube.line_stride, stream, scale);
                 continue;
             }
             std::memset(buffer + valid * pitch, 0, (k - valid) * pitch);  // padding channels
@@ -911,6 +1074,8 @@ bool pack_feature_vector(const ConstTensorView& src, const FeatureCube& cube, ui
     if (direct_int8(src.type, src.layout, cube, opt))
         plan.rows_to_atoms =
             level == IsaLevel::Avx512 ? int8_rows_to_atoms_avx512 : int8_rows_to_atoms_avx2;
+    else
+        plan.rows_to_atoms = direct_float(src.type, src.layout, cube, opt, level);
     const auto* host = static_cast<const uint8_t*>(src.data);
     const uint32_t host_bytes = bytes_per_element(src.type);
     const double scale = double(opt.quant_scale);
@@ -947,7 +1112,7 @@ bool unpack_feature_vector(const uint8_t* src, const FeatureCube& cube, const Te
     choose_transposes(cube, plan);
     if (direct_int8(dst.type, dst.layout, cube, opt))
         plan.atoms_to_rows =
-            level == IsaLevel::Avx512 ? int8_atoms_to_rows_avx512 : int8_atoms_to_rows_avx2;
+            int8_atoms_to_rows_avx2;  // at both levels: the AVX-512 form was slower
     auto* host = static_cast<uint8_t*>(dst.data);
     const uint32_t host_bytes = bytes_per_element(dst.type);
     if (dst.layout == HostLayout::NCHW) {
