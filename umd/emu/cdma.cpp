@@ -593,26 +593,26 @@ namespace nvdla::emu::conv {
 
 ConvWeights& WeightCache::entry(MemoryPort port, uint64_t address) {
     ++clock_;
-    for (const std::unique_ptr<ConvWeights>& e : entries_)
-        if (e->port == port && e->address == address) {
-            e->last_use = clock_;
-            return *e;
-        }
+    const Place place{port, address};
+    if (const auto found = entries_.find(place); found != entries_.end()) {
+        found->second->last_use = clock_;
+        return *found->second;
+    }
     // Room for the new entry: the least recently used ones go while over either bound.
     const auto bytes = [](const ConvWeights& w) {
         return w.source.capacity() + w.compressed_source.capacity() +
                w.values.capacity() * sizeof(int16_t) + w.packed_bytes + w.reordered_bytes;
     };
     uint64_t total = 0;
-    for (const std::unique_ptr<ConvWeights>& e : entries_) total += bytes(*e);
+    for (const auto& [_, e] : entries_) total += bytes(*e);
     while (!entries_.empty() && (entries_.size() >= kMaxEntries || total > kMaxBytes)) {
         const auto oldest = std::min_element(
             entries_.begin(), entries_.end(),
-            [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
-        total -= bytes(**oldest);
+            [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+        total -= bytes(*oldest->second);
         entries_.erase(oldest);
     }
-    ConvWeights& w = *entries_.emplace_back(std::make_unique<ConvWeights>());
+    ConvWeights& w = *entries_.emplace(place, std::make_unique<ConvWeights>()).first->second;
     w.port = port;
     w.address = address;
     w.last_use = clock_;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "emu/unit.hpp"
@@ -164,7 +165,18 @@ class WeightCache {
     std::vector<std::byte> fetched;  // zeros for weights whose read faulted
 
   private:
-    std::vector<std::unique_ptr<ConvWeights>> entries_;
+    // By (port, address): a network of ~1000 steps looks each one up on every run.
+    struct Place {
+        MemoryPort port;
+        uint64_t address;
+        bool operator==(const Place&) const = default;
+    };
+    struct PlaceHash {
+        size_t operator()(const Place& p) const {
+            return std::hash<uint64_t>()(p.address * 2 + uint64_t(p.port));
+        }
+    };
+    std::unordered_map<Place, std::unique_ptr<ConvWeights>, PlaceHash> entries_;
     uint64_t clock_ = 0;
 };
 

@@ -68,8 +68,21 @@ struct Device::Impl {
     struct Step {
         InterruptEvent event;
         int group;
-        std::vector<nvdla_unit> units;
+        uint32_t units;  // bit u: unit u
     };
+    // An operation's steps, at most five (a convolution whose SDP feeds PDP): no allocation
+    // per operation.
+    struct Steps {
+        std::array<Step, 5> list;
+        size_t count = 0;
+        Steps(std::initializer_list<Step> steps) {
+            for (const Step& s : steps) add(s);
+        }
+        void add(const Step& s) { list[count++] = s; }
+        const Step* begin() const { return list.data(); }
+        const Step* end() const { return list.data() + count; }
+    };
+    static_assert(NVDLA_UNIT_COUNT <= 32);
 
     Impl(const HwConfig& c, Memory& memory)
         : cfg(c),
@@ -101,28 +114,32 @@ struct Device::Impl {
     bool armed(nvdla_unit u) { return !busy[u] && regs.armed(u, regs.consumer(u)); }
     Group current(nvdla_unit u) { return regs.group(u, regs.consumer(u)); }
 
-    Step step(InterruptEvent event, nvdla_unit raiser, std::vector<nvdla_unit> units) {
-        return {event, regs.consumer(raiser), std::move(units)};
+    Step step(InterruptEvent event, nvdla_unit raiser, std::initializer_list<nvdla_unit> units) {
+        uint32_t bits = 0;
+        for (nvdla_unit u : units) bits |= 1u << u;
+        return {event, regs.consumer(raiser), bits};
     }
 
     // The operation's results are in memory; its completion happens now (immediate pacing) or
     // step by step as the embedder advances (stepped pacing).
-    void complete(std::vector<Step> steps) {
+    void complete(const Steps& steps) {
         for (const Step& s : steps)
-            for (nvdla_unit u : s.units) busy[u] = true;
-        for (Step& s : steps) {
+            for (int u = 0; u < NVDLA_UNIT_COUNT; ++u)
+                if (s.units >> u & 1u) busy[u] = true;
+        for (const Step& s : steps) {
             if (pacing == EventPacing::Immediate)
                 apply(s);
             else
-                pending.push_back(std::move(s));
+                pending.push_back(s);
         }
     }
 
     void apply(const Step& s) {
-        for (nvdla_unit u : s.units) {
-            regs.complete(u);
-            busy[u] = false;
-        }
+        for (int u = 0; u < NVDLA_UNIT_COUNT; ++u)
+            if (s.units >> u & 1u) {
+                regs.complete(nvdla_unit(u));
+                busy[u] = false;
+            }
         glb.raise(s.event, s.group);
     }
 
@@ -137,7 +154,7 @@ struct Device::Impl {
     }
 
     // Runs SDP (and a fused PDP) and returns its completion steps.
-    std::vector<Step> run_sdp(const AccumulatorCube* flying) {
+    Steps run_sdp(const AccumulatorCube* flying) {
         const Group sdp_group = current(NVDLA_UNIT_SDP);
         const bool rdma = sdp_needs_rdma(cfg, sdp_group);
         const bool to_pdp = sdp_to_pdp(sdp_group);
@@ -146,11 +163,9 @@ struct Device::Impl {
                     rdma ? current(NVDLA_UNIT_SDP_RDMA) : Group(), flying,
                     to_pdp ? &pdp_input : nullptr);
         if (to_pdp) pdp.execute(ctx, current(NVDLA_UNIT_PDP), Group(), &pdp_input);
-        std::vector<Step> steps;
-        steps.push_back(step(
-            kSdpDone, NVDLA_UNIT_SDP,
-            rdma ? std::vector{NVDLA_UNIT_SDP_RDMA, NVDLA_UNIT_SDP} : std::vector{NVDLA_UNIT_SDP}));
-        if (to_pdp) steps.push_back(step(kPdpDone, NVDLA_UNIT_PDP, {NVDLA_UNIT_PDP}));
+        Steps steps{rdma ? step(kSdpDone, NVDLA_UNIT_SDP, {NVDLA_UNIT_SDP_RDMA, NVDLA_UNIT_SDP})
+                         : step(kSdpDone, NVDLA_UNIT_SDP, {NVDLA_UNIT_SDP})};
+        if (to_pdp) steps.add(step(kPdpDone, NVDLA_UNIT_PDP, {NVDLA_UNIT_PDP}));
         return steps;
     }
 
@@ -165,13 +180,12 @@ struct Device::Impl {
             current(NVDLA_UNIT_CMAC_B), current(NVDLA_UNIT_CACC));
         // The order the hardware (and the nv_full traces) report them: data loaded, weights
         // loaded, accumulation done, then SDP's output written.
-        std::vector<Step> steps{
-            step(kCdmaDataDone, NVDLA_UNIT_CDMA, {}),
-            step(kCdmaWeightDone, NVDLA_UNIT_CDMA, {NVDLA_UNIT_CDMA}),
-            step(kCaccDone, NVDLA_UNIT_CACC,
-                 {NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC})};
-        for (Step& s : run_sdp(&acc)) steps.push_back(std::move(s));
-        complete(std::move(steps));
+        Steps steps{step(kCdmaDataDone, NVDLA_UNIT_CDMA, {}),
+                    step(kCdmaWeightDone, NVDLA_UNIT_CDMA, {NVDLA_UNIT_CDMA}),
+                    step(kCaccDone, NVDLA_UNIT_CACC,
+                         {NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC})};
+        for (const Step& s : run_sdp(&acc)) steps.add(s);
+        complete(steps);
         return true;
     }
 
@@ -210,7 +224,7 @@ struct Device::Impl {
     bool try_bdma() {
         if (!has(NVDLA_FEATURE_BDMA)) return false;
         return bdma.run(ctx, regs.single(NVDLA_UNIT_BDMA), [this](InterruptEvent e, int group) {
-            complete({Step{e, group, {}}});
+            complete({Step{e, group, 0}});
         });
     }
 
@@ -218,7 +232,7 @@ struct Device::Impl {
     // made ready. False when nothing is pending.
     bool advance() {
         if (pending.empty()) return false;
-        const Step s = std::move(pending.front());
+        const Step s = pending.front();
         pending.pop_front();
         apply(s);
         run_ready();
