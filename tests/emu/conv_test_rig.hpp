@@ -263,11 +263,9 @@ struct IntCase {
             rng, size_t(spec.kernels) * spec.channels * spec.kernel_h * spec.kernel_w, lo, hi);
     }
 
-    // Writes input and weights to memory and programs the registers.
-    void load(Rig& rig) const {
+    // Writes the input cube at data in layout.
+    void write_input(uint8_t* data, const CubeLayout& layout) const {
         const uint32_t bpe = bytes_per_element(spec.precision);
-        const CubeLayout layout{rig.cfg().atom_bytes, bpe, spec.width, spec.height, spec.channels};
-        uint8_t* data = rig.region(kDataBase, layout.batch() * spec.batches);
         for (uint32_t n = 0; n < spec.batches; ++n)
             for (uint32_t h = 0; h < spec.height; ++h)
                 for (uint32_t w = 0; w < spec.width; ++w)
@@ -278,6 +276,13 @@ struct IntCase {
                         else
                             put16(p, static_cast<uint16_t>(in(n, h, w, c)));
                     }
+    }
+
+    // Writes input and weights to memory and programs the registers.
+    void load(Rig& rig) const {
+        const uint32_t bpe = bytes_per_element(spec.precision);
+        const CubeLayout layout{rig.cfg().atom_bytes, bpe, spec.width, spec.height, spec.channels};
+        write_input(rig.region(kDataBase, layout.batch() * spec.batches), layout);
         const auto surface = dc_weight_surface(
             rig.cfg(), spec.precision, spec.kernels, spec.channels, spec.kernel_h, spec.kernel_w,
             [&](uint32_t k, uint32_t c, uint32_t r, uint32_t s) { return wt(k, c, r, s); });

@@ -105,16 +105,7 @@ Outcome run(const Layer& layer, unsigned threads) {
     std::vector<uint64_t> sizes = {std::max(in_bytes, out_bytes), 0};
     auto* data =
         reinterpret_cast<uint8_t*>(memory.add_region(MemoryPort::Primary, kDataBase, sizes[0]));
-    for (uint32_t n = 0; n < spec.batches; ++n)
-        for (uint32_t h = 0; h < spec.height; ++h)
-            for (uint32_t w = 0; w < spec.width; ++w)
-                for (uint32_t ch = 0; ch < spec.channels; ++ch) {
-                    uint8_t* p = data + in.offset(n, ch, h, w);
-                    if (bpe == 1)
-                        *p = static_cast<uint8_t>(c.in(n, h, w, ch));
-                    else
-                        put16(p, static_cast<uint16_t>(c.in(n, h, w, ch)));
-                }
+    c.write_input(data, in);
     const auto surface = dc_weight_surface(
         cfg, spec.precision, K, spec.channels, spec.kernel_h, spec.kernel_w,
         [&](uint32_t k, uint32_t ch, uint32_t r, uint32_t s) { return c.wt(k, ch, r, s); });
