@@ -54,6 +54,19 @@ NVDLA_SDP_SIMD inline __m512i join(__m256i low, __m256i high) {
     return _mm512_maskz_inserti64x4(kAll8, _mm512_castsi256_si512(low), high, 1);
 }
 
+// a * factor as q * 2^16 + low with 0 <= low < 2^16, in 32-bit lanes: (a >> 16) * factor *
+// 2^16 + (a & 0xffff) * factor (the callers' bounds keep both products within 31 bits).
+NVDLA_SDP_SIMD_STEP inline void split_product16(__m512i a, __m512i factor, __m512i& q,
+                                                __m512i& low) {
+    const __m512i low16 = _mm512_set1_epi32(0xffff);
+    const __m512i high_product =
+        _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srai_epi32(kAll16, a, 16), factor);
+    const __m512i low_product =
+        _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), factor);
+    q = _mm512_add_epi32(high_product, _mm512_maskz_srai_epi32(kAll16, low_product, 16));
+    low = _mm512_and_si512(low_product, low16);
+}
+
 // x / 2^shift rounded half away from zero, 8 int64 lanes whose magnitude is below 2^62.
 NVDLA_SDP_SIMD inline __m512i round_shift64(__m512i x, uint32_t shift, __m128i count,
                                             __m512i half) {
@@ -257,14 +270,8 @@ struct XParams {
             // No multiplier, no shift: the ALU result (within 32 bits), then ReLU.
             return relu ? _mm512_maskz_max_epi32(kAll16, a, _mm512_setzero_si512()) : a;
         }
-        const __m512i low16 = _mm512_set1_epi32(0xffff);
-        const __m512i high_product =
-            _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srai_epi32(kAll16, a, 16), k.factor32);
-        const __m512i low_product =
-            _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), k.factor32);
-        const __m512i q =
-            _mm512_add_epi32(high_product, _mm512_maskz_srai_epi32(kAll16, low_product, 16));
-        const __m512i low = _mm512_and_si512(low_product, low16);
+        __m512i q, low;
+        split_product16(a, k.factor32, q, low);
         const __m512i negative = _mm512_maskz_srai_epi32(kAll16, q, 31);  // -1 or 0
         __m512i out;
         if (shift == 16) {
@@ -291,17 +298,11 @@ struct XParams {
     // (and `out` unset) when some |q| is beyond.
     NVDLA_SDP_SIMD_STEP bool sum16_low_shift(__m512i in, const XLanes16& k, __m512i& out) const {
         const __m512i a = _mm512_add_epi32(in, k.operand32);
-        const __m512i low16 = _mm512_set1_epi32(0xffff);
-        const __m512i high_product =
-            _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srai_epi32(kAll16, a, 16), k.factor32);
-        const __m512i low_product =
-            _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), k.factor32);
-        const __m512i q =
-            _mm512_add_epi32(high_product, _mm512_maskz_srai_epi32(kAll16, low_product, 16));
+        __m512i q, low;
+        split_product16(a, k.factor32, q, low);
         const __mmask16 beyond =
             _mm512_cmpgt_epu32_mask(_mm512_maskz_abs_epi32(kAll16, q), q_limit);
         if (!_kortestz_mask16_u8(beyond, beyond)) return false;
-        __m512i low = _mm512_and_si512(low_product, low16);
         if (shift)
             low = _mm512_add_epi32(_mm512_add_epi32(low, low_round),
                                    _mm512_maskz_srai_epi32(kAll16, q, 31));
