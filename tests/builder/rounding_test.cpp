@@ -49,6 +49,22 @@ class AdaptiveRounding : public ::testing::TestWithParam<const char*> {};
 
 // Over inputs the calibration has not seen, the int8 output's squared error is smaller than
 // with every weight rounded to its nearest value.
+// The network in int8 with weights rounded to the nearest value (built[0]) and adaptively
+// (built[1]).
+void build_nearest_and_adaptive(const Network& net, const char* config, const Calibration& cal,
+                                std::vector<CompiledNetwork>& built) {
+    for (int adaptive = 0; adaptive < 2; ++adaptive) {
+        BuildOptions o;
+        o.config = config;
+        o.precision = Precision::Int8;
+        o.calibration = &cal;
+        o.adaptive_rounding = adaptive == 1;
+        Result<CompiledNetwork> b = build(net, o);
+        ASSERT_TRUE(b) << b.message();
+        built.push_back(std::move(b).value());
+    }
+}
+
 TEST_P(AdaptiveRounding, LowersTheInt8ErrorOnNewInputs) {
     std::mt19937_64 rng = test::rng_for_test();
     const Layers l = make_layers(rng);
@@ -57,16 +73,7 @@ TEST_P(AdaptiveRounding, LowersTheInt8ErrorOnNewInputs) {
         ASSERT_TRUE(cal.add_sample(l.net, {random_tensor(rng, {1, 8, 12, 12}, 0.0f, 1.0f)}));
     double error[2] = {0, 0};
     std::vector<CompiledNetwork> built;
-    for (int adaptive = 0; adaptive < 2; ++adaptive) {
-        BuildOptions o;
-        o.config = GetParam();
-        o.precision = Precision::Int8;
-        o.calibration = &cal;
-        o.adaptive_rounding = adaptive == 1;
-        Result<CompiledNetwork> b = build(l.net, o);
-        ASSERT_TRUE(b) << b.message();
-        built.push_back(std::move(b).value());
-    }
+    ASSERT_NO_FATAL_FAILURE(build_nearest_and_adaptive(l.net, GetParam(), cal, built));
     EXPECT_NE(built[0].loadable, built[1].loadable) << "no weight was rounded differently";
     for (int s = 0; s < 16; ++s) {
         const std::vector<HostTensor> in = {random_tensor(rng, {1, 8, 12, 12}, 0.0f, 1.0f)};
@@ -101,16 +108,7 @@ TEST_P(AdaptiveRounding, NeedsCalibrationSamples) {
     for (Tensor t : l.tensors) by_hand.set_range(t, sampled.range(t).value_or(1.0f));
     EXPECT_EQ(by_hand.samples(), 0u);
     std::vector<CompiledNetwork> built;
-    for (int adaptive = 0; adaptive < 2; ++adaptive) {
-        BuildOptions o;
-        o.config = GetParam();
-        o.precision = Precision::Int8;
-        o.calibration = &by_hand;
-        o.adaptive_rounding = adaptive == 1;
-        Result<CompiledNetwork> b = build(l.net, o);
-        ASSERT_TRUE(b) << b.message();
-        built.push_back(std::move(b).value());
-    }
+    ASSERT_NO_FATAL_FAILURE(build_nearest_and_adaptive(l.net, GetParam(), by_hand, built));
     EXPECT_EQ(built[0].loadable, built[1].loadable);
 }
 
