@@ -841,8 +841,8 @@ NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch,
 // (then 16..31) of pixels i and 16 + i, transposed into channel rows of 32 pixels.
 // Rows of a run of pixels written in two passes of 16 rows (the run's atoms are read twice, from
 // L1 the second time): 32 rows written side by side were more streams than the store path
-// kept up with. Used at the AVX-512 level too, where it measured 0.75-0.82 of memcpy and the
-// AVX-512 form (32 rows per block, 64-bit permutes) 0.65-0.71.
+// kept up with. (At the AVX-512 level, int8_atoms_to_rows_avx512 below does the same 64 pixels
+// at a time; an earlier AVX-512 form of 32 rows per block with 64-bit permutes was slower.)
 constexpr uint32_t kInt8CopyPassPixels = 256;
 
 NVDLA_AVX2 void int8_atoms_to_rows_avx2(const uint8_t* atoms, uint32_t count, uint8_t* rows,
@@ -930,8 +930,11 @@ NVDLA_AVX512_INLINE __m512i load_4_lanes(const uint8_t* a, const uint8_t* b, con
     return _mm512_mask_broadcast_i32x4(v, 0xf000, load128(d));
 }
 
-// int8_atoms_to_rows_avx2 with 64 pixels per block: every row takes one whole cache line per
-// block (0.80-0.82 of memcpy for the kernel alone, against 0.75-0.76 for the AVX2 form).
+// int8_atoms_to_rows_avx2 with 64 pixels per block, so that every row takes one whole cache
+// line per block, over runs of 512 pixels (the kernel alone: 0.81-0.85 of memcpy, 0.77-0.79
+// with runs of 256, against 0.75-0.76 for the AVX2 form at either).
+constexpr uint32_t kInt8CopyPassPixelsAvx512 = 512;
+
 NVDLA_AVX512 void int8_atoms_to_rows_avx512(const uint8_t* atoms, uint32_t count, uint8_t* rows,
                                             uint64_t pitch, bool stream) {
     const uint32_t head =
@@ -943,8 +946,8 @@ NVDLA_AVX512 void int8_atoms_to_rows_avx512(const uint8_t* atoms, uint32_t count
     const bool stream_lines = stream && pitch % 64 == 0;
     const RowGroups at(pitch);
     const uint32_t whole = count / 64 * 64;
-    for (uint32_t p0 = 0; p0 < whole; p0 += kInt8CopyPassPixels) {
-        const uint32_t end = std::min(whole, p0 + kInt8CopyPassPixels);
+    for (uint32_t p0 = 0; p0 < whole; p0 += kInt8CopyPassPixelsAvx512) {
+        const uint32_t end = std::min(whole, p0 + kInt8CopyPassPixelsAvx512);
 #pragma GCC unroll 1
         for (uint32_t half = 0; half < 2; ++half) {
             uint8_t* first = rows + 16 * half * pitch + p0;
