@@ -801,6 +801,10 @@ NVDLA_AVX512 void int8_rows_to_atoms_avx512(const uint8_t* rows, uint64_t pitch,
     const __m512i words_of_pixels = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
     uint32_t p = 0;
     for (; p + 16 <= count; p += 16) {
+        const uint8_t* ahead = rows + (p / 16 % 4) * 8 * pitch + p + kRowPrefetchAhead;
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < 8; ++j)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + j * pitch), _MM_HINT_T0);
         __m512i v[8], a[8];
 #pragma GCC unroll 8
         for (uint32_t j = 0; j < 8; ++j) v[j] = load_4_rows(rows + j * pitch + p, pitch);
