@@ -589,7 +589,7 @@ struct RowGroups {
 // The hardware prefetchers do not follow 32 row streams into L1: each block asks for the next
 // line of 8 of the rows, so that every row's next line is asked for once per 4 blocks (64 bytes)
 // before it is needed (0.70-0.74 -> 0.80-0.84 of memcpy for the kernel alone; farther ahead, 1
-// KiB, or into L2 only: 0.56-0.64).
+// KiB, or into L2 only: 0.56-0.67).
 constexpr uint32_t kRowPrefetchAhead = 64;
 
 NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
