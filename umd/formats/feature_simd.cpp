@@ -586,10 +586,10 @@ struct RowGroups {
     }
 };
 
-// The hardware prefetchers do not follow 32 row streams into L1: each block asks for the next
-// line of 8 of the rows, so that every row's next line is asked for once per 4 blocks (64 bytes)
-// before it is needed (0.70-0.74 -> 0.80-0.84 of memcpy for the kernel alone; farther ahead, 1
-// KiB, or into L2 only: 0.56-0.67).
+// The hardware prefetchers apparently do not follow 32 row streams into L1: each block asks for
+// the next line of 8 of the rows, so that every row's next line is asked for once per 4 blocks
+// (64 bytes) before it is needed (AVX2, the kernel alone: 0.70-0.74 -> 0.80-0.84 of memcpy;
+// farther ahead, 1 KiB, or into L2 only: 0.56-0.67).
 constexpr uint32_t kRowPrefetchAhead = 64;
 
 NVDLA_AVX2 void int8_rows_to_atoms_avx2(const uint8_t* rows, uint64_t pitch, uint32_t count,
@@ -784,12 +784,18 @@ NVDLA_AVX2 void fp32_rows_to_int8_atoms_avx2(const uint8_t* rows, uint64_t pitch
         }
 }
 
+// 16 bytes at each of a, b, c, d in lanes 0..3.
+NVDLA_AVX512_INLINE __m512i load_4_lanes(const uint8_t* a, const uint8_t* b, const uint8_t* c,
+                                         const uint8_t* d) {
+    __m512i v = _mm512_castsi128_si512(load128(a));
+    v = _mm512_mask_broadcast_i32x4(v, 0x00f0, load128(b));
+    v = _mm512_mask_broadcast_i32x4(v, 0x0f00, load128(c));
+    return _mm512_mask_broadcast_i32x4(v, 0xf000, load128(d));
+}
+
 // 16 bytes at p, p + 8 rows, p + 16 rows, p + 24 rows in lanes 0..3.
 NVDLA_AVX512_INLINE __m512i load_4_rows(const uint8_t* p, uint64_t pitch) {
-    __m512i v = _mm512_castsi128_si512(load128(p));
-    v = _mm512_mask_broadcast_i32x4(v, 0x00f0, load128(p + 8 * pitch));
-    v = _mm512_mask_broadcast_i32x4(v, 0x0f00, load128(p + 16 * pitch));
-    return _mm512_mask_broadcast_i32x4(v, 0xf000, load128(p + 24 * pitch));
+    return load_4_lanes(p, p + 8 * pitch, p + 16 * pitch, p + 24 * pitch);
 }
 
 // Each 128-bit lane transposes 8 rows x 16 pixels (rows 8L..8L+7 in lane L) in three stages,
@@ -925,15 +931,6 @@ NVDLA_AVX512_INLINE void transpose16x16_epi8_x4(__m512i* r) {
     }
 }
 
-// 16 bytes at each of a, b, c, d in lanes 0..3.
-NVDLA_AVX512_INLINE __m512i load_4_lanes(const uint8_t* a, const uint8_t* b, const uint8_t* c,
-                                         const uint8_t* d) {
-    __m512i v = _mm512_castsi128_si512(load128(a));
-    v = _mm512_mask_broadcast_i32x4(v, 0x00f0, load128(b));
-    v = _mm512_mask_broadcast_i32x4(v, 0x0f00, load128(c));
-    return _mm512_mask_broadcast_i32x4(v, 0xf000, load128(d));
-}
-
 // int8_atoms_to_rows_avx2 with 64 pixels per block, so that every row takes one whole cache
 // line per block, over runs of 512 pixels (the kernel alone: 0.81-0.85 of memcpy, 0.77-0.79
 // with runs of 256, against 0.75-0.76 for the AVX2 form at either).
@@ -941,6 +938,7 @@ constexpr uint32_t kInt8CopyPassPixelsAvx512 = 512;
 
 NVDLA_AVX512 void int8_atoms_to_rows_avx512(const uint8_t* atoms, uint32_t count, uint8_t* rows,
                                             uint64_t pitch, bool stream) {
+    // The first pixels alone, so that the rows' stores start on a cache line.
     const uint32_t head =
         std::min<uint32_t>(count, (64 - reinterpret_cast<uintptr_t>(rows) % 64) % 64);
     int8_atoms_to_rows_tail(atoms, head, rows, pitch);
