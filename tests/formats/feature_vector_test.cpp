@@ -188,10 +188,10 @@ TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
                         (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
                     strides.surface = d.h * strides.line + hw.atom_bytes;
                 }
-                // Host rows at any offset from a 32-byte boundary (unpacking stores whole
-                // blocks from the first boundary on).
+                // Host rows at any offset from a cache line (unpacking stores whole blocks
+                // from the first 32- or 64-byte boundary on).
                 check_case(rng, hw, copy, HostLayout::NCHW, d, strides, level,
-                           round == 0 ? 0 : test::random_between(rng, 1, 47));
+                           round == 0 ? 0 : test::random_between(rng, 1, 63));
                 if (HasFatalFailure()) return;
             }
 }
