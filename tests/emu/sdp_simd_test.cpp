@@ -749,7 +749,8 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
 }
 
 // A clip after a convolution's requantisation (ReLU6: the fused pass's clip form): X1 summing
-// and multiplying (shift 0 to 45, operands from registers or per kernel, ReLU or not), X2 a MAX
+// and multiplying (shift 0 to 45, operands from registers or per kernel, ReLU or not; a third
+// with small operands and shifts below 16), X2 a MAX
 // or MIN (or its ALU bypassed) without multiplier or shift, from a register or per kernel; now
 // and then X2 with a multiplier or a shift, or Y on, which take the general form; output
 // convertors of shift 0 to 25, on random operations of every other kind.
@@ -774,6 +775,18 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
                     static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
             sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
                     static_cast<uint32_t>(pick(rng, 46)) << 8 | (bs_memory ? 1u : 0u));
+            if (pick(rng, 3) == 0) {
+                // Small operands and shifts below 16, whose products stay within the 32-bit
+                // lanes' form for them (XParams::narrow_low).
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+                        static_cast<uint32_t>(pick(rng, 4)) << 8 | (bs_memory ? 1u : 0u));
+                sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
+                        static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                        static_cast<uint16_t>(int32_t(pick(rng, 2001)) - 1000));
+                sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                        static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
+            }
             // X2: MAX, MIN, or its ALU bypassed; mostly without multiplier and shift.
             const bool bn_alu_bypass = pick(rng, 6) == 0, bn_mul = pick(rng, 8) == 0;
             sdp.set(NVDLA_SDP_D_DP_BN_CFG,

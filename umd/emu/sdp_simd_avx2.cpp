@@ -126,6 +126,11 @@ struct XParams {
     bool narrow_lanes;
     __m128i narrow_count;  // shift - 16
     __m256i narrow_half;   // 2^(shift - 17)
+    // sum_low_shift takes a multiplier with a shift below 16 after a SUM (no PReLU)
+    // (sdp_simd.cpp's XParams::narrow_low).
+    bool narrow_low;
+    __m128i low_count, high_count;  // shift, 16 - shift
+    __m256i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -151,6 +156,13 @@ struct XParams {
         narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow_lanes && mul ? shift - 16 : 0));
         narrow_half =
             _mm256_set1_epi32(narrow_lanes && mul && shift > 16 ? int32_t(1) << (shift - 17) : 0);
+        narrow_low =
+            mul && sum && !prelu && shift < 16 && operand >= -(1 << 30) && operand <= (1 << 30);
+        const uint32_t low_shift = narrow_low ? shift : 0;
+        low_count = _mm_cvtsi32_si128(static_cast<int>(low_shift));
+        high_count = _mm_cvtsi32_si128(static_cast<int>(16 - low_shift));
+        low_round = _mm256_set1_epi32(low_shift ? int32_t(1) << (low_shift - 1) : 0);
+        q_limit = _mm256_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
     }
 
     // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
@@ -193,6 +205,38 @@ struct XParams {
             out = _mm256_blendv_epi8(out, a, _mm256_cmpgt_epi32(a, _mm256_set1_epi32(-1)));
         if (relu) out = _mm256_max_epi32(out, zero);
         return out;
+    }
+
+    // 8 elements in 32-bit lanes (`narrow_low` programming, |in| < 2^30; sdp_simd.cpp's
+    // XParams::sum16_low_shift): a = in + operand, a * factor = q * 2^16 + low, rounded by
+    // 2^shift as q * 2^(16 - shift) + ((low + 2^(shift - 1) - [q < 0]) >> shift) while
+    // |q| <= 2^(15 + shift) - 2 (|q| < 2^30 here). False (and `out` unset) when some |q| is
+    // beyond.
+    NVDLA_SDP_AVX2_STEP bool sum_low_shift(__m256i in, const XLanes& k, __m256i& out) const {
+        const __m256i a = _mm256_add_epi32(in, k.op32);
+        const __m256i low16 = _mm256_set1_epi32(0xffff);
+        const __m256i high_product = _mm256_mullo_epi32(_mm256_srai_epi32(a, 16), k.factor32);
+        const __m256i low_product = _mm256_mullo_epi32(_mm256_and_si256(a, low16), k.factor32);
+        const __m256i q = _mm256_add_epi32(high_product, _mm256_srai_epi32(low_product, 16));
+        __m256i low = _mm256_and_si256(low_product, low16);
+        const __m256i beyond = _mm256_cmpgt_epi32(_mm256_abs_epi32(q), q_limit);
+        if (!_mm256_testz_si256(beyond, beyond)) return false;
+        if (shift)
+            low = _mm256_add_epi32(_mm256_add_epi32(low, low_round), _mm256_srai_epi32(q, 31));
+        out = _mm256_add_epi32(_mm256_sll_epi32(q, high_count), _mm256_srl_epi32(low, low_count));
+        if (relu) out = _mm256_max_epi32(out, _mm256_setzero_si256());
+        return true;
+    }
+
+    // A requantisation's 8 elements (SUM and MUL without PReLU: narrow_lanes or narrow_low)
+    // in 32-bit lanes where they fit, else in 64-bit lanes.
+    NVDLA_SDP_AVX2_STEP __m256i requantise(__m256i in, const XLanes& k) const {
+        if (fits_narrow(in)) {
+            if (!narrow_low) return apply_narrow<true>(in, k);
+            __m256i out;
+            if (sum_low_shift(in, k, out)) return out;
+        }
+        return apply(in, k);
     }
 
     // 8 elements through a stage without multiplier or shift whose ALU is off, MAX or MIN
@@ -636,8 +680,8 @@ struct Fused {
     // without multiplier or shift: a clip such as ReLU6), Y off.
     enum Form { kAnyStages, kRequantise, kRequantiseBound };
     Form form() const {
-        const bool requantise = bs_on && x1.narrow_lanes && x1.mul && x1.sum && !x1.prelu &&
-                                !(s.bs_dma.enabled && s.bs_dma.per_element) && !ew_on;
+        const bool requantise = bs_on && (x1.narrow_lanes || x1.narrow_low) && x1.mul && x1.sum &&
+                                !x1.prelu && !(s.bs_dma.enabled && s.bs_dma.per_element) && !ew_on;
         if (!requantise) return kAnyStages;
         if (!bn_on) return kRequantise;
         const bool bound = !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
@@ -687,24 +731,22 @@ struct Fused {
                                 ? f.cacc.load(src + j)
                                 : f.cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
                 if constexpr (F != kAnyStages) {
-                    v = f.x1.fits_narrow(v) ? f.x1.template apply_narrow<true>(v, bs[j / 8])
-                                            : f.x1.apply(v, bs[j / 8]);
+                    v = f.x1.requantise(v, bs[j / 8]);
                     if constexpr (F == kRequantiseBound) v = f.x2.bound(v, bn[j / 8]);
                 } else if (f.bs_on) {
-                    if (!bs_constant)
-                        v = f.x1.apply(v, at_(ops[0].alu, at), at_(ops[0].mul, at));
-                    else if (f.x1.narrow_lanes && f.x1.fits_narrow(v))
-                        v = f.x1.apply_narrow(v, bs[j / 8]);
-                    else
-                        v = f.x1.apply(v, bs[j / 8]);
+                    // Memory operands too take the 32-bit lanes (int16 shifted by at most 15).
+                    const XLanes k = bs_constant
+                                         ? bs[j / 8]
+                                         : f.x1.lanes(at_(ops[0].alu, at), at_(ops[0].mul, at));
+                    v = f.x1.narrow_lanes && f.x1.fits_narrow(v) ? f.x1.apply_narrow(v, k)
+                                                                 : f.x1.apply(v, k);
                 }
                 if (F == kAnyStages && f.bn_on) {
-                    if (!bn_constant)
-                        v = f.x2.apply(v, at_(ops[1].alu, at), at_(ops[1].mul, at));
-                    else if (f.x2.narrow_lanes && f.x2.fits_narrow(v))
-                        v = f.x2.apply_narrow(v, bn[j / 8]);
-                    else
-                        v = f.x2.apply(v, bn[j / 8]);
+                    const XLanes k = bn_constant
+                                         ? bn[j / 8]
+                                         : f.x2.lanes(at_(ops[1].alu, at), at_(ops[1].mul, at));
+                    v = f.x2.narrow_lanes && f.x2.fits_narrow(v) ? f.x2.apply_narrow(v, k)
+                                                                 : f.x2.apply(v, k);
                 }
                 if (F == kAnyStages && f.ew_on)
                     v = f.y.narrow_lanes && below_2_30(v)
