@@ -27,7 +27,8 @@
 // Kernels are computed W at a time (16 AVX-512, 8 AVX2), one per vector lane: per tap and band
 // lane j the lanes' data elements plane[position + offset + k + j] are one load (consecutive
 // kernels read consecutive channels), decoded, multiplied by the kernels' weights in the Booth
-// array (cmac_fp16_lanes.inc's) and truncated to the lane's own common exponent, then added
+// array (cmac_fp16_lanes.inc's) and truncated to the lane's own common exponent (a one-lane
+// band, depthwise: truncation 0, so the exact product of the aligned mantissas), then added
 // into CACC's fp48 sums, W / 2 at a time.
 #include <immintrin.h>
 
