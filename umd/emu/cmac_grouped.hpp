@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "emu/conv_layer.hpp"
 
@@ -26,5 +27,12 @@ bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uin
 using MacRowsFunction = std::function<uint32_t(uint32_t, uint32_t, uint32_t, int32_t*)>;
 MacRowsFunction grouped_mac_rows(const MacProblem& problem, Precision precision, uint32_t clip,
                                  MacKernel kernel);
+
+// fp16 (cmac_grouped_fp16.cpp): convolve_fp16's layer through the band kernel when its weights
+// are block-diagonal down the diagonal (each kernel's band within one of CSC's channel chunks,
+// no NaN weight) and the ISA level has a vector form: the outputs into `out` (already sized),
+// bit for bit the dense cell's; false (nothing written) otherwise.
+bool convolve_fp16_banded(const ConvLayer& layer, const MacProblem& problem,
+                          std::vector<int32_t>& out);
 
 }  // namespace nvdla::emu::conv

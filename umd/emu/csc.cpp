@@ -15,6 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/parallel.hpp"
 #include "nvdla/precision/integer.hpp"
@@ -519,6 +520,8 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
     ConvScratch scratch;
     const MacProblem m = build_operands(l, d, w, false, scratch);
+    // Block-diagonal weights (depthwise chunks): only the band each kernel reads.
+    if (convolve_fp16_banded(l, m, out)) return;
     // The operations of one output, the same sequence for every output: count them and their
     // widest, then decode every kernel's once (they do not depend on the position).
     uint32_t operations = 0;
