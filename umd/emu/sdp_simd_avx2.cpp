@@ -695,12 +695,11 @@ struct Fused {
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        uint32_t saturations = 0;
-        fused_pass(s, cube, input, operands, writer, counters,
-                   [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
-                       line<Int8Out, Saturate>(from, ops, lines, saturations);
-                   });
-        counters.saturations += saturations;
+        fused_pass(
+            s, cube, input, operands, writer, counters,
+            [&](FusedSource from, const OperandLine* ops, std::byte* lines, uint32_t& saturations) {
+                line<Int8Out, Saturate>(from, ops, lines, saturations);
+            });
     }
 };
 
