@@ -104,8 +104,8 @@ help:
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
 	@echo "default ../shared), CMAKE_ARGS, BENCH_ARGS, FUZZ_SECONDS, PREFIX, KDIR (kernel build tree),"
-	@echo "KVER and KMD_TEST_KERNELS (kernels of the QEMU tests), NVDLA_EMU_ISA=scalar|avx2|avx512 and"
-	@echo "NVDLA_EMU_THREADS (the emulator's instruction set and threads)."
+	@echo "KVER and KMD_TEST_KERNELS (kernels of the QEMU tests), NVDLA_EMU_ISA=scalar|avx2|avx512|"
+	@echo "avx512-novbmi and NVDLA_EMU_THREADS (the emulator's instruction set and threads)."
 	@echo "SKIP_KERNEL_TESTS=1 skips test-kmd and test-vp on purpose (without it they fail when QEMU"
 	@echo "cannot run)."
 

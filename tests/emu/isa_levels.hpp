@@ -17,6 +17,16 @@ class IsaLimit {
     IsaLimit& operator=(const IsaLimit&) = delete;
 };
 
+// Keeps the AVX-512 level off VBMI for a scope (as NVDLA_EMU_ISA=avx512-novbmi does), then
+// restores NVDLA_EMU_ISA's choice.
+class VbmiOff {
+  public:
+    VbmiOff() { set_isa_vbmi(false); }
+    ~VbmiOff() { set_isa_vbmi(isa_vbmi_from_environment()); }
+    VbmiOff(const VbmiOff&) = delete;
+    VbmiOff& operator=(const VbmiOff&) = delete;
+};
+
 // Every level the CPU can run, lowest first.
 inline std::vector<IsaLevel> levels_of_this_cpu() {
     std::vector<IsaLevel> levels;

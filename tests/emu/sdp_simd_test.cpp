@@ -377,7 +377,9 @@ class TestRows final : public DeferredRows {
 
 Program random_program(std::mt19937_64& rng) {
     Program p;
-    p.config = pick(rng, 4) == 0 ? "nv_small_256_full" : "nv_full";
+    // nv_small's 8-byte atoms: channel groups of 8 (the fused pass's 8-lane form).
+    const uint64_t which = pick(rng, 6);
+    p.config = which == 0 ? "nv_small_256_full" : which == 1 ? "nv_small" : "nv_full";
     const HwConfig& cfg = test::config(p.config);
     const bool int8 = pick(rng, 2) || !supports(cfg, Precision::Int16);
     const uint32_t proc = int8 ? 0 : 1;
@@ -746,39 +748,152 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
     }
 }
 
-// Offline int8 -> int8 layers whose stages take every operand from registers, which the vector
-// levels map byte by byte through a table of the scalar stages' results (run_fused): random
-// stages, convertors and counters as above, the operand DMAs off.
-TEST(SdpSimd, OfflineInt8LayersWithRegisterOperandsMatchTheScalarStages) {
-    const std::vector<IsaLevel> levels = levels_of_this_cpu();
-    for (IsaLevel level : levels) {
+// A clip after a convolution's requantisation (ReLU6: the fused pass's clip form): X1 summing
+// and multiplying (shift 0 to 45, operands from registers or per kernel, ReLU or not; a third
+// with small operands and shifts below 16), X2 a MAX
+// or MIN (or its ALU bypassed) without multiplier or shift, from a register or per kernel; now
+// and then X2 with a multiplier or a shift, or Y on, which take the general form; output
+// convertors of shift 0 to 25, on random operations of every other kind.
+TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
         auto rng = test::rng_for_test();
         int ran = 0;
-        for (int i = 0; i < 60;) {
+        for (int i = 0; i < 120; ++i) {
             Program p = random_program(rng);
-            const uint32_t format = p.sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
-            const uint32_t mode = p.rdma.w[NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG / 4];
-            if (!p.offline || format != 0 || ((mode >> 2) & 3u) != 0) continue;
-            ++i;
-            for (uint32_t reg : {NVDLA_SDP_D_DP_BS_ALU_CFG, NVDLA_SDP_D_DP_BS_MUL_CFG,
-                                 NVDLA_SDP_D_DP_BN_ALU_CFG, NVDLA_SDP_D_DP_BN_MUL_CFG})
-                p.sdp.w[reg / 4] &= ~1u;  // SRC: the register
-            p.sdp.w[NVDLA_SDP_D_DP_EW_ALU_CFG / 4] &=
-                ~NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, 1u);
-            p.sdp.w[NVDLA_SDP_D_DP_EW_MUL_CFG / 4] &=
-                ~NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, 1u);
-            p.sdp.w[NVDLA_SDP_D_DP_EW_CFG / 4] |= 0x40u;  // LUT bypassed
-            for (uint32_t reg : {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG,
-                                 NVDLA_SDP_RDMA_D_ERDMA_CFG})
-                p.rdma.set(reg, 1);  // disabled
+            Words& sdp = p.sdp;
+            const HwConfig& cfg = test::config(p.config);
+            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+            const uint32_t C = sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] + 1;
+            const uint32_t format = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+            const uint32_t proc = format & 3u, out = format >> 2 & 3u;
+            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+            sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
+            const bool bs_memory = pick(rng, 2);
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
+                    static_cast<uint32_t>(pick(rng, 46)) << 8 | (bs_memory ? 1u : 0u));
+            if (pick(rng, 3) == 0) {
+                // Small operands and shifts below 16, whose products stay within the 32-bit
+                // lanes' form for them (XParams::narrow_low).
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+                        static_cast<uint32_t>(pick(rng, 4)) << 8 | (bs_memory ? 1u : 0u));
+                sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
+                        static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                        static_cast<uint16_t>(int32_t(pick(rng, 2001)) - 1000));
+                sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                        static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
+            }
+            // X2: MAX, MIN, or its ALU bypassed; mostly without multiplier and shift.
+            const bool bn_alu_bypass = pick(rng, 6) == 0, bn_mul = pick(rng, 8) == 0;
+            sdp.set(NVDLA_SDP_D_DP_BN_CFG,
+                    (bn_alu_bypass ? 2u : 0u) | static_cast<uint32_t>(pick(rng, 2)) << 2 |
+                        (bn_mul ? 0u : 1u << 4) | (pick(rng, 2) ? 1u << 6 : 0u));
+            const bool bn_memory = pick(rng, 2);
+            sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG,
+                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bn_memory ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BN_MUL_CFG,
+                    static_cast<uint32_t>(pick(rng, 8) == 0 ? pick(rng, 8) : 0) << 8);
+            if (pick(rng, 6)) sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 26)));
+            // BRDMA: ALU and MUL per kernel, two bytes each; NRDMA: ALU per kernel, one byte.
+            const uint32_t dma_cfg[2] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG};
+            const uint32_t dma_base[2] = {NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW,
+                                          NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW};
+            const uint32_t dma_line[2] = {NVDLA_SDP_RDMA_D_BS_LINE_STRIDE,
+                                          NVDLA_SDP_RDMA_D_BN_LINE_STRIDE};
+            const uint32_t dma_surface[2] = {NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
+                                             NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE};
+            const uint64_t address[2] = {kBs, kBn};
+            const bool memory[2] = {bs_memory, bn_memory && !bn_alu_bypass};
+            for (int d = 0; d < 2; ++d) {
+                if (!memory[d]) {
+                    p.rdma.set(dma_cfg[d], 1);
+                    continue;
+                }
+                const uint32_t use = d == 0 ? 2 : 1, size = d == 0 ? 1 : 0;
+                p.rdma.set(dma_cfg[d],
+                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, use) |
+                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
+                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
+                p.rdma.set(dma_base[d], static_cast<uint32_t>(address[d]));
+                const uint32_t value = (use == 2 ? 2 : 1) * (size + 1);
+                p.rdma.set(dma_line[d], W * atom * 4);
+                p.rdma.set(dma_surface[d], W == 1 && H == 1 ? group * value : W * atom * 4 * H);
+                p.operands[d].resize(kRegion);
+                for (uint8_t& b : p.operands[d]) b = static_cast<uint8_t>(rng());
+            }
+            if (!p.uses_rdma && (memory[0] || memory[1])) {
+                const uint32_t batches = (sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4] >> 8 & 0x1fu) + 1;
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
+                p.rdma.set(
+                    NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
+                    1u | proc << 2 | proc << 4 | out << 6 |
+                        NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+                p.uses_rdma = true;
+            }
             const Outcome scalar = run(p, true);
             const Outcome at_level = run(p, false);
             ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
             ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
             ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
         }
-        EXPECT_GT(ran, 50) << isa_name(level);
+        EXPECT_GT(ran, 80) << isa_name(level);
+    }
+}
+
+// Offline int8 -> int8 layers whose stages take every operand from registers, which the vector
+// levels map byte by byte through a table of the scalar stages' results (run_fused; with
+// AVX-512 VBMI's permutes, else the fused pass): random stages, convertors and counters as
+// above, the operand DMAs off; at the AVX-512 level with VBMI and without (VbmiOff).
+void check_offline_int8_register_layers(IsaLevel level) {
+    auto rng = test::rng_for_test();
+    int ran = 0;
+    for (int i = 0; i < 60;) {
+        Program p = random_program(rng);
+        const uint32_t format = p.sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+        const uint32_t mode = p.rdma.w[NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG / 4];
+        if (!p.offline || format != 0 || ((mode >> 2) & 3u) != 0) continue;
+        ++i;
+        for (uint32_t reg : {NVDLA_SDP_D_DP_BS_ALU_CFG, NVDLA_SDP_D_DP_BS_MUL_CFG,
+                             NVDLA_SDP_D_DP_BN_ALU_CFG, NVDLA_SDP_D_DP_BN_MUL_CFG})
+            p.sdp.w[reg / 4] &= ~1u;  // SRC: the register
+        p.sdp.w[NVDLA_SDP_D_DP_EW_ALU_CFG / 4] &=
+            ~NVDLA_FIELD_SET(SDP, D_DP_EW_ALU_CFG, EW_ALU_SRC, 1u);
+        p.sdp.w[NVDLA_SDP_D_DP_EW_MUL_CFG / 4] &=
+            ~NVDLA_FIELD_SET(SDP, D_DP_EW_MUL_CFG, EW_MUL_SRC, 1u);
+        p.sdp.w[NVDLA_SDP_D_DP_EW_CFG / 4] |= 0x40u;  // LUT bypassed
+        for (uint32_t reg :
+             {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG, NVDLA_SDP_RDMA_D_ERDMA_CFG})
+            p.rdma.set(reg, 1);  // disabled
+        const Outcome scalar = run(p, true);
+        const Outcome at_level = run(p, false);
+        ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
+        ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
+        ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+    }
+    EXPECT_GT(ran, 50) << isa_name(level);
+}
+
+TEST(SdpSimd, OfflineInt8LayersWithRegisterOperandsMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        SCOPED_TRACE(isa_name(level));
+        check_offline_int8_register_layers(level);
+        if (level != IsaLevel::Avx512) {
+            EXPECT_FALSE(isa_vbmi());
+            continue;
+        }
+        EXPECT_EQ(isa_vbmi(), __builtin_cpu_supports("avx512vbmi") && isa_vbmi_from_environment());
+        const VbmiOff no_vbmi;
+        EXPECT_FALSE(isa_vbmi());
+        SCOPED_TRACE("without VBMI");
+        check_offline_int8_register_layers(level);
     }
 }
 

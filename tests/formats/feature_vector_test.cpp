@@ -178,7 +178,7 @@ TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
     const HwConfig& hw = test::config("nv_full");
     for (IsaLevel level : emu::levels_of_this_cpu())
         for (uint32_t channels : {32u, 64u, 96u + 7u})
-            for (int round = 0; round < 4; ++round) {
+            for (int round = 0; round < 6; ++round) {
                 const uint32_t width =
                     16 * test::random_between(rng, 1, 4) + test::random_between(rng, 0, 2) - 1;
                 const Dims4 d{1, channels, test::random_between(rng, 1, 5), width};
@@ -188,7 +188,10 @@ TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
                         (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
                     strides.surface = d.h * strides.line + hw.atom_bytes;
                 }
-                check_case(rng, hw, copy, HostLayout::NCHW, d, strides, level, round);
+                // Host rows at any offset from a cache line (unpacking stores whole blocks
+                // from the first 32- or 64-byte boundary on).
+                check_case(rng, hw, copy, HostLayout::NCHW, d, strides, level,
+                           round == 0 ? 0 : test::random_between(rng, 1, 63));
                 if (HasFatalFailure()) return;
             }
 }

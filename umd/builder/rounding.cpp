@@ -11,6 +11,7 @@
 // (each kernel's largest weight is kept, so its scale is unchanged).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "builder/graph.hpp"
 
@@ -28,6 +29,7 @@ constexpr size_t kMaxPatches = 8192;
 constexpr double kStatisticsWork = 536870912.0;  // 2^29
 constexpr size_t kMaxFanIn = 1152;
 constexpr int kPasses = 4;
+constexpr size_t kBlockPatches = 64;  // patches whose moments are added together
 
 void quantize(Plane& v, double scale) {
     if (!(scale > 0)) return;
@@ -96,7 +98,7 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
     }
 
     std::vector<double> h(fan * fan), cross(from_patches ? 0 : fan * fan);
-    std::vector<double> xq(fan), xf(fan);
+    std::vector<double> block_q(kBlockPatches * fan), block_f(kBlockPatches * fan);
     std::vector<double> b(fan), grad(fan), d(fan);
     std::vector<int> level(fan);
     std::vector<double> patch_q, patch_diff;  // from_patches: xq and xq - xf of every patch
@@ -106,27 +108,41 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
         if (!from_patches) std::fill(cross.begin(), cross.end(), 0.0);
         patch_q.clear();
         patch_diff.clear();
-        size_t patches = 0;
+        // A block of patches at a time, row i of the moments over the block's patches in
+        // order: the same sums as patch by patch, each row read once per block, not per patch.
+        size_t patches = 0, rows = 0;
+        auto accumulate = [&] {
+            for (size_t i = 0; i < fan; ++i) {
+                double* hi = &h[i * fan];
+                double* ci = from_patches ? nullptr : &cross[i * fan];
+                for (size_t r = 0; r < rows; ++r) {
+                    const double* xqr = &block_q[r * fan];
+                    const double* xfr = &block_f[r * fan];
+                    const double a = xqr[i];
+                    if (a == 0 && xfr[i] == 0) continue;
+                    for (size_t j = i; j < fan; ++j) hi[j] += a * xqr[j];
+                    if (ci)
+                        for (size_t j = 0; j < fan; ++j) ci[j] += a * xfr[j];
+                }
+            }
+            rows = 0;
+        };
         for (size_t p = 0; p < total; p += step, ++patches) {
             const size_t sample = p / positions;
             const uint32_t pos = static_cast<uint32_t>(p % positions);
             const uint32_t oy = fc ? 0 : pos / n.dims.w, ox = fc ? 0 : pos % n.dims.w;
-            win.read(*q[sample], g, oy, ox, xq.data());
-            win.read(*fp[sample], g, oy, ox, xf.data());
-            for (size_t i = 0; i < fan; ++i) {
-                if (xq[i] == 0 && xf[i] == 0) continue;
-                double* hi = &h[i * fan];
-                for (size_t j = i; j < fan; ++j) hi[j] += xq[i] * xq[j];
-                if (from_patches) continue;
-                double* ci = &cross[i * fan];
-                for (size_t j = 0; j < fan; ++j) ci[j] += xq[i] * xf[j];
-            }
+            double* xq = &block_q[rows * fan];
+            double* xf = &block_f[rows * fan];
+            win.read(*q[sample], g, oy, ox, xq);
+            win.read(*fp[sample], g, oy, ox, xf);
             if (from_patches)
                 for (size_t i = 0; i < fan; ++i) {
                     patch_q.push_back(xq[i]);
                     patch_diff.push_back(xq[i] - xf[i]);
                 }
+            if (++rows == kBlockPatches) accumulate();
         }
+        accumulate();
         for (size_t i = 0; i < fan; ++i)
             for (size_t j = i + 1; j < fan; ++j) h[j * fan + i] = h[i * fan + j];
         // Few patches for many weights: lean on each weight's own term and shrink the upstream
@@ -134,6 +150,11 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
         // samples' accidents.
         const double shrink = double(fan) / double(std::max<size_t>(patches, 1));
         for (size_t i = 0; i < fan; ++i) h[i * fan + i] *= 1.0 + shrink;
+        // cross transposed: the products below run down columns as rows (h is symmetric).
+        if (!from_patches)
+            for (size_t i = 0; i < fan; ++i)
+                for (size_t j = i + 1; j < fan; ++j)
+                    std::swap(cross[i * fan + j], cross[j * fan + i]);
 
         for (uint32_t kk = 0; kk < per_group; ++kk) {
             const uint32_t k = g * per_group + kk;
@@ -161,18 +182,24 @@ void round_layer(Node& n, const Dims4 in, const std::vector<const Plane*>& q,
                 }
                 for (double& v : b) v /= 1.0 + shrink;
             } else {
-                for (size_t i = 0; i < fan; ++i) {
-                    double v = 0;
-                    for (size_t j = 0; j < fan; ++j)
-                        v += (h[i * fan + j] - cross[i * fan + j]) * double(w[j]);
-                    b[i] = (v - h[i * fan + i] * shrink / (1.0 + shrink) * double(w[i])) /
-                           (1.0 + shrink);
+                // Each b[i] sums its terms in the order of j, as a dot product would, but the
+                // fan sums advance together (no chain of dependent additions).
+                std::fill(b.begin(), b.end(), 0.0);
+                for (size_t j = 0; j < fan; ++j) {
+                    const double wj = double(w[j]);
+                    const double* hj = &h[j * fan];
+                    const double* cj = &cross[j * fan];
+                    for (size_t i = 0; i < fan; ++i) b[i] += (hj[i] - cj[i]) * wj;
                 }
+                for (size_t i = 0; i < fan; ++i)
+                    b[i] = (b[i] - h[i * fan + i] * shrink / (1.0 + shrink) * double(w[i])) /
+                           (1.0 + shrink);
             }
-            for (size_t i = 0; i < fan; ++i) {
-                double v = b[i];
-                for (size_t j = 0; j < fan; ++j) v += h[i * fan + j] * d[j];
-                grad[i] = v;
+            std::copy(b.begin(), b.end(), grad.begin());
+            for (size_t j = 0; j < fan; ++j) {
+                const double dj = d[j];
+                const double* hj = &h[j * fan];
+                for (size_t i = 0; i < fan; ++i) grad[i] += hj[i] * dj;
             }
             for (int pass = 0; pass < kPasses; ++pass) {
                 bool changed = false;

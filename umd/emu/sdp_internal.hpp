@@ -262,7 +262,8 @@ void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint
 // SDP_RDMA reads (offline), X1/X2, Y without the LUT (the element-wise sums of residual
 // networks), the convertor and the output atoms, line by line straight into the write DMA
 // (the order of Sdp::execute). Takes the programming fused_supported() accepts: int input and
-// output, output to memory, whole 16-channel pieces of a channel group.
+// output, output to memory, whole 16-channel pieces of a channel group, or groups of 8 channels
+// in 8-lane output surfaces (nv_small's int8 atoms).
 bool fused_supported(const Settings& s, const AccumulatorCube* flying);
 class InputReader;
 class OperandReader;

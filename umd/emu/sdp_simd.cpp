@@ -312,6 +312,16 @@ struct XParams {
         return true;
     }
 
+    // 16 elements through a stage without multiplier or shift whose ALU is off, MAX or MIN
+    // (exact in 32-bit lanes for any input), then ReLU.
+    NVDLA_SDP_SIMD_STEP __m512i bound16(__m512i in, const XLanes16& k) const {
+        __m512i a = in;
+        if (alu)
+            a = algo == 0 ? _mm512_maskz_max_epi32(kAll16, in, k.operand32)
+                          : _mm512_maskz_min_epi32(kAll16, in, k.operand32);
+        return relu ? _mm512_maskz_max_epi32(kAll16, a, _mm512_setzero_si512()) : a;
+    }
+
     // A requantisation's 16 elements (SUM and MUL without PReLU: narrow or narrow_low) in
     // 32-bit lanes where they fit, else in 64-bit lanes.
     NVDLA_SDP_SIMD_STEP __m512i requantise16(__m512i in, const XLanes16& k) const {
@@ -693,7 +703,7 @@ struct XOperands {
 // Which stages the fused pass's pieces run: none, any (each checked), or the common
 // programming of a convolution's requantisation (Fused::common_stages).
 constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3,
-              kResidualStages = 4;
+              kResidualStages = 4, kClipStages = 5;
 
 // The constants of the fused pass, set up once per operation.
 struct Fused {
@@ -722,14 +732,19 @@ struct Fused {
     // kCommonStages: X1 sums and multiplies, without PReLU (a convolution's requantisation);
     // kBareStages: no multiplier (a bias, a ReLU); kResidualStages: the requantisation, then Y
     // summing in 32-bit lanes without a multiplier (YParams::narrow: a residual network's
-    // sum). Else kAnyStages.
+    // sum); kClipStages: the requantisation, then X2 bounding it by a MAX or MIN without a
+    // multiplier or shift (a clip such as ReLU6; 32-bit lanes for any value). Else kAnyStages.
     int common_stages() const {
-        const bool x1_first = bs_on && !bn_on && (x1.narrow || x1.narrow_low) &&
-                              c.outside_saturates && !(s.bs_dma.enabled && s.bs_dma.per_element);
+        const bool x1_alone = bs_on && (x1.narrow || x1.narrow_low) && c.outside_saturates &&
+                              !(s.bs_dma.enabled && s.bs_dma.per_element);
+        const bool x1_first = x1_alone && !bn_on;
         const bool requantise = x1_first && x1.mul && x1.sum && !x1.prelu;
         if (requantise && !ew_on) return kCommonStages;
         if (x1_first && !ew_on && !x1.mul) return kBareStages;
         if (requantise && ew_on && y.narrow && y.alu && y.algo == 2) return kResidualStages;
+        const bool bound = bn_on && !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
+                           !(s.bn_dma.enabled && s.bn_dma.per_element);
+        if (x1_alone && x1.mul && x1.sum && !x1.prelu && bound && !ew_on) return kClipStages;
         return kAnyStages;
     }
 
@@ -753,6 +768,11 @@ struct Fused {
                 v = x1.apply16_narrow(v, k.bs[j]);
             else
                 v = x1.apply16(v, k.bs[j]);
+            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
+            return v;
+        }
+        if constexpr (X == kClipStages) {
+            v = x2.bound16(x1.requantise16(v, k.bs[j]), k.bn[j]);
             if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
             return v;
         }
@@ -909,7 +929,7 @@ struct Fused {
         const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[5][2] = {
+        static constexpr LineFn kLines[6][2] = {
             {&Fused::line<Int8Out, Saturate, kNoStages, 1>,
              &Fused::line<Int8Out, Saturate, kNoStages, 2>},
             {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
@@ -919,7 +939,9 @@ struct Fused {
             {&Fused::line<Int8Out, Saturate, kBareStages, 1>,
              &Fused::line<Int8Out, Saturate, kBareStages, 2>},
             {&Fused::line<Int8Out, Saturate, kResidualStages, 1>,
-             &Fused::line<Int8Out, Saturate, kResidualStages, 2>}};
+             &Fused::line<Int8Out, Saturate, kResidualStages, 2>},
+            {&Fused::line<Int8Out, Saturate, kClipStages, 1>,
+             &Fused::line<Int8Out, Saturate, kClipStages, 2>}};
         const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
         // The residual form takes Y's one-byte operands where they lie, when the output cannot
         // overwrite them before they are used.
@@ -945,12 +967,10 @@ bool byte_table_supported(const Settings& s, const FusedOperands& operands) {
     const YStage& y = s.ew;
     const bool y_registers = !y.enabled || (!y.lut && (y.alu_bypass || !y.alu_from_memory) &&
                                             (y.mul_bypass || !y.mul_from_memory));
-    static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
-    return vbmi && use_avx512() && !s.flying && s.input == Precision::Int8 &&
-           s.proc == Precision::Int8 && s.output == Precision::Int8 && !s.eql && !s.to_pdp &&
-           !s.src.packed && !s.dst.packed && s.group == s.atom && s.in_lanes == s.atom &&
-           s.out_lanes == s.atom && !operands.bs && !operands.bn && !operands.ew &&
-           x_registers(s.bs) && x_registers(s.bn) && y_registers;
+    return isa_vbmi() && !s.flying && s.input == Precision::Int8 && s.proc == Precision::Int8 &&
+           s.output == Precision::Int8 && !s.eql && !s.to_pdp && !s.src.packed && !s.dst.packed &&
+           s.group == s.atom && s.in_lanes == s.atom && s.out_lanes == s.atom && !operands.bs &&
+           !operands.bn && !operands.ew && x_registers(s.bs) && x_registers(s.bn) && y_registers;
 }
 
 // The output byte and the saturation flag (0 or 1) of each input byte, by its unsigned value.
@@ -1091,17 +1111,19 @@ bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
     const bool source = s.flying ? flying && flying->channels_last() : s.input != Precision::Fp16;
     return source && c_simd_supported(s) && !s.to_pdp && (!s.ew.enabled || y_simd_supported(s)) &&
            !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
-           (!s.bn.enabled || x_simd_supported(s.bn)) && s.group % 16 == 0 &&
-           s.out_lanes % 16 == 0 && s.group <= 32;
+           (!s.bn.enabled || x_simd_supported(s.bn)) &&
+           ((s.group % 16 == 0 && s.out_lanes % 16 == 0 && s.group <= 32) ||
+            (s.group == 8 && s.out_lanes == 8));
 }
 
 void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                FusedOperands operands, OutputWriter& writer, Counters& counters) {
     if (input && byte_table_supported(s, operands))
         run_byte_table(s, *input, writer, counters);
-    else if (use_avx512())
+    else if (use_avx512() && s.group >= 16)
         fused(s, cube, input, operands, writer, counters);
     else
+        // Groups of 8 (nv_small's 8-byte atoms) take the AVX2 form's 8 lanes at both levels.
         avx2::run_fused(s, cube, input, operands, writer, counters);
 }
 

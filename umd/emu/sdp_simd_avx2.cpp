@@ -126,6 +126,11 @@ struct XParams {
     bool narrow_lanes;
     __m128i narrow_count;  // shift - 16
     __m256i narrow_half;   // 2^(shift - 17)
+    // sum_low_shift takes a multiplier with a shift below 16 after a SUM (no PReLU)
+    // (sdp_simd.cpp's XParams::narrow_low).
+    bool narrow_low;
+    __m128i low_count, high_count;  // shift, 16 - shift
+    __m256i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -151,15 +156,26 @@ struct XParams {
         narrow_count = _mm_cvtsi32_si128(static_cast<int>(narrow_lanes && mul ? shift - 16 : 0));
         narrow_half =
             _mm256_set1_epi32(narrow_lanes && mul && shift > 16 ? int32_t(1) << (shift - 17) : 0);
+        narrow_low =
+            mul && sum && !prelu && shift < 16 && operand >= -(1 << 30) && operand <= (1 << 30);
+        const uint32_t low_shift = narrow_low ? shift : 0;
+        low_count = _mm_cvtsi32_si128(static_cast<int>(low_shift));
+        high_count = _mm_cvtsi32_si128(static_cast<int>(16 - low_shift));
+        low_round = _mm256_set1_epi32(low_shift ? int32_t(1) << (low_shift - 1) : 0);
+        q_limit = _mm256_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
     }
 
     // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
     NVDLA_SDP_AVX2_STEP bool fits_narrow(__m256i in) const { return below_2_30(in); }
 
-    // 8 elements in 32-bit lanes (sdp_simd.cpp's XParams::apply16_narrow).
+    // 8 elements in 32-bit lanes (sdp_simd.cpp's XParams::apply16_narrow). `SumOnly`: the ALU
+    // sums, the multiplier is on and there is no PReLU (a requantisation, known at compile time).
+    template <bool SumOnly = false>
     NVDLA_SDP_AVX2_STEP __m256i apply_narrow(__m256i in, const XLanes& k) const {
         __m256i a = in;
-        if (alu) {
+        if (SumOnly) {
+            a = _mm256_add_epi32(in, k.op32);
+        } else if (alu) {
             if (algo == 0)
                 a = _mm256_max_epi32(in, k.op32);
             else if (algo == 1)
@@ -168,7 +184,7 @@ struct XParams {
                 a = _mm256_add_epi32(in, k.op32);
         }
         const __m256i zero = _mm256_setzero_si256();
-        if (!mul) return relu ? _mm256_max_epi32(a, zero) : a;
+        if (!SumOnly && !mul) return relu ? _mm256_max_epi32(a, zero) : a;
         const __m256i low16 = _mm256_set1_epi32(0xffff);
         const __m256i high_product = _mm256_mullo_epi32(_mm256_srai_epi32(a, 16), k.factor32);
         const __m256i low_product = _mm256_mullo_epi32(_mm256_and_si256(a, low16), k.factor32);
@@ -185,9 +201,50 @@ struct XParams {
             out = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(q, narrow_half), correction),
                                    narrow_count);
         }
-        if (prelu) out = _mm256_blendv_epi8(out, a, _mm256_cmpgt_epi32(a, _mm256_set1_epi32(-1)));
+        if (!SumOnly && prelu)
+            out = _mm256_blendv_epi8(out, a, _mm256_cmpgt_epi32(a, _mm256_set1_epi32(-1)));
         if (relu) out = _mm256_max_epi32(out, zero);
         return out;
+    }
+
+    // 8 elements in 32-bit lanes (`narrow_low` programming, |in| < 2^30; sdp_simd.cpp's
+    // XParams::sum16_low_shift): a = in + operand, a * factor = q * 2^16 + low, rounded by
+    // 2^shift as q * 2^(16 - shift) + ((low + 2^(shift - 1) - [q < 0]) >> shift) while
+    // |q| <= 2^(15 + shift) - 2 (|q| < 2^30 here). False (and `out` unset) when some |q| is
+    // beyond.
+    NVDLA_SDP_AVX2_STEP bool sum_low_shift(__m256i in, const XLanes& k, __m256i& out) const {
+        const __m256i a = _mm256_add_epi32(in, k.op32);
+        const __m256i low16 = _mm256_set1_epi32(0xffff);
+        const __m256i high_product = _mm256_mullo_epi32(_mm256_srai_epi32(a, 16), k.factor32);
+        const __m256i low_product = _mm256_mullo_epi32(_mm256_and_si256(a, low16), k.factor32);
+        const __m256i q = _mm256_add_epi32(high_product, _mm256_srai_epi32(low_product, 16));
+        __m256i low = _mm256_and_si256(low_product, low16);
+        const __m256i beyond = _mm256_cmpgt_epi32(_mm256_abs_epi32(q), q_limit);
+        if (!_mm256_testz_si256(beyond, beyond)) return false;
+        if (shift)
+            low = _mm256_add_epi32(_mm256_add_epi32(low, low_round), _mm256_srai_epi32(q, 31));
+        out = _mm256_add_epi32(_mm256_sll_epi32(q, high_count), _mm256_srl_epi32(low, low_count));
+        if (relu) out = _mm256_max_epi32(out, _mm256_setzero_si256());
+        return true;
+    }
+
+    // A requantisation's 8 elements (SUM and MUL without PReLU: narrow_lanes or narrow_low)
+    // in 32-bit lanes where they fit, else in 64-bit lanes.
+    NVDLA_SDP_AVX2_STEP __m256i requantise(__m256i in, const XLanes& k) const {
+        if (fits_narrow(in)) {
+            if (!narrow_low) return apply_narrow<true>(in, k);
+            __m256i out;
+            if (sum_low_shift(in, k, out)) return out;
+        }
+        return apply(in, k);
+    }
+
+    // 8 elements through a stage without multiplier or shift whose ALU is off, MAX or MIN
+    // (exact in 32-bit lanes for any input), then ReLU.
+    NVDLA_SDP_AVX2_STEP __m256i bound(__m256i in, const XLanes& k) const {
+        __m256i a = in;
+        if (alu) a = algo == 0 ? _mm256_max_epi32(in, k.op32) : _mm256_min_epi32(in, k.op32);
+        return relu ? _mm256_max_epi32(a, _mm256_setzero_si256()) : a;
     }
 
     // The operands of 8 elements from memory (or nullptr: the registers').
@@ -617,9 +674,24 @@ struct Fused {
           y(settings.ew),
           c(settings) {}
 
+    // The forms of a line: any programming (each stage checked for every 8 elements), or a
+    // convolution's requantisation in X1 (SUM and MUL without PReLU, operands the same for
+    // every element, 32-bit lanes where the values fit), alone or bounded by X2 (a MAX or MIN
+    // without multiplier or shift: a clip such as ReLU6), Y off.
+    enum Form { kAnyStages, kRequantise, kRequantiseBound };
+    Form form() const {
+        const bool requantise = bs_on && (x1.narrow_lanes || x1.narrow_low) && x1.mul && x1.sum &&
+                                !x1.prelu && !(s.bs_dma.enabled && s.bs_dma.per_element) && !ew_on;
+        if (!requantise) return kAnyStages;
+        if (!bn_on) return kRequantise;
+        const bool bound = !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
+                           !(s.bn_dma.enabled && s.bn_dma.per_element);
+        return bound ? kRequantiseBound : kAnyStages;
+    }
+
     // One line of a channel group into the write DMA's line buffers. `Saturate`: the
     // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
-    template <bool Int8Out, bool Saturate>
+    template <bool Int8Out, bool Saturate, Form F = kAnyStages>
     NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
         // A copy of the constants, so that the stores through `lines` (std::byte, which may
@@ -637,6 +709,9 @@ struct Fused {
             return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
         };
         const bool bs_constant = constant(s.bs, ops[0]), bn_constant = constant(s.bn, ops[1]);
+        if constexpr (F != kAnyStages)
+            if (!bs_constant || (F == kRequantiseBound && !bn_constant))
+                return line<Int8Out, Saturate>(from, ops, lines, saturations);
         XLanes bs[4], bn[4];
         const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
         for (uint32_t j = 0; j < group && j < 32; j += 8) {
@@ -655,23 +730,25 @@ struct Fused {
                 __m256i v = j + 8 <= valid
                                 ? f.cacc.load(src + j)
                                 : f.cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                if (f.bs_on) {
-                    if (!bs_constant)
-                        v = f.x1.apply(v, at_(ops[0].alu, at), at_(ops[0].mul, at));
-                    else if (f.x1.narrow_lanes && f.x1.fits_narrow(v))
-                        v = f.x1.apply_narrow(v, bs[j / 8]);
-                    else
-                        v = f.x1.apply(v, bs[j / 8]);
+                if constexpr (F != kAnyStages) {
+                    v = f.x1.requantise(v, bs[j / 8]);
+                    if constexpr (F == kRequantiseBound) v = f.x2.bound(v, bn[j / 8]);
+                } else if (f.bs_on) {
+                    // Memory operands too take the 32-bit lanes (int16 shifted by at most 15).
+                    const XLanes k = bs_constant
+                                         ? bs[j / 8]
+                                         : f.x1.lanes(at_(ops[0].alu, at), at_(ops[0].mul, at));
+                    v = f.x1.narrow_lanes && f.x1.fits_narrow(v) ? f.x1.apply_narrow(v, k)
+                                                                 : f.x1.apply(v, k);
                 }
-                if (f.bn_on) {
-                    if (!bn_constant)
-                        v = f.x2.apply(v, at_(ops[1].alu, at), at_(ops[1].mul, at));
-                    else if (f.x2.narrow_lanes && f.x2.fits_narrow(v))
-                        v = f.x2.apply_narrow(v, bn[j / 8]);
-                    else
-                        v = f.x2.apply(v, bn[j / 8]);
+                if (F == kAnyStages && f.bn_on) {
+                    const XLanes k = bn_constant
+                                         ? bn[j / 8]
+                                         : f.x2.lanes(at_(ops[1].alu, at), at_(ops[1].mul, at));
+                    v = f.x2.narrow_lanes && f.x2.fits_narrow(v) ? f.x2.apply_narrow(v, k)
+                                                                 : f.x2.apply(v, k);
                 }
-                if (f.ew_on)
+                if (F == kAnyStages && f.ew_on)
                     v = f.y.narrow_lanes && below_2_30(v)
                             ? f.y.apply_narrow(v, at_(ops[2].alu, at))
                             : f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
@@ -695,11 +772,15 @@ struct Fused {
     template <bool Int8Out, bool Saturate>
     NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
-        fused_pass(
-            s, cube, input, operands, writer, counters,
-            [&](FusedSource from, const OperandLine* ops, std::byte* lines, uint32_t& saturations) {
-                line<Int8Out, Saturate>(from, ops, lines, saturations);
-            });
+        using LineFn =
+            void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
+        static constexpr LineFn kLines[3] = {&Fused::line<Int8Out, Saturate, kAnyStages>,
+                                             &Fused::line<Int8Out, Saturate, kRequantise>,
+                                             &Fused::line<Int8Out, Saturate, kRequantiseBound>};
+        const LineFn line_fn = kLines[form()];
+        fused_pass(s, cube, input, operands, writer, counters,
+                   [&](FusedSource from, const OperandLine* ops, std::byte* lines,
+                       uint32_t& saturations) { (this->*line_fn)(from, ops, lines, saturations); });
     }
 };
 
