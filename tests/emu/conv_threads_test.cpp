@@ -356,6 +356,51 @@ TEST_F(ManyThreads, BlockCountsOddEvenAndOne) {
         }
 }
 
+// A register's value in an outcome (its place in the register map's list).
+uint32_t register_value(const Outcome& o, const char* unit, const char* name) {
+    const auto& registers = hw::RegisterMap::get(test::config("nv_full").reg_map).registers();
+    for (size_t i = 0; i < registers.size(); ++i)
+        if (registers[i].unit_name == unit && registers[i].name == name) return o.registers[i];
+    ADD_FAILURE() << unit << "." << name << " is not in the register map";
+    return 0;
+}
+
+// Layers whose outputs saturate in SDP's convertor, and int16 sums in CACC's delivery: the
+// threads count their own lines (operands per kernel: the lines are made with the blocks) and
+// blocks, summed after the pass; with a residual operand the lines stay on the calling thread.
+TEST_F(ManyThreads, SaturationCountsAreTheSameOnAnyThreadCount) {
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 8; ++i) {
+        Layer layer = random_layer(rng);
+        ConvSpec& c = layer.conv;
+        c.precision = i % 4 == 3 ? Precision::Int16 : Precision::Int8;
+        c.clip = 0;  // int16 sums beyond 2^31 saturate in CACC's delivery
+        c.width = test::random_between(rng, 4, 14);
+        c.height = test::random_between(rng, 5, 16);  // several blocks
+        c.stride_y = 1;
+        c.kernel_w = c.kernel_h = 3;
+        c.pad_left = c.pad_right = c.pad_top = c.pad_bottom = 1;
+        Post& p = layer.post;
+        p.bias = true;
+        p.residual = i % 2 == 1;
+        p.residual_in_place = p.over_input = p.to_pdp = false;
+        p.cvt_scale = test::random_between(rng, 100, 300);
+        p.cvt_shift = test::random_between(rng, 0, 3);
+        for (IsaLevel level : levels_of_this_cpu()) {
+            const IsaLimit limit(level);
+            const Outcome one = run(layer, 1);
+            EXPECT_GT(register_value(one, "SDP", "D_PERF_OUT_SATURATION"), 0u) << describe(layer);
+            if (c.precision == Precision::Int16 && !layer.group) {
+                EXPECT_GT(register_value(one, "CACC", "D_OUT_SATURATION"), 0u) << describe(layer);
+            }
+            for (unsigned threads : {2u, 3u, 4u})
+                EXPECT_TRUE(run(layer, threads) == one)
+                    << "layer " << i << " (" << describe(layer) << "), " << isa_name(level) << ", "
+                    << threads << " threads";
+        }
+    }
+}
+
 TEST(ProduceInOrder, EveryBlockMadeOnceAndConsumedInOrder) {
     for (unsigned threads : {1u, 2u, 3u, 8u})
         for (uint32_t count : {0u, 1u, 2u, 7u, 64u})

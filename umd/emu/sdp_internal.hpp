@@ -364,15 +364,19 @@ class OutputWriter {
     std::vector<std::byte> line_;
 };
 
-// The fused pass's lines in order, each made by line(from, operand lines, line buffers) and
-// handed to the write DMA: channel group, line, batch, the order of Sdp::execute; a deferred
-// cube by blocks of rows computed just before (block, channel group, line, batch), so that
-// each block is read while it is in the cache. Each operand line is read once either way.
-// The lines run on the calling thread; only a deferred cube's blocks use the layer's threads.
+// The fused pass's lines in order, each made by line(from, operand lines, line buffers,
+// saturation count) and handed to the write DMA: channel group, line, batch, the order of
+// Sdp::execute; a deferred cube by blocks of rows computed just before (block, channel group,
+// line, batch), so that each block is read while it is in the cache. Each operand line is read
+// once either way. Every DMA (operand reads, output writes) is made on the calling thread in
+// that order; a deferred cube's blocks are made on the layer's threads, and with them their
+// lines when no line reads memory (operands per kernel, read before the pass, or registers).
+// line() may run on several threads at once, each call with its thread's own count.
 template <class LineFn>
 void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                 FusedOperands operands, OutputWriter& writer, Counters& counters, LineFn&& line) {
-    std::vector<std::byte> lines(writer.group_bytes());
+    const size_t group_bytes = writer.group_bytes();
+    std::vector<std::byte> lines(group_bytes);
     std::vector<int32_t> in(input ? s.line_elements() : 0);
     const auto load = [&](uint32_t g, uint32_t h, OperandLine* ops) {
         // X1 and X2 take per-kernel operands once per line.
@@ -381,6 +385,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         ops[2] = operands.ew ? operands.ew->load(g, h) : OperandLine{};
     };
     OperandLine ops[3];
+    uint32_t saturated = 0;
     if (cube && cube->deferred) {
         // The layer's threads make the blocks (CMAC and CACC); this thread takes them in
         // order, so the operand reads and output writes (the embedder's memory and access
@@ -395,36 +400,70 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         const size_t row_values = size_t(s.width) * cube->channel_stride;
         const size_t slot_values = size_t(block) * row_values * cube->batches;
         int32_t* storage = rows.begin(slot_values * slots);
-        std::vector<uint32_t> saturations(parts, 0);
+        // Lines made with their block (on its thread, into the slot's output lines) when no
+        // line reads memory: per-kernel operands are read when their reader is made, and
+        // OperandReader::load only hands out what it decoded (first here, on this thread).
+        const bool per_element = (operands.bs && s.bs_dma.per_element) ||
+                                 (operands.bn && s.bn_dma.per_element) || operands.ew;
+        const bool lines_with_blocks = parts > 1 && !per_element;
+        std::vector<OperandLine> group_ops(lines_with_blocks ? 3 * size_t(s.groups) : 0);
+        for (uint32_t g = 0; g < s.groups && lines_with_blocks; ++g) load(g, 0, &group_ops[3 * g]);
+        const size_t slot_lines = size_t(s.groups) * block * s.batches;
+        std::vector<std::byte> out(lines_with_blocks ? slots * slot_lines * group_bytes : 0);
+        // Where line (g, h - y0, b) of a slot's output lines goes.
+        const auto out_line = [&](uint32_t slot, uint32_t g, uint32_t row, uint32_t b) {
+            return out.data() +
+                   ((slot * size_t(s.groups) + g) * block + row) * s.batches * group_bytes +
+                   b * group_bytes;
+        };
+        // Line h (of the block from y0), batch b, channel group g of a block's values.
+        const auto source = [&](const int32_t* values, uint32_t y0, uint32_t y1, uint32_t g,
+                                uint32_t h, uint32_t b) {
+            const uint32_t first = g * s.group;
+            return FusedSource{values + b * (y1 - y0) * row_values + (h - y0) * row_values + first,
+                               cube->channel_stride, std::min(s.group, s.channels - first)};
+        };
+        // Per part, summed after the pass (CACC's, SDP's).
+        std::vector<uint32_t> cacc_saturations(parts, 0), sdp_saturations(parts, 0);
         produce_in_order(
             parts, blocks, slots,
             [&](unsigned part, uint32_t i, uint32_t slot) {
-                const uint32_t y0 = i * block;
-                saturations[part] +=
-                    rows.compute(y0, std::min(s.height, y0 + block), storage + slot * slot_values);
+                const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
+                int32_t* values = storage + slot * slot_values;
+                cacc_saturations[part] += rows.compute(y0, y1, values);
+                if (!lines_with_blocks) return;
+                uint32_t flagged = 0;
+                for (uint32_t g = 0; g < s.groups; ++g)
+                    for (uint32_t h = y0; h < y1; ++h)
+                        for (uint32_t b = 0; b < s.batches; ++b)
+                            line(source(values, y0, y1, g, h, b), &group_ops[3 * g],
+                                 out_line(slot, g, h - y0, b), flagged);
+                sdp_saturations[part] += flagged;
             },
             [&](uint32_t i, uint32_t slot) {
                 const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
                 const int32_t* values = storage + slot * slot_values;
-                const size_t batch_values = (y1 - y0) * row_values;
-                for (uint32_t g = 0; g < s.groups; ++g) {
-                    const uint32_t first = g * s.group;
+                for (uint32_t g = 0; g < s.groups; ++g)
                     for (uint32_t h = y0; h < y1; ++h) {
+                        if (lines_with_blocks) {
+                            for (uint32_t b = 0; b < s.batches; ++b)
+                                writer.write_lines(b, g, h, out_line(slot, g, h - y0, b));
+                            continue;
+                        }
                         load(g, h, ops);  // once for every batch, as below
                         for (uint32_t b = 0; b < s.batches; ++b) {
-                            line(
-                                FusedSource{
-                                    values + b * batch_values + (h - y0) * row_values + first,
-                                    cube->channel_stride, std::min(s.group, s.channels - first)},
-                                ops, lines.data());
+                            line(source(values, y0, y1, g, h, b), ops, lines.data(), saturated);
                             writer.write_lines(b, g, h, lines.data());
                         }
                     }
-                }
             });
-        uint32_t saturated = 0;
-        for (uint32_t n : saturations) saturated += n;
-        rows.finish(saturated);
+        uint32_t cacc_saturated = 0;
+        for (unsigned part = 0; part < parts; ++part) {
+            cacc_saturated += cacc_saturations[part];
+            saturated += sdp_saturations[part];
+        }
+        rows.finish(cacc_saturated);
+        counters.saturations += saturated;
         return;
     }
     for (uint32_t g = 0; g < s.groups; ++g)
@@ -441,10 +480,11 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
                             cube->channel_stride, std::min(s.group, s.channels - first)};
                 }
-                line(from, ops, lines.data());
+                line(from, ops, lines.data(), saturated);
                 writer.write_lines(b, g, h, lines.data());
             }
         }
+    counters.saturations += saturated;
 }
 
 }  // namespace nvdla::emu::sdp

@@ -947,12 +947,9 @@ struct Fused {
         // overwrite them before they are used.
         if (x == kResidualStages && operands.ew && !operands_overlap_output(s))
             operands.ew->hand_bytes_in_place();
-        uint32_t saturations = 0;
         fused_pass(s, cube, input, operands, writer, counters,
-                   [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
-                       (this->*line_fn)(from, ops, lines, saturations);
-                   });
-        counters.saturations += saturations;
+                   [&](FusedSource from, const OperandLine* ops, std::byte* lines,
+                       uint32_t& saturations) { (this->*line_fn)(from, ops, lines, saturations); });
     }
 };
 

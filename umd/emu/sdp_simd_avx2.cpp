@@ -778,12 +778,9 @@ struct Fused {
                                              &Fused::line<Int8Out, Saturate, kRequantise>,
                                              &Fused::line<Int8Out, Saturate, kRequantiseBound>};
         const LineFn line_fn = kLines[form()];
-        uint32_t saturations = 0;
         fused_pass(s, cube, input, operands, writer, counters,
-                   [&](FusedSource from, const OperandLine* ops, std::byte* lines) {
-                       (this->*line_fn)(from, ops, lines, saturations);
-                   });
-        counters.saturations += saturations;
+                   [&](FusedSource from, const OperandLine* ops, std::byte* lines,
+                       uint32_t& saturations) { (this->*line_fn)(from, ops, lines, saturations); });
     }
 };
 
