@@ -752,7 +752,7 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
 // and multiplying (shift 0 to 45, operands from registers or per kernel, ReLU or not; a third
 // with small operands and shifts below 16), X2 a MAX
 // or MIN (or its ALU bypassed) without multiplier or shift, from a register or per kernel; now
-// and then X2 with a multiplier or a shift, or Y on, which take the general form; output
+// and then X2 with a multiplier, a shift or a SUM, or Y on, which take the general form; output
 // convertors of shift 0 to 25, on random operations of every other kind.
 TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
@@ -787,11 +787,13 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
                 sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
                         static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
             }
-            // X2: MAX, MIN, or its ALU bypassed; mostly without multiplier and shift.
+            // X2: MAX, MIN (a SUM now and then, which takes the general form), or its ALU
+            // bypassed; mostly without multiplier and shift.
             const bool bn_alu_bypass = pick(rng, 6) == 0, bn_mul = pick(rng, 8) == 0;
-            sdp.set(NVDLA_SDP_D_DP_BN_CFG,
-                    (bn_alu_bypass ? 2u : 0u) | static_cast<uint32_t>(pick(rng, 2)) << 2 |
-                        (bn_mul ? 0u : 1u << 4) | (pick(rng, 2) ? 1u << 6 : 0u));
+            const uint32_t bn_algo = pick(rng, 8) == 0 ? 2u : static_cast<uint32_t>(pick(rng, 2));
+            sdp.set(NVDLA_SDP_D_DP_BN_CFG, (bn_alu_bypass ? 2u : 0u) | bn_algo << 2 |
+                                               (bn_mul ? 0u : 1u << 4) |
+                                               (pick(rng, 2) ? 1u << 6 : 0u));
             const bool bn_memory = pick(rng, 2);
             sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG,
                     static_cast<uint32_t>(pick(rng, 16)) << 8 | (bn_memory ? 1u : 0u));
