@@ -6,10 +6,12 @@
 // 4x4 tiles (WinoConvDataResponseSequencerCommon). Weights are read whole, decompressed
 // (WMB/WGS) and decoded with the formats library.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
 #include "emu/conv_layer.hpp"
+#include "emu/parallel.hpp"
 #include "nvdla/formats/pixel.hpp"
 #include "nvdla/formats/weights.hpp"
 #include "nvdla/precision/convertor.hpp"
@@ -490,6 +492,22 @@ bool same_parts(const std::vector<std::byte>& kept,
     return offset == kept.size();
 }
 
+// Whether the `bytes` at `a` and `b` are equal, compared on up to `threads` threads (a large
+// layer's weights are compared with the cached ones on every run: megabytes per layer).
+bool same_bytes(const std::byte* a, const std::byte* b, uint64_t bytes, unsigned threads) {
+    constexpr uint64_t kChunk = 64 * 1024;
+    const uint64_t chunks = (bytes + kChunk - 1) / kChunk;
+    // Comparing a byte costs about what threads_for counts for 8 multiply-adds.
+    std::atomic<bool> differ{false};
+    parallel_for(threads, chunks, bytes * 8, [&](uint64_t c0, uint64_t c1) {
+        for (uint64_t c = c0; c < c1 && !differ.load(std::memory_order_relaxed); ++c) {
+            const uint64_t at = c * kChunk, n = std::min(kChunk, bytes - at);
+            if (std::memcmp(a + at, b + at, n) != 0) differ.store(true, std::memory_order_relaxed);
+        }
+    });
+    return !differ.load();
+}
+
 }  // namespace
 
 ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
@@ -565,8 +583,8 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         w.compressed_source.clear();
     }
 
-    const bool same =
-        w.source.size() == dense_bytes && std::memcmp(w.source.data(), dense, dense_bytes) == 0;
+    const bool same = w.source.size() == dense_bytes &&
+                      same_bytes(w.source.data(), dense, dense_bytes, l.threads);
     if (!w.values.empty() && w.source_key == key && same) return &w;
     w.source_key = key;
     w.source.assign(dense, dense + dense_bytes);
