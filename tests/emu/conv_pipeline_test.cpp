@@ -5,6 +5,7 @@
 
 #include "conv_test_rig.hpp"
 #include "emu/conv_layer.hpp"
+#include "emu/parallel.hpp"
 #include "nvdla/formats/weights.hpp"
 
 namespace nvdla::emu::conv_test {
@@ -86,6 +87,31 @@ TEST(ConvWeights, CompressedWeightsChangedInPlaceAreDecompressedAgain) {
         EXPECT_EQ(rig.execute().planar(), expected_values(*c));
         ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
     }
+}
+
+TEST(ConvWeights, DenseWeightsChangedInPlaceAreDecodedAgainOnAnyThreadCount) {
+    // A layer's weights (147 KiB: several chunks of the threads' comparison with the cached
+    // ones) changed in place in the first or the last byte must give the new kernels.
+    set_work_per_thread(1);
+    auto rng = test::rng_for_test();
+    IntCase c;
+    c.spec.width = 4, c.spec.height = 3, c.spec.channels = 256, c.spec.kernels = 64;
+    c.spec.clip = 8;
+    c.fill_random(rng);
+    for (unsigned threads : {1u, 3u}) {
+        Rig rig("nv_full");
+        rig.set_threads(threads);
+        IntCase changed = c;
+        for (int step = 0; step < 3; ++step) {
+            if (step == 1) changed.weights.front() = changed.weights.front() == 1 ? 2 : 1;
+            if (step == 2) changed.weights.back() = changed.weights.back() == 1 ? 2 : 1;
+            changed.load(rig);
+            EXPECT_EQ(rig.execute().planar(), expected_values(changed))
+                << threads << " threads, step " << step;
+            ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+        }
+    }
+    set_work_per_thread(0);
 }
 
 TEST(ConvWeights, CompressionNeedsTheFeature) {
