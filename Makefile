@@ -1,13 +1,15 @@
 # NVDLA software stack: the one entry point. `make help` lists the targets.
 #
 # Userspace (umd/, tools/, tests/) is built with CMake + Ninja in $(BUILD_DIR); the ASan+UBSan
-# build of the same tree lives in $(SAN_DIR).
+# build of the same tree lives in $(SAN_DIR), the ThreadSanitizer build of its threaded tests in
+# $(TSAN_DIR).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
 BUILD_DIR  ?= build
 SAN_DIR    ?= $(BUILD_DIR)/sanitize
+TSAN_DIR   ?= $(BUILD_DIR)/tsan
 JOBS       ?= $(shell nproc)
 PREFIX     ?= /usr/local
 SHARED_DIR ?= $(abspath ../shared)
@@ -57,6 +59,9 @@ help:
 	@echo "  make build          build the library, tools and tests into $(BUILD_DIR)/"
 	@echo "  make test-unit      run the test suites of the plain build only"
 	@echo "  make test-sanitize  build into $(SAN_DIR)/ with ASan+UBSan and run the suites there"
+	@echo "  make test-tsan      build the emulator and runtime suites into $(TSAN_DIR)/ with"
+	@echo "                      ThreadSanitizer and run their tests that use several threads at"
+	@echo "                      every NVDLA_EMU_ISA level of this CPU; fails on any report"
 	@echo "  make bench          run the benchmarks: format packing against memcpy, the emulated"
 	@echo "                      convolution against oneDNN, whole ResNet-18/50 and MobileNetV2 on"
 	@echo "                      the emulator against oneDNN, the runtime's overheads"
@@ -127,7 +132,7 @@ build: deps
 	@[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: test-unit test-sanitize test-kernels test-kmd-arm64 test-dkms dt-check
+test: test-unit test-sanitize test-tsan test-kernels test-kmd-arm64 test-dkms dt-check
 
 test-unit: build
 	@echo "== tests (release build)"
@@ -141,6 +146,20 @@ test-sanitize: deps
 	@echo "== tests (ASan+UBSan build)"
 	@cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+# Only the two suites with threaded tests (tests/tsan/run.sh picks the tests), at -O1: quicker
+# to build than -O2 and quick enough to run under ThreadSanitizer.
+TSAN_FLAGS := -O1 -g
+
+.PHONY: test-tsan
+
+test-tsan: deps
+	@[ -f $(TSAN_DIR)/build.ninja ] || \
+	  $(CONFIGURE) -B $(TSAN_DIR) -DNVDLA_TSAN=ON -DNVDLA_BUILD_BENCHMARKS=OFF \
+	    -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
+	    -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" >/dev/null
+	@cmake --build $(TSAN_DIR) -j $(JOBS) --target nvdla_test_emu nvdla_test_runtime
+	@tests/tsan/run.sh $(TSAN_DIR)
 
 # The main job (docs/main-job.md) on the user's flow: the ONNX model of tools/fmnist_resnet
 # (trained in PyTorch, `make train-onnx`) compiled by nvdla_compiler in int8 (calibrated on
