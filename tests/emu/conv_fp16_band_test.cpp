@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "conv_fp16_rig.hpp"
 #include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
@@ -122,11 +123,7 @@ uint16_t random_fp16(std::mt19937_64& rng) {
     }
 }
 
-struct Layer {
-    ConvLayer l;
-    ConvData d;
-    ConvWeights w;
-};
+using Layer = Fp16Layer;
 
 // A layer whose kernel k has nonzero weights only in channels [offset + k, offset + k +
 // width): the builder's depthwise chunks (width 1, offset 0, 16 kernels of 16 channels) and
@@ -148,33 +145,14 @@ Layer random_band_layer(std::mt19937_64& rng, uint32_t width, bool nans) {
     l.kernel_height = 1 + rng() % 3;
     l.kernel_channels = channels;
     l.kernels = l.out_channels = kernels;
-    l.stride_x = 1 + rng() % 2;
-    l.stride_y = 1 + rng() % 2;
-    l.dilation_x = 1 + rng() % 2;
-    l.dilation_y = 1 + rng() % 2;
-    l.pad_left = rng() % 2;
-    l.pad_top = rng() % 2;
+    random_strides_and_padding(rng, l, in_width, in_height);
     l.pad_value = random_fp16(rng);
-    const uint32_t span_x = (l.kernel_width - 1) * l.dilation_x + 1;
-    const uint32_t span_y = (l.kernel_height - 1) * l.dilation_y + 1;
-    const uint32_t padded_w = std::max(in_width + 2 * l.pad_left, span_x);
-    const uint32_t padded_h = std::max(in_height + 2 * l.pad_top, span_y);
-    l.out_width = (padded_w - span_x) / l.stride_x + 1;
-    l.out_height = (padded_h - span_y) / l.stride_y + 1;
     ConvData& d = t.d;
-    d.kind = InputKind::Feature;
-    d.precision = Precision::Fp16;
-    d.batches = l.batches;
-    d.height = in_height;
-    d.width = in_width;
-    d.channels = channels;
-    d.row_elements = uint64_t(in_width) * channels;
-    d.values.resize(d.batches * in_height * d.row_elements);
+    shape_fp16_feature_data(d, l, in_width, in_height, channels);
     const bool relu = rng() % 2;
     for (int16_t& v : d.values) {
         const uint16_t h = random_fp16(rng);
-        // A ReLU's output: no negative lane but -0.
-        v = static_cast<int16_t>(relu && (h & 0x7fff) != 0 ? h & 0x7fff : h);
+        v = relu ? without_negatives(h) : static_cast<int16_t>(h);
     }
     if (relu) l.pad_value = rng() % 2 ? 0 : 0x8000;
     if (nans && rng() % 4 == 0) l.pad_value = 0x7e00;

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "conv_fp16_rig.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 #include "isa_levels.hpp"
@@ -35,17 +36,7 @@ uint16_t random_fp16(std::mt19937_64& rng, bool nans) {
     }
 }
 
-struct Layer {
-    ConvLayer l;
-    ConvData d;
-    ConvWeights w;
-};
-
-// A ReLU's output (every layer's data but a network's first): no negative lane but -0, so that
-// operations take the cell's form for data without negative lanes.
-int16_t without_negatives(uint16_t v) {
-    return static_cast<int16_t>((v & 0x7fff) == 0 ? v : v & 0x7fff);
-}
+using Layer = Fp16Layer;
 
 Layer random_feature_layer(std::mt19937_64& rng, bool nans) {
     Layer t;
@@ -61,28 +52,10 @@ Layer random_feature_layer(std::mt19937_64& rng, bool nans) {
     l.kernel_height = 1 + rng() % 3;
     l.kernel_channels = channels;
     l.kernels = l.out_channels = 1 + rng() % 20;
-    l.stride_x = 1 + rng() % 2;
-    l.stride_y = 1 + rng() % 2;
-    l.dilation_x = 1 + rng() % 2;
-    l.dilation_y = 1 + rng() % 2;
-    l.pad_left = rng() % 2;
-    l.pad_top = rng() % 2;
+    random_strides_and_padding(rng, l, width, height);
     l.pad_value = random_fp16(rng, false);
-    const uint32_t span_x = (l.kernel_width - 1) * l.dilation_x + 1;
-    const uint32_t span_y = (l.kernel_height - 1) * l.dilation_y + 1;
-    const uint32_t padded_w = std::max(width + 2 * l.pad_left, span_x);
-    const uint32_t padded_h = std::max(height + 2 * l.pad_top, span_y);
-    l.out_width = (padded_w - span_x) / l.stride_x + 1;
-    l.out_height = (padded_h - span_y) / l.stride_y + 1;
     ConvData& d = t.d;
-    d.kind = InputKind::Feature;
-    d.precision = Precision::Fp16;
-    d.batches = l.batches;
-    d.height = height;
-    d.width = width;
-    d.channels = channels;
-    d.row_elements = uint64_t(width) * channels;
-    d.values.resize(d.batches * height * d.row_elements);
+    shape_fp16_feature_data(d, l, width, height, channels);
     const bool relu = rng() % 2;
     for (int16_t& v : d.values)
         v = relu ? without_negatives(random_fp16(rng, nans))

@@ -17,41 +17,7 @@
 namespace nvdla::emu::conv {
 namespace {
 
-// Each instruction set's copy of the lanes compiled for it (clang: the same by its own pragma).
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
-#define NVDLA_FP16_NS avx2
-#define NVDLA_FP16_WIDTH 8
-#include "emu/cmac_fp16_lanes.inc"
-#undef NVDLA_FP16_NS
-#undef NVDLA_FP16_WIDTH
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))), \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
-#endif
-#define NVDLA_FP16_NS avx512
-#define NVDLA_FP16_WIDTH 16
-#include "emu/cmac_fp16_lanes.inc"
-#undef NVDLA_FP16_NS
-#undef NVDLA_FP16_WIDTH
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+#include "emu/cmac_fp16_per_isa.inc"
 
 constexpr uint64_t kMask38 = (uint64_t(1) << 38) - 1;
 

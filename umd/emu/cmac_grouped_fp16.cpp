@@ -176,42 +176,9 @@ void dense_outputs(const ConvLayer& l, const MacProblem& m, uint32_t n, uint32_t
     }
 }
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
-#define NVDLA_FP16_NS avx2
-#define NVDLA_FP16_WIDTH 8
-#include "emu/cmac_fp16_lanes.inc"
-#include "emu/cmac_grouped_fp16_lanes.inc"
-#undef NVDLA_FP16_NS
-#undef NVDLA_FP16_WIDTH
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))), \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
-#endif
-#define NVDLA_FP16_NS avx512
-#define NVDLA_FP16_WIDTH 16
-#include "emu/cmac_fp16_lanes.inc"
-#include "emu/cmac_grouped_fp16_lanes.inc"
-#undef NVDLA_FP16_NS
-#undef NVDLA_FP16_WIDTH
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+#define NVDLA_FP16_MORE_LANES "emu/cmac_grouped_fp16_lanes.inc"
+#include "emu/cmac_fp16_per_isa.inc"
+#undef NVDLA_FP16_MORE_LANES
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void band_rows_avx512(
     const ConvLayer& l, const MacProblem& m, const Fp16BandWeights& p, uint64_t row0, uint64_t row1,
