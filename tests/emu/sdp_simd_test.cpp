@@ -647,6 +647,20 @@ Outcome run(Program p, bool scalar) {
     return o;
 }
 
+// p run by the scalar stages and at `level` (program i): the same outcome. `ran` counts the
+// programs that wrote their output without errors or faults.
+::testing::AssertionResult same_as_scalar(const Program& p, IsaLevel level, int i, int& ran) {
+    const Outcome scalar = run(p, true);
+    const Outcome at_level = run(p, false);
+    if (at_level.error != scalar.error || !(at_level == scalar))
+        return ::testing::AssertionFailure()
+               << isa_name(level) << ", program " << i << ": error '" << at_level.error
+               << "' (scalar: '" << scalar.error << "')"
+               << (at_level.error == scalar.error ? ", other memory or registers" : "");
+    ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+    return ::testing::AssertionSuccess();
+}
+
 TEST(SdpSimd, RandomOperationsMatchTheScalarStages) {
     const std::vector<IsaLevel> levels = levels_of_this_cpu();
     ASSERT_FALSE(levels.empty());
@@ -738,11 +752,7 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
                         NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
                 p.uses_rdma = true;
             }
-            const Outcome scalar = run(p, true);
-            const Outcome at_level = run(p, false);
-            ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
-            ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
-            ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+            ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 60) << isa_name(level);
     }
@@ -839,11 +849,7 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
                         NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
                 p.uses_rdma = true;
             }
-            const Outcome scalar = run(p, true);
-            const Outcome at_level = run(p, false);
-            ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
-            ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
-            ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+            ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 80) << isa_name(level);
     }
@@ -873,11 +879,7 @@ void check_offline_int8_register_layers(IsaLevel level) {
         for (uint32_t reg :
              {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG, NVDLA_SDP_RDMA_D_ERDMA_CFG})
             p.rdma.set(reg, 1);  // disabled
-        const Outcome scalar = run(p, true);
-        const Outcome at_level = run(p, false);
-        ASSERT_EQ(at_level.error, scalar.error) << isa_name(level) << ", program " << i;
-        ASSERT_TRUE(at_level == scalar) << isa_name(level) << ", program " << i;
-        ran += scalar.errors == 0 && scalar.faults == 0 && scalar.bytes_written > 0;
+        ASSERT_TRUE(same_as_scalar(p, level, i, ran));
     }
     EXPECT_GT(ran, 50) << isa_name(level);
 }
