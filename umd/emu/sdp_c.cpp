@@ -22,6 +22,10 @@ void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t>
         return;
     }
     const bool fp16_out = s.output == Precision::Fp16;
+    if (s.fp() && fp16_out && float_simd_enabled()) {
+        run_c_float_simd(line, out, counters);
+        return;
+    }
     for (size_t i = 0; i < n; ++i) {
         uint16_t h;
         bool saturated;

@@ -488,3 +488,20 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
 }
 
 }  // namespace nvdla::emu::sdp
+
+namespace nvdla::emu::sdp {
+
+// The fp16 pipeline's stages for one element (the scalar reference: sdp_x.cpp, sdp_y.cpp).
+uint32_t x_fp_element(const XStage& x, bool nan_to_zero, uint32_t in, int16_t alu_operand,
+                      int16_t mul_operand);
+uint32_t y_fp_element(const YStage& y, bool nan_to_zero, uint32_t in, const int16_t* alu_mem,
+                      const int16_t* mul_mem, size_t i);
+// Their vector forms (sdp_float_simd.cpp: AVX-512 or AVX2 by the ISA level), bit for bit the
+// scalar ones, which run_x, run_y (without the LUT) and run_c (fp16 output, not EQL) take on
+// the fp16 pipeline when float_simd_enabled(): simd_enabled() and MXCSR in its default mode.
+bool float_simd_enabled();
+void run_x_float_simd(const XStage& x, bool nan_to_zero, std::span<int32_t> line, OperandLine ops);
+void run_y_float_simd(const YStage& y, bool nan_to_zero, std::span<int32_t> line, OperandLine ops);
+void run_c_float_simd(std::span<const int32_t> line, std::span<uint16_t> out, Counters& counters);
+
+}  // namespace nvdla::emu::sdp

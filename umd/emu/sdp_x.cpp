@@ -49,10 +49,8 @@ uint32_t fp_alu(uint32_t algo, uint32_t a, uint32_t b) {
     }
 }
 
-namespace {
-
-uint32_t x_fp(const XStage& x, bool nan_to_zero, uint32_t in, int16_t alu_operand,
-              int16_t mul_operand) {
+uint32_t x_fp_element(const XStage& x, bool nan_to_zero, uint32_t in, int16_t alu_operand,
+                      int16_t mul_operand) {
     const auto operand = [nan_to_zero](int16_t bits) {
         const auto h = static_cast<uint16_t>(bits);
         return fp16_to_fp32(nan_to_zero ? fp16_flush_nan(h) : h);
@@ -65,16 +63,18 @@ uint32_t x_fp(const XStage& x, bool nan_to_zero, uint32_t in, int16_t alu_operan
     return x.relu_bypass ? out : fp32_relu(out);
 }
 
-}  // namespace
-
 void run_x(const XStage& x, bool fp, bool nan_to_zero, std::span<int32_t> line, OperandLine ops) {
+    if (fp && float_simd_enabled()) {
+        run_x_float_simd(x, nan_to_zero, line, ops);
+        return;
+    }
     const size_t n = line.size();
     for (size_t i = 0; i < n; ++i) {
         const int16_t alu = ops.alu ? ops.alu[i] : x.alu_operand;
         const int16_t mul = ops.mul ? ops.mul[i] : x.mul_operand;
         if (fp) {
             line[i] = static_cast<int32_t>(
-                x_fp(x, nan_to_zero, static_cast<uint32_t>(line[i]), alu, mul));
+                x_fp_element(x, nan_to_zero, static_cast<uint32_t>(line[i]), alu, mul));
         } else {
             line[i] = x_int(x, line[i], alu, mul);
         }

@@ -50,8 +50,10 @@ int32_t y_int(const YStage& y, int32_t in, const int16_t* alu_mem, const int16_t
     return x;
 }
 
-uint32_t y_fp(const YStage& y, bool nan_to_zero, uint32_t in, const int16_t* alu_mem,
-              const int16_t* mul_mem, size_t i) {
+}  // namespace
+
+uint32_t y_fp_element(const YStage& y, bool nan_to_zero, uint32_t in, const int16_t* alu_mem,
+                      const int16_t* mul_mem, size_t i) {
     uint32_t x = in;
     if (!y.mul_bypass && !(y.prelu && (in >> 31) == 0)) {
         const uint32_t operand = mul_mem ? convert_fp(nan_to_zero, mul_mem[i]) : y.mul_operand;
@@ -64,15 +66,17 @@ uint32_t y_fp(const YStage& y, bool nan_to_zero, uint32_t in, const int16_t* alu
     return x;
 }
 
-}  // namespace
-
 void run_y(const Settings& s, std::span<int32_t> line, OperandLine ops, Counters& counters) {
     const YStage& y = s.ew;
     const size_t n = line.size();
+    if (s.fp() && !y.lut && float_simd_enabled()) {
+        run_y_float_simd(y, s.nan_to_zero, line, ops);
+        return;
+    }
     if (s.fp()) {
         for (size_t i = 0; i < n; ++i) {
             uint32_t x =
-                y_fp(y, s.nan_to_zero, static_cast<uint32_t>(line[i]), ops.alu, ops.mul, i);
+                y_fp_element(y, s.nan_to_zero, static_cast<uint32_t>(line[i]), ops.alu, ops.mul, i);
             if (y.lut) {
                 const LutFpLookup r = sdp_lut_lookup_fp(s.lut, std::bit_cast<float>(x));
                 x = std::bit_cast<uint32_t>(r.value);
