@@ -37,4 +37,11 @@ inline std::vector<IsaLevel> levels_of_this_cpu() {
     return levels;
 }
 
+// The vector levels this CPU runs (AVX2, AVX-512), whatever NVDLA_EMU_ISA says.
+inline std::vector<IsaLevel> vector_levels() {
+    std::vector<IsaLevel> levels = levels_of_this_cpu();
+    std::erase(levels, IsaLevel::Scalar);
+    return levels;
+}
+
 }  // namespace nvdla::emu

@@ -18,12 +18,6 @@
 namespace nvdla::emu::sdp {
 namespace {
 
-std::vector<IsaLevel> vector_levels() {
-    std::vector<IsaLevel> levels = levels_of_this_cpu();
-    std::erase(levels, IsaLevel::Scalar);
-    return levels;
-}
-
 uint32_t pick(std::mt19937_64& rng, uint32_t n) {
     return static_cast<uint32_t>(rng() % n);
 }

@@ -20,13 +20,6 @@
 namespace nvdla::emu::sdp {
 namespace {
 
-// The vector levels this CPU runs (AVX2, AVX-512), whatever NVDLA_EMU_ISA says.
-std::vector<IsaLevel> vector_levels() {
-    std::vector<IsaLevel> levels = levels_of_this_cpu();
-    std::erase(levels, IsaLevel::Scalar);
-    return levels;
-}
-
 // Runs check at every vector level.
 #define AT_EVERY_VECTOR_LEVEL(check)                                \
     do {                                                            \
