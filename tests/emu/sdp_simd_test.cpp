@@ -640,6 +640,22 @@ Outcome run(Program p, bool scalar) {
     return o;
 }
 
+// SDP_RDMA programmed for a program whose input comes from CACC (no input read) but whose
+// operands are read from memory: the cube and formats SDP's.
+void program_operand_rdma(Program& p) {
+    const Words& sdp = p.sdp;
+    const uint32_t format = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+    const uint32_t proc = format & 3u, out = format >> 2 & 3u;
+    const uint32_t batches = (sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4] >> 8 & 0x1fu) + 1;
+    p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4]);
+    p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4]);
+    p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4]);
+    p.rdma.set(NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
+               1u | proc << 2 | proc << 4 | out << 6 |
+                   NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
+    p.uses_rdma = true;
+}
+
 // p run by the scalar stages and at `level` (program i): the same outcome. `ran` counts the
 // programs that wrote their output without errors or faults.
 ::testing::AssertionResult same_as_scalar(const Program& p, IsaLevel level, int i, int& ran) {
@@ -721,9 +737,7 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
             // ERDMA: ALU, one byte, per element; BRDMA and NRDMA off.
             const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
             const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
-            const uint32_t C = sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] + 1;
-            const uint32_t format = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
-            const uint32_t proc = format & 3u, out = format >> 2 & 3u;
+            const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
             p.rdma.set(NVDLA_SDP_RDMA_D_BRDMA_CFG, 1);
             p.rdma.set(NVDLA_SDP_RDMA_D_NRDMA_CFG, 1);
@@ -734,17 +748,7 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
                        W == 1 && H == 1 ? group : W * group * H);
             p.operands[2].resize(kRegion);
             for (uint8_t& b : p.operands[2]) b = static_cast<uint8_t>(rng());
-            if (!p.uses_rdma) {
-                const uint32_t batches = (sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4] >> 8 & 0x1fu) + 1;
-                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
-                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
-                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
-                p.rdma.set(
-                    NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
-                    1u | proc << 2 | proc << 4 | out << 6 |
-                        NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
-                p.uses_rdma = true;
-            }
+            if (!p.uses_rdma) program_operand_rdma(p);
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 60) << isa_name(level);
@@ -768,9 +772,7 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
             const HwConfig& cfg = test::config(p.config);
             const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
             const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
-            const uint32_t C = sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] + 1;
-            const uint32_t format = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
-            const uint32_t proc = format & 3u, out = format >> 2 & 3u;
+            const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 2);
@@ -831,17 +833,7 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
                 p.operands[d].resize(kRegion);
                 for (uint8_t& b : p.operands[d]) b = static_cast<uint8_t>(rng());
             }
-            if (!p.uses_rdma && (memory[0] || memory[1])) {
-                const uint32_t batches = (sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4] >> 8 & 0x1fu) + 1;
-                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH, W - 1);
-                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT, H - 1);
-                p.rdma.set(NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL, C - 1);
-                p.rdma.set(
-                    NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG,
-                    1u | proc << 2 | proc << 4 | out << 6 |
-                        NVDLA_FIELD_SET(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, batches - 1));
-                p.uses_rdma = true;
-            }
+            if (!p.uses_rdma && (memory[0] || memory[1])) program_operand_rdma(p);
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 80) << isa_name(level);
