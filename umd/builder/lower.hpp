@@ -116,6 +116,7 @@ class SdpProgram {
 
     bool place(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
     bool place_clip(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
+    void bring_to_fine_units(Stage (&st)[3]) const;
 
     const Target& t_;
     SdpSource src_;

@@ -198,6 +198,7 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
                 return false;
             }
             if (has_y && !st[2].used()) {
+                if (t_.int8()) bring_to_fine_units(st);
                 st[2].alu = Slot::EltAlu;
                 st[2].alu_elem = index;
                 return take(2);
@@ -233,6 +234,26 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
             return take(2);
         default: return false;
     }
+}
+
+// int8 data read from memory stays in its own steps until a MUL rescales it; Y's ALU would
+// convert its operand into those steps, a second rounding of a full step. A MUL of the last X
+// stage used (or of the next, unused one) brings the data to fine units first, as a
+// convolution's X1 does (and as the X stages' element-wise ALU needs anyway).
+void SdpProgram::bring_to_fine_units(Stage (&st)[3]) const {
+    auto rescales = [](Slot m) {
+        return m == Slot::Rescale || m == Slot::AffineMul || m == Slot::EltMul;
+    };
+    int last_used = -1;
+    for (int s = 0; s <= 1; ++s) {
+        if (rescales(st[s].mul)) return;
+        if (st[s].used()) last_used = s;
+    }
+    if (last_used >= 0 && st[last_used].mul == Slot::None && st[last_used].alu != Slot::EltAlu) {
+        st[last_used].mul = Slot::Rescale;
+        return;
+    }
+    if (last_used < 1) st[last_used + 1].mul = Slot::Rescale;
 }
 
 // A clip: the lower bound as a ReLU (bound 0) or an ALU max, then the upper bound as an ALU
@@ -459,6 +480,11 @@ Status SdpProgram::emit(Plan& plan, const Piece& pc, double out_scale, HwOp& hw)
         double largest = 0;
         for (uint32_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(factor[i] * u[i]));
         if (largest / target > 32767) target = largest / 32767;
+        // Y's ALU operand converter multiplies by at most 32767: units no finer than that.
+        bool y_next = true;
+        for (int nxt = s + 1; nxt <= 1; ++nxt) y_next = y_next && !stage_[nxt].used();
+        if (y_next && stage_[2].alu == Slot::EltAlu)
+            target = std::max(target, elems_[size_t(stage_[2].alu_elem)].operand_scale / 32767);
         return target;
     };
 
