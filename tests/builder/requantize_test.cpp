@@ -85,6 +85,35 @@ TEST_P(Requantize, ElementwiseOfTwoTensorsInMemoryRoundsOnce) {
         }
 }
 
+// A per-channel bias and scale of a tensor in memory (behind a pooling layer nothing folds
+// into): the additions must not round to the input's steps.
+TEST_P(Requantize, AffineOfATensorInMemoryRoundsOnce) {
+    const uint32_t C = 7, H = 3, W = 5;
+    const double in_range = 2.0, out_range = 2.5;
+    Network net;
+    Tensor x = net.input("x", {1, C, H, W});
+    Tensor p = net.pooling(x, PoolingDesc{}, "identity_pool");
+    const std::vector<float> scale = test::random_vector<float>(rng, C, 0.5f, 1.2f);
+    const std::vector<float> shift = test::random_vector<float>(rng, C, -0.02f, 0.02f);
+    Tensor y = net.scale(p, scale, shift, "affine");
+    net.output(y, "out");
+    Calibration cal;
+    cal.set_range(x, float(in_range));
+    cal.set_range(p, float(in_range));
+    cal.set_range(y, float(out_range));
+    const HostTensor hx = grid_tensor(rng, {1, C, H, W}, in_range);
+    const std::vector<double> got = run_steps(net, cal, {hx}, out_range);
+    ASSERT_EQ(got.size(), size_t(C * H * W));
+    double worst = 0;
+    for (uint32_t c = 0; c < C; ++c)
+        for (uint32_t i = 0; i < H * W; ++i) {
+            const double exact = double(hx.data[c * H * W + i]) * scale[c] + shift[c];
+            const double e = std::clamp(exact / (out_range / 127), -128.0, 127.0);
+            worst = std::max(worst, std::fabs(got[c * H * W + i] - e));
+        }
+    EXPECT_LE(worst, kOneRounding) << "output steps\n" << operations_;
+}
+
 // A convolution's residual sum (fused) whose operand's steps are 300 times the convolution's:
 // the operand's converter (16 bits) must not saturate.
 TEST_P(Requantize, FusedSumWithAMuchWiderOperandRoundsOnce) {

@@ -389,6 +389,16 @@ uint32_t Lowering::grow_chain(SdpProgram& prog, uint32_t cur, bool allow_eltwise
     }
 }
 
+uint32_t Lowering::chain_reach(SdpProgram prog, uint32_t id, uint32_t source) {
+    if (!prog.add(chain_elem(id, source))) return 0;
+    uint32_t layers = 1;
+    for (uint32_t cur = id;; ++layers) {
+        const int next = next_in_chain(cur);
+        if (next < 0 || !prog.add(chain_elem(static_cast<uint32_t>(next), cur))) return layers;
+        cur = static_cast<uint32_t>(next);
+    }
+}
+
 // ---- PDP ----
 
 uint32_t Lowering::pdp_max_width(const PoolingDesc& p) const {
@@ -707,6 +717,13 @@ Status Lowering::lower_sdp(uint32_t id) {
     src.scale = scale(source);
     src.channels = n.dims.c;
     SdpProgram prog(t_, src);
+    // int8: an affine's shift in fine units takes a stage for the rescaling MUL in front of
+    // it; only where the chain still fuses as many layers (a hard sigmoid's clip would not).
+    if (t_.int8()) {
+        SdpProgram coarse(t_, src);
+        coarse.set_fine_shifts(false);
+        prog.set_fine_shifts(chain_reach(prog, id, source) >= chain_reach(coarse, id, source));
+    }
     // (Sigmoid and tanh without the SDP lookup table are CPU operations: runs_on_cpu.)
     if (!prog.add(chain_elem(id, source)))
         return error(layer(id), ": the SDP cannot compute it on ", t_.cfg->name);

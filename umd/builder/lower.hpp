@@ -76,6 +76,9 @@ class SdpProgram {
             if (e.op == Op::Eltwise) return true;
         return false;
     }
+    // int8 data from memory: an affine's shift is added after a MUL rescaled the data to fine
+    // units (taking a stage for it; default), or in the data's own steps.
+    void set_fine_shifts(bool on) { fine_shifts_ = on; }
     // SDP_D_FEATURE_MODE_CFG.WINOGRAD: the convolution in front runs in Winograd mode.
     void set_winograd(bool on) { winograd_ = on; }
     const std::vector<ChainElem>& elems() const { return elems_; }
@@ -116,6 +119,7 @@ class SdpProgram {
 
     bool place(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
     bool place_clip(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
+    bool in_source_steps(const Stage (&st)[3], int s) const;
     void bring_to_fine_units(Stage (&st)[3]) const;
 
     const Target& t_;
@@ -125,6 +129,7 @@ class SdpProgram {
     std::vector<ChainElem> elems_;
     int lut_elem_ = -1;
     bool winograd_ = false;
+    bool fine_shifts_ = true;
 };
 
 }  // namespace nvdla::builder::detail

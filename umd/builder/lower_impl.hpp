@@ -41,6 +41,8 @@ class Lowering {
     int next_in_chain(uint32_t cur) const;
     ChainElem chain_elem(uint32_t id, uint32_t from);
     uint32_t grow_chain(SdpProgram& prog, uint32_t cur, bool allow_eltwise);
+    // How many layers from `id` on (read from `source` in memory) prog would take.
+    uint32_t chain_reach(SdpProgram prog, uint32_t id, uint32_t source);
     Status finish_sdp(const SdpProgram& prog, const Place& in, uint32_t last,
                       const std::string& name);
     int fusable_pool(uint32_t cur, uint32_t in_width) const;

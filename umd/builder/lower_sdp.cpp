@@ -155,6 +155,16 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
             const int first = add ? 0 : 1;
             for (int s = cur; s <= 1; ++s) {
                 if (!x_usable(s) || last(st[s]) >= first || per_element(st[s])) continue;
+                if (add && t_.int8() && fine_shifts_ && in_source_steps(st, s)) {
+                    // The shift in the source's steps would round to a whole step: a MUL
+                    // before it rescales the data to fine units (bring_to_fine_units).
+                    if (s == 1 && st[0].mul == Slot::None && !per_element(st[0])) {
+                        st[0].mul = Slot::Rescale;
+                    } else if (s == 0 && x_usable(1) && !st[1].used()) {
+                        st[0].mul = Slot::Rescale;
+                        continue;
+                    }
+                }
                 if (add) {
                     st[s].alu = Slot::AffineAdd;
                     st[s].alu_elem = index;
@@ -236,19 +246,25 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
     }
 }
 
+// Whether int8 data read from memory is still in its own steps at stage s (no MUL before it
+// rescaled it).
+bool SdpProgram::in_source_steps(const Stage (&st)[3], int s) const {
+    if (src_.flying) return false;
+    for (int j = 0; j < s; ++j)
+        if (st[j].mul == Slot::Rescale || st[j].mul == Slot::AffineMul || st[j].mul == Slot::EltMul)
+            return false;
+    return true;
+}
+
 // int8 data read from memory stays in its own steps until a MUL rescales it; Y's ALU would
 // convert its operand into those steps, a second rounding of a full step. A MUL of the last X
 // stage used (or of the next, unused one) brings the data to fine units first, as a
 // convolution's X1 does (and as the X stages' element-wise ALU needs anyway).
 void SdpProgram::bring_to_fine_units(Stage (&st)[3]) const {
-    auto rescales = [](Slot m) {
-        return m == Slot::Rescale || m == Slot::AffineMul || m == Slot::EltMul;
-    };
+    if (!in_source_steps(st, 2)) return;
     int last_used = -1;
-    for (int s = 0; s <= 1; ++s) {
-        if (rescales(st[s].mul)) return;
+    for (int s = 0; s <= 1; ++s)
         if (st[s].used()) last_used = s;
-    }
     if (last_used >= 0 && st[last_used].mul == Slot::None && st[last_used].alu != Slot::EltAlu) {
         st[last_used].mul = Slot::Rescale;
         return;
