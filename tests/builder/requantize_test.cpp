@@ -114,6 +114,45 @@ TEST_P(Requantize, AffineOfATensorInMemoryRoundsOnce) {
     EXPECT_LE(worst, kOneRounding) << "output steps\n" << operations_;
 }
 
+// A clip with two non-zero bounds behind a convolution (nv_small: its second bound is a
+// second SDP pass from memory).
+TEST_P(Requantize, ClipBehindAConvolutionRoundsOnce) {
+    const uint32_t C = 6, K = 5, H = 3, W = 4;
+    const double in_range = 1.0, conv_range = 1.6, out_range = 0.75;
+    Network net;
+    Tensor x = net.input("x", {1, C, H, W});
+    ConvolutionDesc d;
+    d.out_channels = K;
+    const std::vector<float> w = test::random_vector<float>(rng, K * C, -0.5f, 0.5f);
+    const std::vector<float> b = test::random_vector<float>(rng, K, -0.1f, 0.1f);
+    Tensor c = net.convolution(x, d, w, b, "conv");
+    Tensor y = net.clip(c, -0.5f, 0.75f, "clip");
+    net.output(y, "out");
+    Calibration cal;
+    cal.set_range(x, float(in_range));
+    cal.set_range(c, float(conv_range));
+    cal.set_range(y, float(out_range));
+    const HostTensor hx = grid_tensor(rng, {1, C, H, W}, in_range);
+    const std::vector<double> got = run_steps(net, cal, {hx}, out_range);
+    ASSERT_EQ(got.size(), size_t(K * H * W));
+    double worst = 0;
+    for (uint32_t k = 0; k < K; ++k) {
+        double largest = 0;
+        for (uint32_t i = 0; i < C; ++i)
+            largest = std::max(largest, std::fabs(double(w[k * C + i])));
+        const double step = largest / 127;
+        for (uint32_t p = 0; p < H * W; ++p) {
+            double sum = b[k];
+            for (uint32_t i = 0; i < C; ++i)
+                sum += std::round(w[k * C + i] / step) * step * hx.data[i * H * W + p];
+            const double e =
+                std::clamp(std::clamp(sum, -0.5, 0.75) / (out_range / 127), -128.0, 127.0);
+            worst = std::max(worst, std::fabs(got[k * H * W + p] - e));
+        }
+    }
+    EXPECT_LE(worst, kOneRounding) << "output steps\n" << operations_;
+}
+
 // A convolution's residual sum (fused) whose operand's steps are 300 times the convolution's:
 // the operand's converter (16 bits) must not saturate.
 TEST_P(Requantize, FusedSumWithAMuchWiderOperandRoundsOnce) {

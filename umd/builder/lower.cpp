@@ -389,6 +389,17 @@ uint32_t Lowering::grow_chain(SdpProgram& prog, uint32_t cur, bool allow_eltwise
     }
 }
 
+void Lowering::write_for_clip(uint32_t last) {
+    const int next = next_in_chain(last);
+    if (!t_.int8() || next < 0 || net_.nodes[size_t(next)].op != Op::Clip) return;
+    const Node& n = net_.nodes[last];
+    // Only a tensor with a scale of its own (no pooling, flatten, concat or view shares it).
+    if (root(last) != last || n.op == Op::Input || n.op == Op::Pooling || n.op == Op::Flatten ||
+        n.op == Op::Concat || n.shares_input_scale)
+        return;
+    scale_[last] = std::min(scale_[last], scale(static_cast<uint32_t>(next)));
+}
+
 uint32_t Lowering::chain_reach(SdpProgram prog, uint32_t id, uint32_t source) {
     if (!prog.add(chain_elem(id, source))) return 0;
     uint32_t layers = 1;
@@ -729,6 +740,7 @@ Status Lowering::lower_sdp(uint32_t id) {
         return error(layer(id), ": the SDP cannot compute it on ", t_.cfg->name);
     done_[id] = true;
     const uint32_t last = grow_chain(prog, id, true);
+    write_for_clip(last);
     return finish_sdp(prog, home(source), last, n.name);
 }
 

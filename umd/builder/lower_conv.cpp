@@ -363,6 +363,7 @@ Status Lowering::lower_conv(uint32_t id) {
     }
     SdpProgram prog(t_, src);
     const uint32_t last = grow_chain(prog, cur, true);
+    write_for_clip(last);
     job.prog = &prog;
     job.pool = fusable_pool(last, job.out_w);
     job.out_scale = scale(last);

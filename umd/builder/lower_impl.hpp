@@ -41,6 +41,9 @@ class Lowering {
     int next_in_chain(uint32_t cur) const;
     ChainElem chain_elem(uint32_t id, uint32_t from);
     uint32_t grow_chain(SdpProgram& prog, uint32_t cur, bool allow_eltwise);
+    // int8: a chain ending before a clip that did not fit writes `last` for the clip's own
+    // pass at the clip's scale where that is finer (clipping commutes with the saturation).
+    void write_for_clip(uint32_t last);
     // How many layers from `id` on (read from `source` in memory) prog would take.
     uint32_t chain_reach(SdpProgram prog, uint32_t id, uint32_t source);
     Status finish_sdp(const SdpProgram& prog, const Place& in, uint32_t last,
