@@ -246,21 +246,21 @@ Status check_pixel_surface(const HwConfig& cfg, const PixelSurface& s) {
 
     for (unsigned p = 0; p < f.planes; ++p) {
         const PixelPlane& plane = s.planes[p];
-        const std::string name = detail::plane_name(f, p);
+        const auto name = [&] { return detail::plane_name(f, p); };  // for errors only
         if (plane.offset > detail::kMaxPlaneOffset)
-            return error("pixel surface ", name, ": start address ", plane.offset,
+            return error("pixel surface ", name(), ": start address ", plane.offset,
                          " is beyond 2^62");
         SurfacePlacement placement;
         placement.address = plane.offset;
         placement.line_stride = plane.line_stride;
         if (Status a = check_alignment(cfg, SurfaceKind::PitchLinearPixel, placement); !a)
-            return a.context("pixel surface " + name);
+            return a.context("pixel surface " + name());
         if (plane.line_stride >= detail::kMaxLineStride)
-            return error("pixel surface ", name, ": line stride ", plane.line_stride,
+            return error("pixel surface ", name(), ": line stride ", plane.line_stride,
                          " does not fit the 32-bit line stride register");
         const uint64_t needed = min_pixel_line_stride(cfg, s, p);
         if (plane.line_stride < needed)
-            return error("pixel surface ", name, ": line stride ", plane.line_stride,
+            return error("pixel surface ", name(), ": line stride ", plane.line_stride,
                          " is smaller than the ", needed, " bytes a line needs (x offset ",
                          pixel_plane_x_offset(cfg, s, p), " + width ", s.width, " pixels of ",
                          int(f.bytes_per_pixel[p]), " bytes)");
