@@ -394,7 +394,7 @@ __attribute__((target("avx2"))) uint32_t interleave_blocks_avx2(const uint8_t* c
 
 // The blocks start where row 0's loads are 32-byte aligned (pixels before that go singly):
 // rows 16 bytes into a page, as from malloc, otherwise cross a cache line every other load
-// (0.73-0.74 -> 0.78-0.81 of memcpy in nvdla_bench_formats). Aligning the pixel stores
+// (0.73-0.75 -> 0.76-0.81 of memcpy in nvdla_bench_formats). Aligning the pixel stores
 // instead, or both (the stores one 128-bit lane later), measured 0.73-0.78.
 __attribute__((target("avx2"))) void interleave_bytes4_avx2(const uint8_t* const* rows,
                                                             uint32_t width, std::byte* line) {
