@@ -428,40 +428,52 @@ TEST(PixelSurface, EightBitRowsGiveTheBytesOfSixteenBitValues) {
     EXPECT_GE(cases, 10);  // R8 and the 8-bit RGBA/YUV orders
 }
 
-// The 8-bit shortcut's vector loops wherever the destination starts: dense A8B8G8R8 surfaces
-// written at every byte offset into a buffer, widths around the 32- and 64-pixel blocks, the
-// same bytes as through 16-bit values at every level.
-TEST(PixelSurface, EightBitRowsAtEveryDestinationAlignment) {
+// The 8-bit shortcut's vector loops wherever the destination and the host rows start (AVX2
+// starts where the row loads are aligned, AVX-512 where the pixel stores are): dense A8B8G8R8
+// surfaces written at every byte offset into a buffer from rows at every 16-byte and some
+// other offsets from a 64-byte boundary, widths around the 32- and 64-pixel blocks and up to
+// several blocks after the longest unaligned start, the same bytes as through 16-bit values at
+// every level.
+TEST(PixelSurface, EightBitRowsAtEveryAlignment) {
     auto rng = test::rng_for_test();
     const PixelFormatInfo& f = pixel_format_info(PixelFormat::A8B8G8R8);
     for (emu::IsaLevel level : emu::levels_of_this_cpu())
-        for (uint32_t offset = 0; offset < 68; ++offset) {
-            const uint32_t whole_blocks[] = {64, 127, 128, 129};
-            const uint32_t width =
-                offset < 64 ? test::random_between(rng, 1, 200) : whole_blocks[offset - 64];
-            const auto s = dense_pixel_surface(nv_full(), f.format, width, 1);
-            ASSERT_TRUE(s.ok()) << s.message();
-            SCOPED_TRACE(::testing::Message() << "width " << width << " at byte " << offset
-                                              << " at " << emu::isa_name(level));
-            const auto bytes = pixel_surface_bytes(nv_full(), *s);
-            ASSERT_TRUE(bytes.ok()) << bytes.message();
-            Host in(HostType::Uint8, HostLayout::NCHW, 4, 1, width);
-            fill_random(rng, f, in);
-            Host in_wide(HostType::Uint16, HostLayout::NCHW, 4, 1, width);
-            for (uint32_t ch = 0; ch < 4; ++ch)
-                for (uint32_t x = 0; x < width; ++x)
-                    in_wide.set(ch, 0, x, in.bytes[in.index(ch, 0, x)]);
-            auto got = sentinel_buffer(*bytes + offset), expected = got;
-            {
-                const emu::IsaLimit limit(level);
+        for (uint32_t offset = 0; offset < 68; ++offset)
+            for (uint32_t source_offset : {0u, 16u, 32u, 48u, 8u + offset % 8, offset}) {
+                const uint32_t whole_blocks[] = {64, 127, 128, 129};
+                const uint32_t width =
+                    offset < 64 ? test::random_between(rng, 1, 400) : whole_blocks[offset - 64];
+                const auto s = dense_pixel_surface(nv_full(), f.format, width, 1);
+                ASSERT_TRUE(s.ok()) << s.message();
+                SCOPED_TRACE(::testing::Message()
+                             << "width " << width << " at byte " << offset << ", rows at byte "
+                             << source_offset << " at " << emu::isa_name(level));
+                const auto bytes = pixel_surface_bytes(nv_full(), *s);
+                ASSERT_TRUE(bytes.ok()) << bytes.message();
+                Host in(HostType::Uint8, HostLayout::NCHW, 4, 1, width);
+                fill_random(rng, f, in);
+                Host in_wide(HostType::Uint16, HostLayout::NCHW, 4, 1, width);
+                for (uint32_t ch = 0; ch < 4; ++ch)
+                    for (uint32_t x = 0; x < width; ++x)
+                        in_wide.set(ch, 0, x, in.bytes[in.index(ch, 0, x)]);
+                // The rows source_offset bytes past a 64-byte boundary.
+                std::vector<uint8_t> rows(in.bytes.size() + 128);
+                const size_t start =
+                    (64 - reinterpret_cast<uintptr_t>(rows.data()) % 64) % 64 + source_offset;
+                std::memcpy(rows.data() + start, in.bytes.data(), in.bytes.size());
+                const ConstTensorView shifted{rows.data() + start, in.bytes.size(), in.type,
+                                              in.layout, in.dims};
+                auto got = sentinel_buffer(*bytes + offset), expected = got;
+                {
+                    const emu::IsaLimit limit(level);
+                    ASSERT_TRUE(
+                        pack_pixels(nv_full(), shifted, *s, std::span(got).subspan(offset)).ok());
+                }
                 ASSERT_TRUE(
-                    pack_pixels(nv_full(), in.view(), *s, std::span(got).subspan(offset)).ok());
+                    pack_pixels(nv_full(), in_wide.view(), *s, std::span(expected).subspan(offset))
+                        .ok());
+                ASSERT_EQ(got, expected);
             }
-            ASSERT_TRUE(
-                pack_pixels(nv_full(), in_wide.view(), *s, std::span(expected).subspan(offset))
-                    .ok());
-            ASSERT_EQ(got, expected);
-        }
 }
 
 TEST(PixelSurface, Fp16FormatsTakeFloat32RoundedToNearestEven) {
