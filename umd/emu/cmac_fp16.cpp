@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
@@ -145,6 +146,24 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_add_avx5
     std::memcpy(out, &r, sizeof r);
 }
 
+constexpr unsigned kMaxSummedLanes = 64;
+
+__attribute__((target("avx2"))) void fp48_sum_avx2(const uint64_t* macs, unsigned n,
+                                                   uint64_t* out) {
+    avx2::Q q[kMaxSummedLanes];
+    std::memcpy(q, macs, n * sizeof(avx2::Q));
+    const avx2::Q r = avx2::fp48_sum(q, int(n));
+    std::memcpy(out, &r, sizeof r);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_sum_avx512(
+    const uint64_t* macs, unsigned n, uint64_t* out) {
+    avx512::Q q[kMaxSummedLanes];
+    std::memcpy(q, macs, n * sizeof(avx512::Q));
+    const avx512::Q r = avx512::fp48_sum(q, int(n));
+    std::memcpy(out, &r, sizeof r);
+}
+
 // Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8); of the decoded
 // mantissas ORed, the sign and whether any bit is set.
 __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
@@ -236,6 +255,29 @@ void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t 
             return fp48_add_avx2(acc + 4, mac + 4, out + 4);
         default:
             for (int i = 0; i < 8; ++i) out[i] = cacc_fp48_add(acc[i], mac[i]);
+    }
+}
+
+void cacc_fp48_sum_lanes(const uint64_t* macs, unsigned n, uint64_t out[8]) {
+    n = std::min(n, kMaxSummedLanes);
+    switch (isa_level()) {
+        case IsaLevel::Avx512: return fp48_sum_avx512(macs, n, out);
+        case IsaLevel::Avx2: {
+            // Lanes 0-3, then 4-7, each as n vectors of 4.
+            std::vector<uint64_t> half(size_t(n) * 4);
+            for (int part = 0; part < 2; ++part) {
+                for (unsigned t = 0; t < n; ++t)
+                    std::memcpy(&half[t * 4], macs + t * 8 + part * 4, 4 * sizeof(uint64_t));
+                fp48_sum_avx2(half.data(), n, out + part * 4);
+            }
+            return;
+        }
+        default:
+            for (int i = 0; i < 8; ++i) {
+                uint64_t acc = 0;
+                for (unsigned t = 0; t < n; ++t) acc = cacc_fp48_add(acc, macs[t * 8 + i]);
+                out[i] = acc;
+            }
     }
 }
 

@@ -277,6 +277,10 @@ void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_
 // cacc_fp48_add on 8 accumulators by the vector form cmac_fp16_accumulate uses on this ISA
 // level. Exposed for tests.
 void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t out[8]);
+// CACC's sums from 0 of n CMAC results on 8 accumulators (lane i: cacc_fp48_add over
+// macs[t * 8 + i], t < n <= 64) by the vector form the fp16 kernels use on this ISA level, which
+// adds the results as one where that rounds nowhere. Exposed for tests.
+void cacc_fp48_sum_lanes(const uint64_t* macs, unsigned n, uint64_t out[8]);
 // One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
 // their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
 // products are. Exposed for tests.
