@@ -845,10 +845,12 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
 // ReLU6), which the fused pass computes after the ReLU (the rectified forms) on lines whose
 // multipliers are all >= 0 and whose inputs lie within 2^30, and a convertor without its
 // saturation count as a clamp of its input (plan_c_clamp): X1 summing and multiplying with
-// its ReLU (shifts of 0 to 45, mostly 12 to 20), multipliers mostly >= 0 (from a register or
-// per kernel), X2 a MIN (mostly), a MAX or its ALU bypassed, or off, whose operands now and
-// then reach the 32-bit limit of the forms below a shift of 16; convertors of shift 0 to 30
-// and either sign, their flag mostly not counted; CACC's values within 2^20 or anything.
+// its ReLU (shifts of 14 to 18, 0 to 15 or 0 to 45), multipliers mostly >= 0 (from a register
+// or per kernel; half the time small ones and small biases, with X2's operands and the
+// convertor's offset small enough to show X's rounding), X2 a MIN (mostly), a MAX or its ALU
+// bypassed, or off, whose operands now and then reach the 32-bit limit of the forms below a shift
+// of 16; convertors of shift 0 to 30 and either sign, their flag counted or not; CACC's values
+// within 2^20 or anything.
 TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
@@ -863,14 +865,25 @@ TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
             const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2);  // SUM, MUL, ReLU
-            const bool bs_memory = pick(rng, 2);
-            const uint32_t shift =
-                static_cast<uint32_t>(pick(rng, 4) ? 12 + pick(rng, 9) : pick(rng, 46));
+            // Small multipliers and biases (from registers) half the time, whose products
+            // land within the output's range, where X's rounding shows.
+            const bool small = pick(rng, 2);
+            const bool bs_memory = !small && pick(rng, 2);
+            const uint64_t kind = pick(rng, 3);
+            const auto shift = static_cast<uint32_t>(kind == 0   ? 14 + pick(rng, 5)
+                                                     : kind == 1 ? pick(rng, 16)
+                                                                 : pick(rng, 46));
             sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
                     static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
             sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, shift << 8 | (bs_memory ? 1u : 0u));
             sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
-                    static_cast<uint16_t>(pick(rng, 5) ? pick(rng, 32768) : rng()));
+                    static_cast<uint16_t>(small          ? 1 + pick(rng, 4096)
+                                          : pick(rng, 5) ? pick(rng, 32768)
+                                                         : rng()));
+            if (small) {
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, bs_memory ? 1u : 0u);
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE, static_cast<uint16_t>(pick(rng, 1001)));
+            }
             // X2: a bound (MIN mostly) without multiplier or shift, or off.
             const bool bn_on = pick(rng, 5) != 0;
             const bool bn_alu_bypass = pick(rng, 8) == 0;
@@ -885,15 +898,22 @@ TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
                     static_cast<uint32_t>(pick(rng, 3) ? pick(rng, 16) : 14 + pick(rng, 4)) << 8 |
                         (bn_memory ? 1u : 0u));
             sdp.set(NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE,
-                    static_cast<uint16_t>(pick(rng, 2) ? awkward16(rng) : 0x7ffe + pick(rng, 2)));
+                    static_cast<uint16_t>(pick(rng, 2) && !small ? awkward16(rng)
+                                                                 : 0x7ffe + pick(rng, 2)));
             sdp.set(NVDLA_SDP_D_DP_BN_MUL_CFG, 0);
             sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
-            sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 31)));
+            // Small convertor shifts and scales now and then, which keep X's last bit.
+            const bool fine = small || pick(rng, 2);
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT,
+                    static_cast<uint32_t>(fine ? pick(rng, 3) : pick(rng, 31)));
             sdp.set(NVDLA_SDP_D_CVT_SCALE,
-                    static_cast<uint16_t>(pick(rng, 4) ? 1 + pick(rng, 32767) : awkward16(rng)));
+                    static_cast<uint16_t>(fine           ? 1 + pick(rng, 4)
+                                          : pick(rng, 4) ? 1 + pick(rng, 32767)
+                                                         : awkward16(rng)));
             sdp.set(NVDLA_SDP_D_CVT_OFFSET,
-                    static_cast<uint32_t>(pick(rng, 2) ? int32_t(pick(rng, 9)) - 4 : awkward(rng)));
-            if (pick(rng, 4)) sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
+                    static_cast<uint32_t>(pick(rng, 2) || small ? int32_t(pick(rng, 9)) - 4
+                                                                : awkward(rng)));
+            if (pick(rng, 2)) sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
             // BRDMA: ALU and MUL per kernel, two bytes each (the multipliers >= 0 in most
             // programs); NRDMA: ALU per kernel, one byte.
             const uint32_t dma_cfg[2] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG};
