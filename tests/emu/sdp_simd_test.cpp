@@ -983,12 +983,15 @@ TEST(SdpSimd, OutputConvertorClampKeepsEveryOutput) {
             EXPECT_EQ(out(std::clamp(x, plan.lower, plan.upper), cvt, output), out(x, cvt, output))
                 << "x " << x;
         }
-        // Exact: every product over the bounds, rounded, within 32 bits.
+        // Exact: every product over the bounds and its rounding sum p + half - [p < 0] within
+        // 32 bits (x - offset too).
         const uint32_t shift = cvt.shift & 63u;
         const auto fits = [&](int64_t x) {
             const int64_t p = (x - cvt.offset) * cvt.scale;
             const int64_t half = shift ? int64_t(1) << (shift - 1) : 0;
-            return (p < 0 ? -p : p) + half <= INT32_MAX;
+            const int64_t sum = shift ? p + half - (p < 0 ? 1 : 0) : p;
+            return x - cvt.offset >= INT32_MIN && x - cvt.offset <= INT32_MAX && p >= INT32_MIN &&
+                   p <= INT32_MAX && sum >= INT32_MIN && sum <= INT32_MAX;
         };
         EXPECT_EQ(plan.exact, shift <= 30 && fits(plan.lower) && fits(plan.upper));
     }

@@ -112,8 +112,17 @@ CClampPlan plan_c_clamp(const ConvertorParams& cvt, Precision output) {
         plan.lower = static_cast<int32_t>(lower);
         plan.upper = static_cast<int32_t>(upper);
     }
-    const CNarrowPlan narrow = plan_c_narrow(cvt, output);
-    plan.exact = narrow.narrow && plan.lower >= narrow.lower && plan.upper <= narrow.upper;
+    // Exact in 32-bit lanes: x - offset and the product fit, and so does the rounding's sum
+    // x + half - [x < 0] (a negative product only needs to fit itself), at both bounds (the
+    // product is monotone in x).
+    const uint32_t shift = convertor_shift(cvt, kSdpOutputConvertor);
+    const int64_t half = shift ? int64_t(1) << (shift - 1) : 0;
+    const auto fits = [&](int64_t x) {
+        const int64_t difference = x - cvt.offset, product = difference * cvt.scale;
+        return difference >= INT32_MIN && difference <= INT32_MAX && product >= INT32_MIN &&
+               product + half <= INT32_MAX;
+    };
+    plan.exact = shift <= 30 && fits(plan.lower) && fits(plan.upper);
     return plan;
 }
 

@@ -238,8 +238,9 @@ inline CNarrowPlan plan_c_narrow(const precision::ConvertorParams& cvt, Precisio
 // is not counted: the int8/int16 output is a monotone function of x (non-decreasing for a
 // scale >= 0, else non-increasing), so x clamped to [lower, upper] (the greatest x whose
 // output is INT32_MIN's, the least whose output is INT32_MAX's) gives every output unchanged.
-// `exact`: within them (x - offset) * scale and its rounding fit 32-bit lanes (plan_c_narrow),
-// so the output is the rounded product clamped to the output's range (a saturating pack).
+// `exact`: within them (x - offset) * scale and its rounding fit 32-bit lanes (a negative
+// product needs only to fit itself: its rounding adds 2^(shift - 1) - 1), so the output is the
+// rounded product clamped to the output's range (a saturating pack).
 // (fp16 output: the int32 limits, not exact.)
 struct CClampPlan {
     bool exact = false;
