@@ -6,6 +6,7 @@
 // reported skipped (never passed) only on a CPU without AVX2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <string>
@@ -837,6 +838,162 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 80) << isa_name(level);
+    }
+}
+
+// A convolution's requantisation with its ReLU, alone or then bounded by X2 (MobileNetV2's
+// ReLU6), which the fused pass computes after the ReLU (the rectified forms) on lines whose
+// multipliers are all >= 0 and whose inputs lie within 2^30, and a convertor without its
+// saturation count as a clamp of its input (plan_c_clamp): X1 summing and multiplying with
+// its ReLU (shifts of 14 to 18, 0 to 15 or 0 to 45), multipliers mostly >= 0 (from a register
+// or per kernel; half the time small ones and small biases, with X2's operands and the
+// convertor's offset small enough to show X's rounding), X2 a MIN (mostly), a MAX or its ALU
+// bypassed, or off, whose operands now and then reach the 32-bit limit of the forms below a shift
+// of 16; convertors of shift 0 to 30 and either sign, their flag counted or not; CACC's values
+// within 2^20 or anything.
+TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 150; ++i) {
+            Program p = random_program(rng);
+            Words& sdp = p.sdp;
+            const HwConfig& cfg = test::config(p.config);
+            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+            const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
+            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+            sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2);  // SUM, MUL, ReLU
+            // Small multipliers and biases (from registers) half the time, whose products
+            // land within the output's range, where X's rounding shows.
+            const bool small = pick(rng, 2);
+            const bool bs_memory = !small && pick(rng, 2);
+            const uint64_t kind = pick(rng, 3);
+            const auto shift = static_cast<uint32_t>(kind == 0   ? 14 + pick(rng, 5)
+                                                     : kind == 1 ? pick(rng, 16)
+                                                                 : pick(rng, 46));
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, shift << 8 | (bs_memory ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                    static_cast<uint16_t>(small          ? 1 + pick(rng, 4096)
+                                          : pick(rng, 5) ? pick(rng, 32768)
+                                                         : rng()));
+            if (small) {
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, bs_memory ? 1u : 0u);
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE, static_cast<uint16_t>(pick(rng, 1001)));
+            }
+            // X2: a bound (MIN mostly) without multiplier or shift, or off.
+            const bool bn_on = pick(rng, 5) != 0;
+            const bool bn_alu_bypass = pick(rng, 8) == 0;
+            const uint32_t bn_algo = pick(rng, 4) == 0 ? 0u : 1u;
+            sdp.set(NVDLA_SDP_D_DP_BN_CFG, (bn_on ? 0u : 1u) | (bn_alu_bypass ? 2u : 0u) |
+                                               bn_algo << 2 | 1u << 4 |
+                                               (pick(rng, 2) ? 1u << 6 : 0u));
+            const bool bn_memory = bn_on && !bn_alu_bypass && pick(rng, 2);
+            // From a register, shifted now and then to the limit of the forms below a shift
+            // of 16 (2^31 - 2^(17 - shift)).
+            sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG,
+                    static_cast<uint32_t>(pick(rng, 3) ? pick(rng, 16) : 14 + pick(rng, 4)) << 8 |
+                        (bn_memory ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE,
+                    static_cast<uint16_t>(pick(rng, 2) && !small ? awkward16(rng)
+                                                                 : 0x7ffe + pick(rng, 2)));
+            sdp.set(NVDLA_SDP_D_DP_BN_MUL_CFG, 0);
+            sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
+            // Small convertor shifts and scales now and then, which keep X's last bit.
+            const bool fine = small || pick(rng, 2);
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT,
+                    static_cast<uint32_t>(fine ? pick(rng, 3) : pick(rng, 31)));
+            sdp.set(NVDLA_SDP_D_CVT_SCALE,
+                    static_cast<uint16_t>(fine           ? 1 + pick(rng, 4)
+                                          : pick(rng, 4) ? 1 + pick(rng, 32767)
+                                                         : awkward16(rng)));
+            sdp.set(NVDLA_SDP_D_CVT_OFFSET,
+                    static_cast<uint32_t>(pick(rng, 2) || small ? int32_t(pick(rng, 9)) - 4
+                                                                : awkward(rng)));
+            if (pick(rng, 2)) sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
+            // BRDMA: ALU and MUL per kernel, two bytes each (the multipliers >= 0 in most
+            // programs); NRDMA: ALU per kernel, one byte.
+            const uint32_t dma_cfg[2] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG};
+            const uint32_t dma_base[2] = {NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW,
+                                          NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW};
+            const uint32_t dma_line[2] = {NVDLA_SDP_RDMA_D_BS_LINE_STRIDE,
+                                          NVDLA_SDP_RDMA_D_BN_LINE_STRIDE};
+            const uint32_t dma_surface[2] = {NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
+                                             NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE};
+            const uint64_t address[2] = {kBs, kBn};
+            const bool memory[2] = {bs_memory, bn_memory};
+            const bool positive = pick(rng, 5) != 0;
+            for (int d = 0; d < 2; ++d) {
+                if (!memory[d]) {
+                    p.rdma.set(dma_cfg[d], 1);
+                    continue;
+                }
+                const uint32_t use = d == 0 ? 2 : 1, size = d == 0 ? 1 : 0;
+                p.rdma.set(dma_cfg[d],
+                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, use) |
+                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
+                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
+                p.rdma.set(dma_base[d], static_cast<uint32_t>(address[d]));
+                const uint32_t value = (use == 2 ? 2 : 1) * (size + 1);
+                p.rdma.set(dma_line[d], W * atom * 4);
+                p.rdma.set(dma_surface[d], W == 1 && H == 1 ? group * value : W * atom * 4 * H);
+                p.operands[d].resize(kRegion);
+                for (uint8_t& b : p.operands[d]) b = static_cast<uint8_t>(rng());
+                // The MUL component's high byte (ALU first, little-endian int16s).
+                if (d == 0 && positive)
+                    for (size_t b = 3; b < p.operands[d].size(); b += 4) p.operands[d][b] &= 0x7f;
+            }
+            if (!p.uses_rdma && (memory[0] || memory[1])) program_operand_rdma(p);
+            ASSERT_TRUE(same_as_scalar(p, level, i, ran));
+        }
+        EXPECT_GT(ran, 100) << isa_name(level);
+    }
+}
+
+// The output convertor as a clamp (plan_c_clamp): every x outside [lower, upper] converts as
+// its nearest bound does, the bounds are the last and first x with the extremes' outputs, and
+// `exact` exactly when the products over [lower, upper] fit the 32-bit lanes.
+TEST(SdpSimd, OutputConvertorClampKeepsEveryOutput) {
+    auto rng = test::rng_for_test();
+    const auto out = [](int64_t x, const precision::ConvertorParams& cvt, Precision output) {
+        return precision::convert_to(output, x, cvt, precision::kSdpOutputConvertor).bits;
+    };
+    for (int i = 0; i < 3000; ++i) {
+        precision::ConvertorParams cvt;
+        cvt.offset = pick(rng, 2) ? awkward(rng) : int32_t(pick(rng, 201)) - 100;
+        cvt.scale = pick(rng, 3) ? awkward16(rng) : int16_t(int32_t(pick(rng, 7)) - 3);
+        cvt.shift = static_cast<uint32_t>(pick(rng, 4) ? pick(rng, 31) : pick(rng, 64));
+        const Precision output = pick(rng, 2) ? Precision::Int8 : Precision::Int16;
+        const CClampPlan plan = plan_c_clamp(cvt, output);
+        SCOPED_TRACE(::testing::Message() << "offset " << cvt.offset << " scale " << cvt.scale
+                                          << " shift " << cvt.shift);
+        ASSERT_LE(plan.lower, plan.upper);
+        const uint16_t at_min = out(INT32_MIN, cvt, output), at_max = out(INT32_MAX, cvt, output);
+        if (at_min != at_max) {
+            EXPECT_EQ(out(plan.lower, cvt, output), at_min);
+            EXPECT_NE(out(int64_t(plan.lower) + 1, cvt, output), at_min);
+            EXPECT_EQ(out(plan.upper, cvt, output), at_max);
+            EXPECT_NE(out(int64_t(plan.upper) - 1, cvt, output), at_max);
+        }
+        for (int j = 0; j < 20; ++j) {
+            const int32_t x = awkward(rng);
+            EXPECT_EQ(out(std::clamp(x, plan.lower, plan.upper), cvt, output), out(x, cvt, output))
+                << "x " << x;
+        }
+        // Exact: every product over the bounds and its rounding sum p + half - [p < 0] within
+        // 32 bits (x - offset too).
+        const uint32_t shift = cvt.shift & 63u;
+        const auto fits = [&](int64_t x) {
+            const int64_t p = (x - cvt.offset) * cvt.scale;
+            const int64_t half = shift ? int64_t(1) << (shift - 1) : 0;
+            const int64_t sum = shift ? p + half - (p < 0 ? 1 : 0) : p;
+            return x - cvt.offset >= INT32_MIN && x - cvt.offset <= INT32_MAX && p >= INT32_MIN &&
+                   p <= INT32_MAX && sum >= INT32_MIN && sum <= INT32_MAX;
+        };
+        EXPECT_EQ(plan.exact, shift <= 30 && fits(plan.lower) && fits(plan.upper));
     }
 }
 

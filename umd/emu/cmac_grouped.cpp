@@ -11,8 +11,9 @@
 // several channels or kernels per group, channel multipliers) would need a gather per lane
 // vector, measured 5-50x slower than the dense kernels on the same layers: those keep them.
 //
-// int8: int32 lanes, each product through vpmaddwd with the weight in the low 16 bits (the high
-// ones 0, so the data's upper half never counts); the sums are exact while a kernel has fewer
+// int8: int32 lanes, each product through vpmaddwd (vpdpwssd with VNNI: the same products and
+// wrapping sum) with the weight in the low 16 bits (the high ones 0, so the data's upper half
+// never counts); the sums are exact while a kernel has fewer
 // than 2^17 products of at most 2^14, which width <= kMaxBand and 32x32 taps keep. Data stored
 // biased (element + 128, the VNNI level's plane) is corrected per kernel as the VNNI kernel
 // does. int16: double-precision FMA, exact for sums below 2^53.
@@ -110,6 +111,7 @@ GroupedWeights pack_grouped(const MacProblem& m, const Band& band, uint32_t lane
 // The maskz and masked forms of AVX-512 intrinsics throughout: GCC 12's unmasked ones warn about
 // their undefined pass-through.
 #define NVDLA_AVX512 __attribute__((target("avx512f,avx512bw")))
+#define NVDLA_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define NVDLA_AVX2 __attribute__((target("avx2,fma")))
 
 // The data elements of a block's lanes at `at` (one position + tap + band channel + the
@@ -135,8 +137,33 @@ NVDLA_AVX2 inline __m256i load8(const void* plane, uint64_t at) {
             reinterpret_cast<const __m128i*>(static_cast<const int16_t*>(plane) + at)));
 }
 
-// XB positions from x0 of row y, block b: delivered through CACC (round half away by 2^clip;
-// the sums are below 2^31 in magnitude, nothing saturates) into out[i * kernels + lane].
+// The XB positions' sums of block b delivered through CACC (round half away by 2^clip; the
+// sums are below 2^31 in magnitude, nothing saturates) into out[i * kernels + lane].
+template <bool Biased, int XB>
+NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProblem& m,
+                                                                   const GroupedWeights& p,
+                                                                   uint32_t b, uint32_t clip,
+                                                                   const __m512i* acc,
+                                                                   int32_t* out) {
+    const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * 16);
+    const __m512i half = _mm512_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
+    const uint32_t count = std::min(16u, m.kernels - b * 16);
+    const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) {
+        __m512i v = Biased ? _mm512_sub_epi32(acc[i], bias) : acc[i];
+        if (clip > 0) {
+            const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);
+            const __m512i q = _mm512_maskz_srl_epi32(
+                all, _mm512_add_epi32(_mm512_maskz_abs_epi32(all, v), half), shift);
+            v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
+        }
+        _mm512_mask_storeu_epi32(out + uint64_t(i) * m.kernels, lanes, v);
+    }
+}
+
+// XB positions from x0 of row y, block b, into out[i * kernels + lane] (deliver512).
 template <bool Biased, int XB>
 NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p, const void* plane,
                                     uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
@@ -159,22 +186,34 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
                     _mm512_madd_epi16(load16<Biased>(plane, row + i * m.x_step + j + first), w));
         }
     }
-    const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * 16);
-    const __m512i half = _mm512_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
-    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
-    const uint32_t count = std::min(16u, m.kernels - b * 16);
-    const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
+    deliver512<Biased, XB>(m, p, b, clip, acc, out);
+    return 0;
+}
+
+// The same with VNNI: vpdpwssd adds the same two products (one of them 0) to the sum, wrapping
+// as the add does, in one instruction.
+template <bool Biased, int XB>
+NVDLA_AVX512_VNNI uint32_t int8_block512_vnni(const MacProblem& m, const GroupedWeights& p,
+                                              const void* plane, uint32_t y, uint32_t x0,
+                                              uint32_t b, uint32_t clip, int32_t* out) {
+    __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) {
-        __m512i v = Biased ? _mm512_sub_epi32(acc[i], bias) : acc[i];
-        if (clip > 0) {
-            const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);
-            const __m512i q = _mm512_maskz_srl_epi32(
-                all, _mm512_add_epi32(_mm512_maskz_abs_epi32(all, v), half), shift);
-            v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
+    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
+    const uint64_t first = p.offset + uint64_t(b) * 16;
+    for (uint32_t t = 0; t < p.taps; ++t) {
+        const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+        const uint64_t row = uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                             uint64_t(x0) * m.x_step + uint64_t(s) * m.s_step;
+        for (uint32_t j = 0; j < p.width; ++j, wt += 16) {
+            const __m512i w = _mm512_loadu_si512(wt);
+#pragma GCC unroll 8
+            for (int i = 0; i < XB; ++i)
+                acc[i] = _mm512_dpwssd_epi32(
+                    acc[i], load16<Biased>(plane, row + i * m.x_step + j + first), w);
         }
-        _mm512_mask_storeu_epi32(out + uint64_t(i) * m.kernels, lanes, v);
     }
+    deliver512<Biased, XB>(m, p, b, clip, acc, out);
     return 0;
 }
 
@@ -308,6 +347,9 @@ using BlockTable = BlockFn[2];
 template <bool Biased>
 constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>};
 template <bool Biased>
+constexpr BlockTable kInt8Avx512Vnni = {int8_block512_vnni<Biased, 1>,
+                                        int8_block512_vnni<Biased, kPositions>};
+template <bool Biased>
 constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>};
 constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>};
 constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>};
@@ -375,9 +417,12 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
         }
     }
     const bool biased = m.bytes != nullptr;
-    const BlockTable& table = wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
-                              : zmm ? (biased ? kInt8Avx512<true> : kInt8Avx512<false>)
-                                    : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
+    const bool vnni = kernel == MacKernel::Avx512Vnni;
+    const BlockTable& table =
+        wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
+        : zmm ? (vnni ? (biased ? kInt8Avx512Vnni<true> : kInt8Avx512Vnni<false>)
+                      : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
+              : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
     return [&m, packed, &table, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
         return grouped_rows(m, *packed, table, clip, n, y0, y1, out);
     };

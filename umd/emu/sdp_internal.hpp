@@ -234,6 +234,19 @@ inline CNarrowPlan plan_c_narrow(const precision::ConvertorParams& cvt, Precisio
     plan.upper = static_cast<int32_t>(std::min<int64_t>(INT32_MAX, int64_t(cvt.offset) + reach));
     return plan;
 }
+// The output convertor as a clamp of its input, for its vector forms when the saturation flag
+// is not counted: the int8/int16 output is a monotone function of x (non-decreasing for a
+// scale >= 0, else non-increasing), so x clamped to [lower, upper] (the greatest x whose
+// output is INT32_MIN's, the least whose output is INT32_MAX's) gives every output unchanged.
+// `exact`: within them (x - offset) * scale and its rounding fit 32-bit lanes (a negative
+// product needs only to fit itself: its rounding adds 2^(shift - 1) - 1), so the output is the
+// rounded product clamped to the output's range (a saturating pack).
+// (fp16 output: the int32 limits, not exact.)
+struct CClampPlan {
+    bool exact = false;
+    int32_t lower = 0, upper = 0;
+};
+CClampPlan plan_c_clamp(const precision::ConvertorParams& cvt, Precision output);
 // The output convertor's saturation flag (C model: the quotient beyond 17 bits by more than
 // its rounding) as bounds on its input x, for shifts up to 30: flagged exactly when
 // (x - offset) * scale >= 65537 * 2^shift or < -65537 * 2^shift, i.e. when x >= above or

@@ -179,6 +179,7 @@ struct XParams {
     bool narrow_low;
     __m128i low_count, high_count;  // shift, 16 - shift
     __m512i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
+    int32_t rectified_limit;        // q_limit * 2^(16 - shift) (narrow_low), else INT32_MAX
 
     NVDLA_SDP_SIMD explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -207,6 +208,8 @@ struct XParams {
         high_count = _mm_cvtsi32_si128(static_cast<int>(16 - low_shift));
         low_round = _mm512_set1_epi32(low_shift ? int32_t(1) << (low_shift - 1) : 0);
         q_limit = _mm512_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
+        rectified_limit =
+            narrow_low ? ((int32_t(1) << (15 + low_shift)) - 2) << (16 - low_shift) : INT32_MAX;
     }
 
     // The operands of 8 elements: from memory (or nullptr: the registers').
@@ -310,6 +313,37 @@ struct XParams {
                                _mm512_maskz_srl_epi32(kAll16, low, low_count));
         if (relu) out = _mm512_maskz_max_epi32(kAll16, out, _mm512_setzero_si512());
         return true;
+    }
+
+    // A requantisation with its ReLU (SUM and MUL without PReLU, `narrow` or `narrow_low`) on
+    // 16 elements whose multipliers are all >= 0 and |in + operand| < 2^31: the ReLU commutes
+    // with such a multiplier and the rounding (both keep a <= 0 at or below 0), so
+    // a = max(in + operand, 0) and a * factor = q * 2^16 + low as in apply16_narrow, all
+    // non-negative; rounded half up by 2^(16 + t): (q + 2^(t - 1)) >> t for t >= 1 (low adds
+    // less than one to q + 2^(t - 1)), q + [low >= 2^15] for t = 0; by 2^shift below 16 as in
+    // sum16_low_shift with q at most q_limit: a larger q gives at least `rectified_limit`
+    // either way (exact where what follows takes every value from there on to the same output).
+    NVDLA_SDP_SIMD_STEP __m512i rectified16(__m512i in, const XLanes16& k) const {
+        const __m512i a = _mm512_maskz_max_epi32(kAll16, _mm512_add_epi32(in, k.operand32),
+                                                 _mm512_setzero_si512());
+        const __m512i low16 = _mm512_set1_epi32(0xffff);
+        const __m512i low_product =
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_and_si512(a, low16), k.factor32);
+        const __m512i q = _mm512_add_epi32(
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_maskz_srli_epi32(kAll16, a, 16), k.factor32),
+            _mm512_maskz_srli_epi32(kAll16, low_product, 16));
+        if (narrow_low)
+            return _mm512_add_epi32(
+                _mm512_maskz_sll_epi32(kAll16, _mm512_maskz_min_epi32(kAll16, q, q_limit),
+                                       high_count),
+                _mm512_maskz_srl_epi32(
+                    kAll16, _mm512_add_epi32(_mm512_and_si512(low_product, low16), low_round),
+                    low_count));
+        if (shift == 16)
+            return _mm512_add_epi32(
+                q, _mm512_and_si512(_mm512_maskz_srli_epi32(kAll16, low_product, 15),
+                                    _mm512_set1_epi32(1)));
+        return _mm512_maskz_srl_epi32(kAll16, _mm512_add_epi32(q, narrow_half), narrow_count);
     }
 
     // 16 elements through a stage without multiplier or shift whose ALU is off, MAX or MIN
@@ -553,8 +587,14 @@ struct CParams {
     __m512i offset, scale, half, lo17, hi17, lo, hi;
     __m512i scale64, offset_product, half64, lo17_64, hi17_64, lo64, hi64;
     __m128i count;
+    // clamped() takes this programming: the flag not counted, the input clamped (plan_c_clamp).
+    bool clamp;
+    __m512i clamp_lower, clamp_upper;
+    // The least input from which every output is the same, the flag not counted (else
+    // INT32_MAX): plan_c_clamp's upper bound.
+    int32_t constant_from;
 
-    NVDLA_SDP_SIMD explicit CParams(const Settings& s)
+    NVDLA_SDP_SIMD explicit CParams(const Settings& s, bool clamp_form = false)
         : shift(s.cvt.shift & 63u),
           count_saturation(s.count_saturation),
           narrow_ok(shift <= 30),
@@ -587,6 +627,22 @@ struct CParams {
         lo64 = _mm512_set1_epi64(int8 ? -128 : -32768);
         hi64 = _mm512_set1_epi64(int8 ? 127 : 32767);
         count = _mm_cvtsi32_si128(static_cast<int>(shift));
+        // (The plan's searches only for the fused pass, once per operation.)
+        const CClampPlan clamp_plan =
+            clamp_form && !count_saturation ? plan_c_clamp(s.cvt, s.output) : CClampPlan{};
+        clamp = clamp_plan.exact;
+        constant_from = clamp_form && !count_saturation ? clamp_plan.upper : INT32_MAX;
+        clamp_lower = _mm512_set1_epi32(clamp_plan.lower);
+        clamp_upper = _mm512_set1_epi32(clamp_plan.upper);
+    }
+
+    // 16 elements (`clamp` programming): the rounded product of the clamped input, which a
+    // saturating narrowing to the output precision turns into the output.
+    NVDLA_SDP_SIMD_STEP __m512i clamped(__m512i x) const {
+        const __m512i inside = clamp32(x, clamp_lower, clamp_upper);
+        return round_shift32(
+            _mm512_maskz_mullo_epi32(kAll16, _mm512_sub_epi32(inside, offset), scale), shift, count,
+            half);
     }
 
     // 8 elements in 64-bit lanes: the output values (int32) and the flag count.
@@ -703,7 +759,14 @@ struct XOperands {
 // Which stages the fused pass's pieces run: none, any (each checked), or the common
 // programming of a convolution's requantisation (Fused::common_stages).
 constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3,
-              kResidualStages = 4, kClipStages = 5;
+              kResidualStages = 4, kClipStages = 5, kRectifiedStages = 6, kRectifiedClipStages = 7;
+// What a rectified form falls back to for a line it does not take.
+constexpr int unrectified(int x) {
+    return x == kRectifiedStages ? kCommonStages : x == kRectifiedClipStages ? kClipStages : x;
+}
+// The output convertor's forms in the fused pass: it only saturates (offset 0, scale 1, shift 0,
+// its flag not counted: the narrowing does it), its clamp form (CParams::clamp), any.
+constexpr int kCvtSaturate = 0, kCvtClamp = 1, kCvtAny = 2;
 
 // The constants of the fused pass, set up once per operation.
 struct Fused {
@@ -724,7 +787,7 @@ struct Fused {
           x1(settings.bs),
           x2(settings.bn),
           y(settings.ew),
-          c(settings) {}
+          c(settings, true) {}
 
     // The programmings the pass runs without branches on the stages: X1 alone (X2 and Y off)
     // with operands the same for every element (per kernel or registers) in 32-bit lanes
@@ -734,29 +797,47 @@ struct Fused {
     // summing in 32-bit lanes without a multiplier (YParams::narrow: a residual network's
     // sum); kClipStages: the requantisation, then X2 bounding it by a MAX or MIN without a
     // multiplier or shift (a clip such as ReLU6; 32-bit lanes for any value). Else kAnyStages.
+    // kRectifiedStages and kRectifiedClipStages: kCommonStages and kClipStages whose
+    // requantisation has its ReLU (XParams::rectified16), for the lines whose multipliers are
+    // all >= 0 and whose inputs lie in [-2^30, 2^30), with a shift below 16 only where what
+    // follows X1 saturates beyond XParams::rectified_limit (the other lines take the
+    // unrectified form).
     int common_stages() const {
         const bool x1_alone = bs_on && (x1.narrow || x1.narrow_low) && c.outside_saturates &&
                               !(s.bs_dma.enabled && s.bs_dma.per_element);
         const bool x1_first = x1_alone && !bn_on;
         const bool requantise = x1_first && x1.mul && x1.sum && !x1.prelu;
-        if (requantise && !ew_on) return kCommonStages;
+        const bool rectified = x1.relu;
+        if (requantise && !ew_on) return rectified ? kRectifiedStages : kCommonStages;
         if (x1_first && !ew_on && !x1.mul) return kBareStages;
         if (requantise && ew_on && y.narrow && y.alu && y.algo == 2) return kResidualStages;
         const bool bound = bn_on && !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
                            !(s.bn_dma.enabled && s.bn_dma.per_element);
-        if (x1_alone && x1.mul && x1.sum && !x1.prelu && bound && !ew_on) return kClipStages;
+        if (x1_alone && x1.mul && x1.sum && !x1.prelu && bound && !ew_on)
+            return rectified ? kRectifiedClipStages : kClipStages;
         return kAnyStages;
     }
 
-    // Everything for one line of a channel group, 16 channels at a time in registers, into
-    // the write DMA's line buffers. `Saturate`: the convertor only saturates (offset 0, scale
-    // 1, shift 0, its flag not counted).
+    // The output convertor of 16 values: `Cvt` (kCvtSaturate, kCvtClamp or kCvtAny, then
+    // `saturating`: values beyond 32-bit products saturate, CParams::apply_saturating).
+    template <int Cvt, bool Saturating>
+    NVDLA_SDP_SIMD_STEP __m512i convert(__m512i v, __m512i lo, __m512i hi,
+                                        uint32_t& flagged) const {
+        if constexpr (Cvt == kCvtClamp) return c.clamped(v);
+        if constexpr (Cvt == kCvtAny) {
+            if constexpr (Saturating)
+                return clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
+            return clamp32(c.apply(v, kAll16, flagged), lo, hi);
+        }
+        return v;
+    }
+
     // One piece of 16 channels from CACC's values to the output values (int32, within the
-    // output precision unless `Saturate`, whose narrowing saturates); `at`: its place in the
-    // operand lines.
+    // output precision, or beyond it where the narrowing to it saturates them as the
+    // convertor would); `at`: its place in the operand lines.
     // `j`: the piece within its channel group, whose X operands `k` holds when they are the
     // same for every element of the line (per kernel or registers; else nullptr).
-    template <bool Saturate, int X>
+    template <int Cvt, int X>
     NVDLA_SDP_SIMD_STEP __m512i piece(__m512i v, size_t at, uint32_t j, const OperandLine* ops,
                                       const XOperands& k, __m512i lo, __m512i hi,
                                       uint32_t& flagged) const {
@@ -768,14 +849,16 @@ struct Fused {
                 v = x1.apply16_narrow(v, k.bs[j]);
             else
                 v = x1.apply16(v, k.bs[j]);
-            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
-            return v;
+            return convert<Cvt, true>(v, lo, hi, flagged);
         }
-        if constexpr (X == kClipStages) {
-            v = x2.bound16(x1.requantise16(v, k.bs[j]), k.bn[j]);
-            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
-            return v;
+        if constexpr (X == kRectifiedStages || X == kRectifiedClipStages) {
+            v = x1.rectified16(v, k.bs[j]);
+            if constexpr (X == kRectifiedClipStages) v = x2.bound16(v, k.bn[j]);
+            return convert<Cvt, true>(v, lo, hi, flagged);
         }
+        if constexpr (X == kClipStages)
+            return convert<Cvt, true>(x2.bound16(x1.requantise16(v, k.bs[j]), k.bn[j]), lo, hi,
+                                      flagged);
         if constexpr (X == kResidualStages) {
             v = x1.requantise16(v, k.bs[j]);
             if (ops[2].alu_bytes) {
@@ -795,8 +878,7 @@ struct Fused {
                 v = below_2_30(v) ? y.apply16_narrow(v, alu)
                                   : y.apply16(v, alu, ops[2].mul ? ops[2].mul + at : nullptr);
             }
-            if constexpr (!Saturate) v = clamp32(c.apply_saturating(v, kAll16, flagged), lo, hi);
-            return v;
+            return convert<Cvt, true>(v, lo, hi, flagged);
         }
         if constexpr (X) {
             const auto at_ = [at](const int16_t* p) { return p ? p + at : nullptr; };
@@ -818,13 +900,12 @@ struct Fused {
                 v = y.narrow && below_2_30(v) ? y.apply16_narrow(v, at_(ops[2].alu))
                                               : y.apply16(v, at_(ops[2].alu), at_(ops[2].mul));
         }
-        if constexpr (!Saturate) v = clamp32(c.apply(v, kAll16, flagged), lo, hi);
-        return v;
+        return convert<Cvt, false>(v, lo, hi, flagged);
     }
 
     // X: kNoStages, kAnyStages (an X or Y stage is on) or kCommonStages; Pieces: 16-channel
     // pieces per channel group (1 or 2).
-    template <bool Int8Out, bool Saturate, int X, uint32_t Pieces>
+    template <bool Int8Out, int Cvt, int X, uint32_t Pieces>
     NVDLA_SDP_SIMD void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
         const uint32_t valid = from.valid;
@@ -858,6 +939,36 @@ struct Fused {
                 k.bn = bn;
             }
         }
+        // The rectified forms: multipliers >= 0, inputs in [-2^30, 2^30) (each input plus
+        // 2^30 OR-ed into `beyond`, whose sign bit then says whether one was not).
+        constexpr bool kRectified = X == kRectifiedStages || X == kRectifiedClipStages;
+        std::byte* const first_line = lines;
+        __m512i beyond = _mm512_setzero_si512();
+        if constexpr (kRectified) {
+            // (Per kernel or from registers: common_stages().)
+            if (!k.bs)
+                return line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, lines, saturations);
+            for (uint32_t j = 0; j < Pieces; ++j)
+                beyond = _mm512_or_si512(beyond, k.bs[j].factor32);
+            // Below a shift of 16, what follows X1 must take every value from rectified_limit
+            // on to the same output: the convertor does, or X2's MIN by operands not above it.
+            bool limit_ok = !f.x1.narrow_low || f.c.constant_from <= f.x1.rectified_limit;
+            if (!limit_ok && X == kRectifiedClipStages && f.x2.alu && f.x2.algo == 1 && k.bn) {
+                const __m512i limit = _mm512_set1_epi32(f.x1.rectified_limit);
+                __mmask16 above = 0;
+                for (uint32_t j = 0; j < Pieces; ++j)
+                    above |= _mm512_cmpgt_epi32_mask(k.bn[j].operand32, limit);
+                limit_ok = above == 0;
+            }
+            if (_mm512_movepi32_mask(beyond) || !limit_ok)
+                return line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, lines, saturations);
+        }
+        const __m512i bias30 = _mm512_set1_epi32(1 << 30);
+        const auto take = [&](const int32_t* at, __mmask16 m) NVDLA_SDP_SIMD {
+            const __m512i v = d.load(at, m);
+            if constexpr (kRectified) beyond = _mm512_or_si512(beyond, _mm512_add_epi32(v, bias30));
+            return v;
+        };
         uint32_t flagged = 0;
         uint32_t w = 0;
         // A channel group that fills the atom (int8 -> int8 of 32 channels, int16 -> int16 of
@@ -874,14 +985,14 @@ struct Fused {
                 const size_t at = w * group;
                 __m512i out;
                 if constexpr (Int8Out) {
-                    const __m512i a = f.template piece<Saturate, X>(d.load(src, mask0), at, 0, ops,
-                                                                    k, lo, hi, flagged);
-                    const __m512i b1 = f.template piece<Saturate, X>(
-                        d.load(src + 16, mask1), at + 16, 1, ops, k, lo, hi, flagged);
-                    const __m512i c1 = f.template piece<Saturate, X>(
-                        d.load(src + step, mask0), at + 32, 0, ops, k, lo, hi, flagged);
-                    const __m512i d1 = f.template piece<Saturate, X>(
-                        d.load(src + step + 16, mask1), at + 48, 1, ops, k, lo, hi, flagged);
+                    const __m512i a =
+                        f.template piece<Cvt, X>(take(src, mask0), at, 0, ops, k, lo, hi, flagged);
+                    const __m512i b1 = f.template piece<Cvt, X>(take(src + 16, mask1), at + 16, 1,
+                                                                ops, k, lo, hi, flagged);
+                    const __m512i c1 = f.template piece<Cvt, X>(take(src + step, mask0), at + 32, 0,
+                                                                ops, k, lo, hi, flagged);
+                    const __m512i d1 = f.template piece<Cvt, X>(
+                        take(src + step + 16, mask1), at + 48, 1, ops, k, lo, hi, flagged);
                     // Per 128-bit lane i the bytes of a, b, c, d [4i, 4i + 4); dword m of the
                     // result is dword 4 (m % 4) + m / 4 of that.
                     const __m512i words0 = _mm512_maskz_packs_epi32(~__mmask32(0), a, b1);
@@ -889,10 +1000,10 @@ struct Fused {
                     out = _mm512_maskz_permutexvar_epi32(
                         kAll16, order, _mm512_maskz_packs_epi16(~__mmask64(0), words0, words1));
                 } else {
-                    const __m512i a = f.template piece<Saturate, X>(d.load(src, mask0), at, 0, ops,
-                                                                    k, lo, hi, flagged);
-                    const __m512i b1 = f.template piece<Saturate, X>(
-                        d.load(src + step, mask0), at + 16, 0, ops, k, lo, hi, flagged);
+                    const __m512i a =
+                        f.template piece<Cvt, X>(take(src, mask0), at, 0, ops, k, lo, hi, flagged);
+                    const __m512i b1 = f.template piece<Cvt, X>(take(src + step, mask0), at + 16, 0,
+                                                                ops, k, lo, hi, flagged);
                     out = _mm512_maskz_permutexvar_epi64(
                         kAll8, order, _mm512_maskz_packs_epi32(~__mmask32(0), a, b1));
                 }
@@ -913,35 +1024,41 @@ struct Fused {
         };
         for (; w < width; ++w, src += step, lines += atom) {
             prefetch_ahead(src, step);
-            store(lines, f.template piece<Saturate, X>(d.load(src, mask0), w * group, 0, ops, k, lo,
-                                                       hi, flagged));
+            store(lines, f.template piece<Cvt, X>(take(src, mask0), w * group, 0, ops, k, lo, hi,
+                                                  flagged));
             if constexpr (Pieces == 2)
                 store(lines + offset1,
-                      f.template piece<Saturate, X>(d.load(src + 16, mask1), w * group + 16, 1, ops,
-                                                    k, lo, hi, flagged));
+                      f.template piece<Cvt, X>(take(src + 16, mask1), w * group + 16, 1, ops, k, lo,
+                                               hi, flagged));
         }
+        if constexpr (kRectified)
+            if (_mm512_movepi32_mask(beyond))
+                return line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, first_line,
+                                                                  saturations);
         saturations += flagged;
     }
 
-    template <bool Int8Out, bool Saturate>
+    template <bool Int8Out, int Cvt>
     NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
         const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[6][2] = {
-            {&Fused::line<Int8Out, Saturate, kNoStages, 1>,
-             &Fused::line<Int8Out, Saturate, kNoStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kAnyStages, 1>,
-             &Fused::line<Int8Out, Saturate, kAnyStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kCommonStages, 1>,
-             &Fused::line<Int8Out, Saturate, kCommonStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kBareStages, 1>,
-             &Fused::line<Int8Out, Saturate, kBareStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kResidualStages, 1>,
-             &Fused::line<Int8Out, Saturate, kResidualStages, 2>},
-            {&Fused::line<Int8Out, Saturate, kClipStages, 1>,
-             &Fused::line<Int8Out, Saturate, kClipStages, 2>}};
+        static constexpr LineFn kLines[8][2] = {
+            {&Fused::line<Int8Out, Cvt, kNoStages, 1>, &Fused::line<Int8Out, Cvt, kNoStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kAnyStages, 1>, &Fused::line<Int8Out, Cvt, kAnyStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kCommonStages, 1>,
+             &Fused::line<Int8Out, Cvt, kCommonStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kBareStages, 1>,
+             &Fused::line<Int8Out, Cvt, kBareStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kResidualStages, 1>,
+             &Fused::line<Int8Out, Cvt, kResidualStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kClipStages, 1>,
+             &Fused::line<Int8Out, Cvt, kClipStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kRectifiedStages, 1>,
+             &Fused::line<Int8Out, Cvt, kRectifiedStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kRectifiedClipStages, 1>,
+             &Fused::line<Int8Out, Cvt, kRectifiedClipStages, 2>}};
         const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
         // The residual form takes Y's one-byte operands where they lie, when the output cannot
         // overwrite them before they are used.
@@ -1041,18 +1158,25 @@ NVDLA_SDP_VBMI void run_byte_table(const Settings& s, InputReader& input, Output
 NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                           FusedOperands operands, OutputWriter& writer, Counters& counters) {
     const Fused f(s, cube ? cube->clip : 0);
-    const bool saturate =
-        s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
+    const int cvt =
+        s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation
+            ? kCvtSaturate
+        : f.c.clamp ? kCvtClamp
+                    : kCvtAny;
     if (s.output == Precision::Int8) {
-        if (saturate)
-            f.run<true, true>(cube, input, operands, writer, counters);
+        if (cvt == kCvtSaturate)
+            f.run<true, kCvtSaturate>(cube, input, operands, writer, counters);
+        else if (cvt == kCvtClamp)
+            f.run<true, kCvtClamp>(cube, input, operands, writer, counters);
         else
-            f.run<true, false>(cube, input, operands, writer, counters);
+            f.run<true, kCvtAny>(cube, input, operands, writer, counters);
     } else {
-        if (saturate)
-            f.run<false, true>(cube, input, operands, writer, counters);
+        if (cvt == kCvtSaturate)
+            f.run<false, kCvtSaturate>(cube, input, operands, writer, counters);
+        else if (cvt == kCvtClamp)
+            f.run<false, kCvtClamp>(cube, input, operands, writer, counters);
         else
-            f.run<false, false>(cube, input, operands, writer, counters);
+            f.run<false, kCvtAny>(cube, input, operands, writer, counters);
     }
 }
 

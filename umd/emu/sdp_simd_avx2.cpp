@@ -20,6 +20,10 @@
 namespace nvdla::emu::sdp::avx2 {
 namespace {
 
+// The output convertor's forms in the fused pass (sdp_simd.cpp): it only saturates, its clamp
+// form (CParams::clamp), any.
+constexpr int kCvtSaturate = 0, kCvtClamp = 1, kCvtAny = 2;
+
 // The first n (at most 8) of 8 int32 lanes set, for maskload.
 NVDLA_SDP_AVX2 inline __m256i lanes8(size_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<size_t>(n, 8))),
@@ -131,6 +135,7 @@ struct XParams {
     bool narrow_low;
     __m128i low_count, high_count;  // shift, 16 - shift
     __m256i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
+    int32_t rectified_limit;        // q_limit * 2^(16 - shift) (narrow_low), else INT32_MAX
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -163,6 +168,8 @@ struct XParams {
         high_count = _mm_cvtsi32_si128(static_cast<int>(16 - low_shift));
         low_round = _mm256_set1_epi32(low_shift ? int32_t(1) << (low_shift - 1) : 0);
         q_limit = _mm256_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
+        rectified_limit =
+            narrow_low ? ((int32_t(1) << (15 + low_shift)) - 2) << (16 - low_shift) : INT32_MAX;
     }
 
     // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
@@ -237,6 +244,26 @@ struct XParams {
             if (sum_low_shift(in, k, out)) return out;
         }
         return apply(in, k);
+    }
+
+    // A requantisation with its ReLU on 8 elements whose multipliers are all >= 0 and
+    // |in + operand| < 2^31 (sdp_simd.cpp's XParams::rectified16; below a shift of 16 a q
+    // beyond q_limit gives at least rectified_limit).
+    NVDLA_SDP_AVX2_STEP __m256i rectified(__m256i in, const XLanes& k) const {
+        const __m256i a = _mm256_max_epi32(_mm256_add_epi32(in, k.op32), _mm256_setzero_si256());
+        const __m256i low16 = _mm256_set1_epi32(0xffff);
+        const __m256i low_product = _mm256_mullo_epi32(_mm256_and_si256(a, low16), k.factor32);
+        const __m256i q = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(a, 16), k.factor32),
+                                           _mm256_srli_epi32(low_product, 16));
+        if (narrow_low)
+            return _mm256_add_epi32(
+                _mm256_sll_epi32(_mm256_min_epi32(q, q_limit), high_count),
+                _mm256_srl_epi32(_mm256_add_epi32(_mm256_and_si256(low_product, low16), low_round),
+                                 low_count));
+        if (shift == 16)
+            return _mm256_add_epi32(
+                q, _mm256_and_si256(_mm256_srli_epi32(low_product, 15), _mm256_set1_epi32(1)));
+        return _mm256_srl_epi32(_mm256_add_epi32(q, narrow_half), narrow_count);
     }
 
     // 8 elements through a stage without multiplier or shift whose ALU is off, MAX or MIN
@@ -458,8 +485,12 @@ struct CParams {
     __m128i count;
     // 64-bit lanes (4 x int64).
     __m256i scale64, offset_product, half64, lo17_64, hi17_64, lo64, hi64, two64;
+    // clamped() takes this programming: the flag not counted, the input clamped (plan_c_clamp).
+    bool clamp;
+    __m256i clamp_lower, clamp_upper;
+    int32_t constant_from;  // sdp_simd.cpp's CParams::constant_from
 
-    NVDLA_SDP_AVX2 explicit CParams(const Settings& settings)
+    NVDLA_SDP_AVX2 explicit CParams(const Settings& settings, bool clamp_form = false)
         : s(settings),
           shift(settings.cvt.shift & 63u),
           count_saturation(settings.count_saturation),
@@ -497,6 +528,21 @@ struct CParams {
         hi64 = _mm256_set1_epi64x(int8 ? 127 : 32767);
         two64 = _mm256_set1_epi64x(2);
         count = _mm_cvtsi32_si128(static_cast<int>(shift));
+        // (The plan's searches only for the fused pass, once per operation.)
+        const CClampPlan clamp_plan =
+            clamp_form && !count_saturation ? plan_c_clamp(s.cvt, s.output) : CClampPlan{};
+        clamp = clamp_plan.exact;
+        constant_from = clamp_form && !count_saturation ? clamp_plan.upper : INT32_MAX;
+        clamp_lower = _mm256_set1_epi32(clamp_plan.lower);
+        clamp_upper = _mm256_set1_epi32(clamp_plan.upper);
+    }
+
+    // 8 elements (`clamp` programming): the rounded product of the clamped input, which a
+    // saturating narrowing to the output precision turns into the output (sdp_simd.cpp).
+    NVDLA_SDP_AVX2_STEP __m256i clamped(__m256i x) const {
+        const __m256i inside = clamp32(x, clamp_lower, clamp_upper);
+        return round_shift32(_mm256_mullo_epi32(_mm256_sub_epi32(inside, offset), scale), shift,
+                             count, half);
     }
 
     // 8 elements (the first `valid` counted): the output values as int32, saturated to the
@@ -672,26 +718,35 @@ struct Fused {
           x1(settings.bs),
           x2(settings.bn),
           y(settings.ew),
-          c(settings) {}
+          c(settings, true) {}
 
     // The forms of a line: any programming (each stage checked for every 8 elements), or a
     // convolution's requantisation in X1 (SUM and MUL without PReLU, operands the same for
     // every element, 32-bit lanes where the values fit), alone or bounded by X2 (a MAX or MIN
     // without multiplier or shift: a clip such as ReLU6), Y off.
-    enum Form { kAnyStages, kRequantise, kRequantiseBound };
+    // kRectified and kRectifiedBound: those whose requantisation has its ReLU
+    // (XParams::rectified), for the lines whose multipliers are all >= 0 and whose inputs lie
+    // in [-2^30, 2^30), with a shift below 16 only where what follows X1 saturates beyond
+    // XParams::rectified_limit (sdp_simd.cpp; the other lines take the unrectified form).
+    enum Form { kAnyStages, kRequantise, kRequantiseBound, kRectified, kRectifiedBound };
+    static constexpr Form unrectified(Form f) {
+        return f == kRectified ? kRequantise : f == kRectifiedBound ? kRequantiseBound : f;
+    }
     Form form() const {
         const bool requantise = bs_on && (x1.narrow_lanes || x1.narrow_low) && x1.mul && x1.sum &&
                                 !x1.prelu && !(s.bs_dma.enabled && s.bs_dma.per_element) && !ew_on;
         if (!requantise) return kAnyStages;
-        if (!bn_on) return kRequantise;
+        const bool rectified = x1.relu;
+        if (!bn_on) return rectified ? kRectified : kRequantise;
         const bool bound = !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
                            !(s.bn_dma.enabled && s.bn_dma.per_element);
-        return bound ? kRequantiseBound : kAnyStages;
+        if (!bound) return kAnyStages;
+        return rectified ? kRectifiedBound : kRequantiseBound;
     }
 
-    // One line of a channel group into the write DMA's line buffers. `Saturate`: the
-    // convertor only saturates (offset 0, scale 1, shift 0, its flag not counted).
-    template <bool Int8Out, bool Saturate, Form F = kAnyStages>
+    // One line of a channel group into the write DMA's line buffers. `Cvt`: the output
+    // convertor's form (sdp_simd.cpp's kCvtSaturate, kCvtClamp, kCvtAny).
+    template <bool Int8Out, int Cvt, Form F = kAnyStages>
     NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
         // A copy of the constants, so that the stores through `lines` (std::byte, which may
@@ -709,15 +764,36 @@ struct Fused {
             return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
         };
         const bool bs_constant = constant(s.bs, ops[0]), bn_constant = constant(s.bn, ops[1]);
+        constexpr bool kBound = F == kRequantiseBound || F == kRectifiedBound;
         if constexpr (F != kAnyStages)
-            if (!bs_constant || (F == kRequantiseBound && !bn_constant))
-                return line<Int8Out, Saturate>(from, ops, lines, saturations);
+            if (!bs_constant || (kBound && !bn_constant))
+                return line<Int8Out, Cvt>(from, ops, lines, saturations);
         XLanes bs[4], bn[4];
         const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
         for (uint32_t j = 0; j < group && j < 32; j += 8) {
             if (bs_constant) bs[j / 8] = f.x1.lanes(at_(ops[0].alu, j), at_(ops[0].mul, j));
             if (bn_constant) bn[j / 8] = f.x2.lanes(at_(ops[1].alu, j), at_(ops[1].mul, j));
         }
+        // The rectified forms: multipliers >= 0, inputs in [-2^30, 2^30) (each input plus 2^30
+        // OR-ed into `beyond`, whose sign bits then say whether one was not).
+        constexpr bool kRectifiedForm = F == kRectified || F == kRectifiedBound;
+        std::byte* const first_line = lines;
+        __m256i beyond = _mm256_setzero_si256();
+        if constexpr (kRectifiedForm) {
+            for (uint32_t j = 0; j < group && j < 32; j += 8)
+                beyond = _mm256_or_si256(beyond, bs[j / 8].factor32);
+            bool limit_ok = !f.x1.narrow_low || f.c.constant_from <= f.x1.rectified_limit;
+            if (!limit_ok && kBound && f.x2.alu && f.x2.algo == 1) {
+                const __m256i limit = _mm256_set1_epi32(f.x1.rectified_limit);
+                __m256i above = _mm256_setzero_si256();
+                for (uint32_t j = 0; j < group && j < 32; j += 8)
+                    above = _mm256_or_si256(above, _mm256_cmpgt_epi32(bn[j / 8].op32, limit));
+                limit_ok = _mm256_testz_si256(above, above);
+            }
+            if (_mm256_movemask_ps(_mm256_castsi256_ps(beyond)) || !limit_ok)
+                return line<Int8Out, Cvt, unrectified(F)>(from, ops, lines, saturations);
+        }
+        const __m256i bias30 = _mm256_set1_epi32(1 << 30);
         uint32_t flagged = 0;
         for (uint32_t w = 0; w < width; ++w, src += step) {
             // The cube's elements are `step` values apart, mostly beyond the caches: fetch the
@@ -730,9 +806,13 @@ struct Fused {
                 __m256i v = j + 8 <= valid
                                 ? f.cacc.load(src + j)
                                 : f.cacc.load(src + j, lanes8(valid > j ? valid - j : 0));
-                if constexpr (F != kAnyStages) {
+                if constexpr (kRectifiedForm) {
+                    beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
+                    v = f.x1.rectified(v, bs[j / 8]);
+                    if constexpr (kBound) v = f.x2.bound(v, bn[j / 8]);
+                } else if constexpr (F != kAnyStages) {
                     v = f.x1.requantise(v, bs[j / 8]);
-                    if constexpr (F == kRequantiseBound) v = f.x2.bound(v, bn[j / 8]);
+                    if constexpr (kBound) v = f.x2.bound(v, bn[j / 8]);
                 } else if (f.bs_on) {
                     // Memory operands too take the 32-bit lanes (int16 shifted by at most 15).
                     const XLanes k = bs_constant
@@ -752,7 +832,10 @@ struct Fused {
                     v = f.y.narrow_lanes && below_2_30(v)
                             ? f.y.apply_narrow(v, at_(ops[2].alu, at))
                             : f.y.apply(v, at_(ops[2].alu, at), at_(ops[2].mul, at));
-                if constexpr (!Saturate) v = f.c.apply(v, 8, flagged);
+                if constexpr (Cvt == kCvtClamp)
+                    v = f.c.clamped(v);
+                else if constexpr (Cvt == kCvtAny)
+                    v = f.c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
                 std::byte* dst = lines + (j / f.out_lanes) * line_bytes + w * atom +
@@ -766,17 +849,21 @@ struct Fused {
                     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), words);
             }
         }
+        if constexpr (kRectifiedForm)
+            if (_mm256_movemask_ps(_mm256_castsi256_ps(beyond)))
+                return line<Int8Out, Cvt, unrectified(F)>(from, ops, first_line, saturations);
         saturations += flagged;
     }
 
-    template <bool Int8Out, bool Saturate>
+    template <bool Int8Out, int Cvt>
     NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
                             OutputWriter& writer, Counters& counters) const {
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[3] = {&Fused::line<Int8Out, Saturate, kAnyStages>,
-                                             &Fused::line<Int8Out, Saturate, kRequantise>,
-                                             &Fused::line<Int8Out, Saturate, kRequantiseBound>};
+        static constexpr LineFn kLines[5] = {
+            &Fused::line<Int8Out, Cvt, kAnyStages>, &Fused::line<Int8Out, Cvt, kRequantise>,
+            &Fused::line<Int8Out, Cvt, kRequantiseBound>, &Fused::line<Int8Out, Cvt, kRectified>,
+            &Fused::line<Int8Out, Cvt, kRectifiedBound>};
         const LineFn line_fn = kLines[form()];
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines,
@@ -807,18 +894,25 @@ void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t>
 void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                FusedOperands operands, OutputWriter& writer, Counters& counters) {
     const Fused f(s, cube ? cube->clip : 0);
-    const bool saturate =
-        s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation;
+    const int cvt =
+        s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation
+            ? kCvtSaturate
+        : f.c.clamp ? kCvtClamp
+                    : kCvtAny;
     if (s.output == Precision::Int8) {
-        if (saturate)
-            f.run<true, true>(cube, input, operands, writer, counters);
+        if (cvt == kCvtSaturate)
+            f.run<true, kCvtSaturate>(cube, input, operands, writer, counters);
+        else if (cvt == kCvtClamp)
+            f.run<true, kCvtClamp>(cube, input, operands, writer, counters);
         else
-            f.run<true, false>(cube, input, operands, writer, counters);
+            f.run<true, kCvtAny>(cube, input, operands, writer, counters);
     } else {
-        if (saturate)
-            f.run<false, true>(cube, input, operands, writer, counters);
+        if (cvt == kCvtSaturate)
+            f.run<false, kCvtSaturate>(cube, input, operands, writer, counters);
+        else if (cvt == kCvtClamp)
+            f.run<false, kCvtClamp>(cube, input, operands, writer, counters);
         else
-            f.run<false, false>(cube, input, operands, writer, counters);
+            f.run<false, kCvtAny>(cube, input, operands, writer, counters);
     }
 }
 
