@@ -11,7 +11,10 @@ RegisterFile::RegisterFile(nvdla_reg_map map) : map_(hw::RegisterMap::get(map)) 
     op_enable_.fill(kNoGroups);
     for (int u = 0; u < NVDLA_UNIT_COUNT; ++u) base_[u] = map_.unit_base(nvdla_unit(u));
     for (const hw::RegisterInfo& r : map_.registers()) {
-        masks_[r.unit][r.offset / 4] = {r.read_mask, r.write_mask};
+        const uint32_t w = r.offset / 4;
+        read_masks_[r.unit][w] = r.read_mask;
+        write_masks_[r.unit][w] = r.write_mask;
+        if (r.read_mask | r.write_mask) present_[r.unit][w / 64] |= uint64_t(1) << (w % 64);
         if (r.name == "D_OP_ENABLE") op_enable_[r.unit] = r.offset;
     }
     reset();
@@ -45,13 +48,13 @@ uint32_t RegisterFile::status_of(nvdla_unit unit) const {
 
 uint32_t RegisterFile::csb_read(nvdla_unit unit, uint32_t offset) const {
     offset &= ~3u;
-    const Masks& m = masks_[unit][offset / 4];
+    const uint32_t read_mask = read_masks_[unit][offset / 4];
     if (has_groups(unit)) {
         if (offset == kPointerOffset)
             return uint32_t(producer(unit)) | uint32_t(consumer(unit)) << 16;
         if (offset == kStatusOffset) return status_of(unit);
     }
-    return *word(unit, offset, producer(unit)) & m.read;
+    return *word(unit, offset, producer(unit)) & read_mask;
 }
 
 void RegisterFile::complete(nvdla_unit unit) {

@@ -46,15 +46,15 @@ class RegisterFile {
     uint32_t csb_read(nvdla_unit unit, uint32_t offset) const;
     bool csb_write(nvdla_unit unit, uint32_t offset, uint32_t value) {
         offset &= ~3u;
-        const Masks& m = masks_[unit][offset / 4];
-        if ((m.read | m.write) == 0) return false;
+        if (!present(unit, offset)) return false;
         UnitState& u = units_[unit];
         if (has_groups(unit) && offset == kPointerOffset) {
             u.producer = int(value & 1u);  // CONSUMER is read-only
             return true;
         }
+        const uint32_t mask = write_masks_[unit][offset / 4];
         uint32_t* w = word(unit, offset, u.producer);
-        *w = (*w & ~m.write) | (value & m.write);
+        *w = (*w & ~mask) | (value & mask);
         return true;
     }
 
@@ -82,9 +82,11 @@ class RegisterFile {
         std::array<std::array<uint32_t, kWords>, 2> groups{};
         int producer = 0, consumer = 0;
     };
-    struct Masks {
-        uint32_t read = 0, write = 0;  // both 0: no register at this word
-    };
+    // Whether a register is at the word (its read or write mask is not 0).
+    bool present(nvdla_unit unit, uint32_t offset) const {
+        const uint32_t w = offset / 4;
+        return (present_[unit][w / 64] >> (w % 64)) & 1u;
+    }
 
     uint32_t* word(nvdla_unit unit, uint32_t offset, int g) {
         UnitState& u = units_[unit];
@@ -99,7 +101,12 @@ class RegisterFile {
     const hw::RegisterMap& map_;
     std::array<uint32_t, NVDLA_UNIT_COUNT> base_{};
     std::array<uint32_t, NVDLA_UNIT_COUNT> op_enable_{};
-    std::array<std::array<Masks, kWords>, NVDLA_UNIT_COUNT> masks_{};
+    // The masks by word, apart: a write touches its write mask only, and the presence bits of
+    // every unit share a few cache lines (the units' data flushes the caches between the
+    // operations the engine programs).
+    std::array<std::array<uint64_t, kWords / 64>, NVDLA_UNIT_COUNT> present_{};
+    std::array<std::array<uint32_t, kWords>, NVDLA_UNIT_COUNT> write_masks_{};
+    std::array<std::array<uint32_t, kWords>, NVDLA_UNIT_COUNT> read_masks_{};
     std::array<UnitState, NVDLA_UNIT_COUNT> units_{};
 };
 
