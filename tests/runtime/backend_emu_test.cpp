@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "networks.hpp"
@@ -169,6 +170,63 @@ TEST(EmuBackend, ValidationIsTheKernels) {
     EXPECT_EQ(b->validate(t.task).message(), e);
     CopyTask ok(*b, 256, 8);
     EXPECT_TRUE(b->validate(ok.task).ok());
+}
+
+// A task submitted again runs the checked copy of its first validation only while its
+// descriptors and address list are the ones validated: any change is validated anew.
+TEST(EmuBackend, ResubmittedTasksAreValidatedAgainWhenTheyChange) {
+    auto b = backend();
+    CopyTask t(*b, 256, 8);
+    auto transfer = [&t] {
+        nvdla_dla_bdma_surface_desc s;
+        std::memcpy(&s, t.surfaces->data(), sizeof(s));
+        return s.transfers[0];
+    };
+    auto set_transfer = [&t](const nvdla_dla_bdma_transfer& x) {
+        nvdla_dla_bdma_surface_desc s;
+        std::memcpy(&s, t.surfaces->data(), sizeof(s));
+        s.transfers[0] = x;
+        std::memcpy(t.surfaces->data(), &s, sizeof(s));
+    };
+    auto run = [&b](const runtime::Task& task) {
+        Result<runtime::JobId> job = b->submit(task);
+        return job ? b->wait(*job, 1s) : job.status();
+    };
+    fill(*t.src, 5);
+    ASSERT_TRUE(run(t.task).ok());
+    ASSERT_EQ(std::memcmp(t.src->data(), t.dst->data(), 2048), 0);
+
+    // Lines of 512 bytes reach past the 2048-byte destination: rejected, not run.
+    const nvdla_dla_bdma_transfer original = transfer();
+    nvdla_dla_bdma_transfer wide = original;
+    wide.line_size = wide.source_line = wide.destination_line = 512;
+    wide.source_surface = wide.destination_surface = 4096;
+    set_transfer(wide);
+    const std::string e = run(t.task).message();
+    EXPECT_EQ(e.rfind("rejected by the validator (E_EXTENT): ", 0), 0u) << e;
+    EXPECT_EQ(b->validate(t.task).message(), e);
+
+    // Four lines instead of eight: the new descriptor runs, not the first one.
+    nvdla_dla_bdma_transfer half = original;
+    half.line_repeat = 4;
+    set_transfer(half);
+    std::memset(t.dst->data(), 0, 2048);
+    ASSERT_TRUE(run(t.task).ok());
+    EXPECT_EQ(std::memcmp(t.src->data(), t.dst->data(), 1024), 0);
+    EXPECT_TRUE(std::all_of(t.dst->data() + 1024, t.dst->data() + 2048,
+                            [](std::byte x) { return x == std::byte{0}; }));
+
+    // Back to the first descriptor, into another destination buffer: the copy lands there.
+    set_transfer(original);
+    auto other = buffer(*b, 2048);
+    runtime::Task moved = t.task;
+    moved.addresses[5].buffer = other.get();
+    fill(*t.src, 11);
+    ASSERT_TRUE(run(moved).ok());
+    EXPECT_EQ(std::memcmp(t.src->data(), other->data(), 2048), 0);
+    ASSERT_TRUE(run(t.task).ok());
+    EXPECT_EQ(std::memcmp(t.src->data(), t.dst->data(), 2048), 0);
+    EXPECT_EQ(b->dma_faults(), 0u);
 }
 
 TEST(EmuBackend, TaskShapeErrors) {

@@ -258,7 +258,7 @@ struct Device::Impl {
         ++stats.register_reads;
         const auto unit = regs.map().unit_at(address);
         if (!unit) return 0;
-        const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
+        const uint32_t offset = (address - regs.unit_base(*unit)) & ~3u;
         std::optional<uint32_t> computed;
         switch (*unit) {
             case NVDLA_UNIT_CDMA: computed = conv.handle_read(*unit, offset); break;
@@ -277,7 +277,7 @@ struct Device::Impl {
         ++stats.register_writes;
         const auto unit = regs.map().unit_at(address);
         if (!unit) return;
-        const uint32_t offset = (address - regs.map().unit_base(*unit)) & ~3u;
+        const uint32_t offset = (address - regs.unit_base(*unit)) & ~3u;
         if (*unit == NVDLA_UNIT_GLB && glb.handle_write(offset, value)) return;
         if (!regs.csb_write(*unit, offset, value)) return;
         bool schedule =

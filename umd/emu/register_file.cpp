@@ -3,18 +3,18 @@
 namespace nvdla::emu {
 namespace {
 
-// S_POINTER: PRODUCER (bit 0) is the group CSB accesses go to; CONSUMER (bit 16), read-only,
-// the group the hardware executes next.
-constexpr uint32_t kPointerOffset = 0x004;
-constexpr uint32_t kStatusOffset = 0x000;
 enum GroupStatus : uint32_t { kIdle = 0, kRunning = 1, kPending = 2 };
 
 }  // namespace
 
 RegisterFile::RegisterFile(nvdla_reg_map map) : map_(hw::RegisterMap::get(map)) {
     op_enable_.fill(kNoGroups);
+    for (int u = 0; u < NVDLA_UNIT_COUNT; ++u) base_[u] = map_.unit_base(nvdla_unit(u));
     for (const hw::RegisterInfo& r : map_.registers()) {
-        masks_[r.unit][r.offset / 4] = {r.read_mask, r.write_mask};
+        const uint32_t w = r.offset / 4;
+        read_masks_[r.unit][w] = r.read_mask;
+        write_masks_[r.unit][w] = r.write_mask;
+        if (r.read_mask | r.write_mask) present_[r.unit][w / 64] |= uint64_t(1) << (w % 64);
         if (r.name == "D_OP_ENABLE") op_enable_[r.unit] = r.offset;
     }
     reset();
@@ -33,16 +33,6 @@ void RegisterFile::reset() {
     }
 }
 
-uint32_t* RegisterFile::word(nvdla_unit unit, uint32_t offset, int g) {
-    UnitState& u = units_[unit];
-    if (has_groups(unit) && offset >= op_enable_[unit]) return &u.groups[g][offset / 4];
-    return &u.single[offset / 4];
-}
-
-const uint32_t* RegisterFile::word(nvdla_unit unit, uint32_t offset, int g) const {
-    return const_cast<RegisterFile*>(this)->word(unit, offset, g);
-}
-
 bool RegisterFile::armed(nvdla_unit unit, int g) const {
     return has_groups(unit) && (units_[unit].groups[g][op_enable_[unit] / 4] & 1u);
 }
@@ -58,27 +48,13 @@ uint32_t RegisterFile::status_of(nvdla_unit unit) const {
 
 uint32_t RegisterFile::csb_read(nvdla_unit unit, uint32_t offset) const {
     offset &= ~3u;
-    const Masks& m = masks_[unit][offset / 4];
+    const uint32_t read_mask = read_masks_[unit][offset / 4];
     if (has_groups(unit)) {
         if (offset == kPointerOffset)
             return uint32_t(producer(unit)) | uint32_t(consumer(unit)) << 16;
         if (offset == kStatusOffset) return status_of(unit);
     }
-    return *word(unit, offset, producer(unit)) & m.read;
-}
-
-bool RegisterFile::csb_write(nvdla_unit unit, uint32_t offset, uint32_t value) {
-    offset &= ~3u;
-    const Masks& m = masks_[unit][offset / 4];
-    if ((m.read | m.write) == 0) return false;
-    UnitState& u = units_[unit];
-    if (has_groups(unit) && offset == kPointerOffset) {
-        u.producer = int(value & 1u);  // CONSUMER is read-only
-        return true;
-    }
-    uint32_t* w = word(unit, offset, u.producer);
-    *w = (*w & ~m.write) | (value & m.write);
-    return true;
+    return *word(unit, offset, producer(unit)) & read_mask;
 }
 
 void RegisterFile::complete(nvdla_unit unit) {

@@ -37,10 +37,26 @@ class RegisterFile {
 
     const hw::RegisterMap& map() const { return map_; }
 
+    // The base address of a unit's window in this map.
+    uint32_t unit_base(nvdla_unit unit) const { return base_[unit]; }
+
     // CSB side, at a byte offset in a unit's window (the map's unit_at finds the unit of an
-    // address). A write returns whether a register is there (if not, it is ignored).
+    // address). A write returns whether a register is there (if not, it is ignored). (Inline:
+    // the engine programs tens of registers per operation.)
     uint32_t csb_read(nvdla_unit unit, uint32_t offset) const;
-    bool csb_write(nvdla_unit unit, uint32_t offset, uint32_t value);
+    bool csb_write(nvdla_unit unit, uint32_t offset, uint32_t value) {
+        offset &= ~3u;
+        if (!present(unit, offset)) return false;
+        UnitState& u = units_[unit];
+        if (has_groups(unit) && offset == kPointerOffset) {
+            u.producer = int(value & 1u);  // CONSUMER is read-only
+            return true;
+        }
+        const uint32_t mask = write_masks_[unit][offset / 4];
+        uint32_t* w = word(unit, offset, u.producer);
+        *w = (*w & ~mask) | (value & mask);
+        return true;
+    }
 
     // Unit side.
     bool has_groups(nvdla_unit unit) const { return op_enable_[unit] != kNoGroups; }
@@ -56,23 +72,41 @@ class RegisterFile {
 
   private:
     static constexpr uint32_t kNoGroups = 0xffffffffu;
+    // S_POINTER: PRODUCER (bit 0) is the group CSB accesses go to; CONSUMER (bit 16),
+    // read-only, the group the hardware executes next.
+    static constexpr uint32_t kPointerOffset = 0x004;
+    static constexpr uint32_t kStatusOffset = 0x000;
     static constexpr size_t kWords = NVDLA_UNIT_WINDOW / 4;
     struct UnitState {
         std::array<uint32_t, kWords> single{};
         std::array<std::array<uint32_t, kWords>, 2> groups{};
         int producer = 0, consumer = 0;
     };
-    struct Masks {
-        uint32_t read = 0, write = 0;  // both 0: no register at this word
-    };
+    // Whether a register is at the word (its read or write mask is not 0).
+    bool present(nvdla_unit unit, uint32_t offset) const {
+        const uint32_t w = offset / 4;
+        return (present_[unit][w / 64] >> (w % 64)) & 1u;
+    }
 
-    uint32_t* word(nvdla_unit unit, uint32_t offset, int g);
-    const uint32_t* word(nvdla_unit unit, uint32_t offset, int g) const;
+    uint32_t* word(nvdla_unit unit, uint32_t offset, int g) {
+        UnitState& u = units_[unit];
+        if (has_groups(unit) && offset >= op_enable_[unit]) return &u.groups[g][offset / 4];
+        return &u.single[offset / 4];
+    }
+    const uint32_t* word(nvdla_unit unit, uint32_t offset, int g) const {
+        return const_cast<RegisterFile*>(this)->word(unit, offset, g);
+    }
     uint32_t status_of(nvdla_unit unit) const;
 
     const hw::RegisterMap& map_;
+    std::array<uint32_t, NVDLA_UNIT_COUNT> base_{};
     std::array<uint32_t, NVDLA_UNIT_COUNT> op_enable_{};
-    std::array<std::array<Masks, kWords>, NVDLA_UNIT_COUNT> masks_{};
+    // The masks by word, apart: a write touches its write mask only, and the presence bits of
+    // every unit share a few cache lines (the units' data flushes the caches between the
+    // operations the engine programs).
+    std::array<std::array<uint64_t, kWords / 64>, NVDLA_UNIT_COUNT> present_{};
+    std::array<std::array<uint32_t, kWords>, NVDLA_UNIT_COUNT> write_masks_{};
+    std::array<std::array<uint32_t, kWords>, NVDLA_UNIT_COUNT> read_masks_{};
     std::array<UnitState, NVDLA_UNIT_COUNT> units_{};
 };
 

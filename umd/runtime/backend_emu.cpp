@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -292,16 +293,36 @@ bool DmaWindow::allows(emu::MemoryPort port, uint64_t address, uint64_t size) co
            size <= it->end - address;
 }
 
-// A validated task, ready to start.
+// A validated task, ready to start. The jobs of a task whose descriptors did not change share
+// one: the engine keeps its run-time state in it (the dependency counts, set again whenever it
+// starts the task), and jobs run one at a time.
 struct ValidatedTask {
     std::vector<uint64_t> storage;
     nvdla_dla_task* task = nullptr;
     DmaWindow window;
 };
 
+// A task validated before. The validator's verdict is a function of the configuration, the
+// interface version, the address list and the bytes it read: a task with the same version and
+// address list whose buffers hold the same bytes there gets the same checked copy.
+struct ValidationRecord {
+    uint32_t version = 0;
+    std::vector<nvdla_dla_buffer> buffers;
+    DlaReads reads;
+    std::shared_ptr<ValidatedTask> validated;
+
+    bool same_list(uint32_t v, const std::vector<nvdla_dla_buffer>& list) const {
+        return version == v && std::equal(buffers.begin(), buffers.end(), list.begin(), list.end(),
+                                          [](const nvdla_dla_buffer& a, const nvdla_dla_buffer& b) {
+                                              return a.address == b.address && a.size == b.size &&
+                                                     a.flags == b.flags;
+                                          });
+    }
+};
+
 struct EmuJob {
     JobId id = 0;
-    ValidatedTask validated;
+    std::shared_ptr<ValidatedTask> validated;
     enum class Phase { Queued, Running, Stalled, Done } phase = Phase::Queued;
     Status result;
     JobProfile profile;
@@ -340,7 +361,36 @@ struct EmuBackend::State {
 
     // ---- validation ----
 
-    Result<ValidatedTask> check(const Task& task) {
+    // The most recently used validations, first (a network's DLA tasks are validated once and
+    // then compared with what they were validated from on every run).
+    static constexpr size_t kValidationRecords = 8;
+    std::mutex records_mutex;
+    std::vector<std::shared_ptr<const ValidationRecord>> records;
+
+    std::shared_ptr<ValidatedTask> recorded_validation(const Task& task,
+                                                       const std::vector<nvdla_dla_buffer>& list) {
+        std::shared_ptr<const ValidationRecord> record;
+        {
+            std::lock_guard lock(records_mutex);
+            const auto it = std::find_if(records.begin(), records.end(), [&](const auto& r) {
+                return r->same_list(task.dla_version, list);
+            });
+            if (it == records.end()) return nullptr;
+            std::rotate(records.begin(), it, it + 1);
+            record = records.front();
+        }
+        return same_bytes(task, record->reads) ? record->validated : nullptr;
+    }
+
+    void remember(std::shared_ptr<const ValidationRecord> record) {
+        std::lock_guard lock(records_mutex);
+        std::erase_if(
+            records, [&](const auto& r) { return r->same_list(record->version, record->buffers); });
+        if (records.size() >= kValidationRecords) records.pop_back();
+        records.insert(records.begin(), std::move(record));
+    }
+
+    Result<std::shared_ptr<ValidatedTask>> check(const Task& task) {
         if (task.addresses.empty()) return error("rejected: its address list is empty");
         if (task.addresses.size() > NVDLA_DLA_MAX_ADDRESSES)
             return error("rejected: ", task.addresses.size(),
@@ -359,17 +409,24 @@ struct EmuBackend::State {
                 return error("rejected: address-list entry ", i, ": offset ", a.offset,
                              " is past the end of its ", buffer->size(), "-byte buffer");
         }
-        DlaValidation v = validate_task(*cfg, task);
+        if (std::shared_ptr<ValidatedTask> known = recorded_validation(task, dla_buffers(task)))
+            return known;
+        auto record = std::make_shared<ValidationRecord>();
+        DlaValidation v = validate_task(*cfg, task, &record->reads);
         if (!v.accepted())
             return error("rejected by the validator (", nvdla_dla_code_name(v.error.code),
                          "): ", v.error.message);
-        ValidatedTask out;
+        auto out = std::make_shared<ValidatedTask>();
         for (size_t i = 0; i < v.buffers.size(); ++i)
-            out.window.add(port_of(task.addresses[i].buffer->domain()), v.buffers[i].address,
-                           v.buffers[i].address + v.buffers[i].size);
-        out.storage = std::move(v.storage);
-        out.task = v.task;
-        out.window.seal();
+            out->window.add(port_of(task.addresses[i].buffer->domain()), v.buffers[i].address,
+                            v.buffers[i].address + v.buffers[i].size);
+        out->storage = std::move(v.storage);
+        out->task = v.task;
+        out->window.seal();
+        record->version = task.dla_version;
+        record->buffers = std::move(v.buffers);
+        record->validated = out;
+        remember(std::move(record));
         return out;
     }
 
@@ -378,7 +435,7 @@ struct EmuBackend::State {
     bool allowed(const emu::DmaAccess& a) {
         EmuJob* job = current;
         if (job) {
-            if (job->validated.window.allows(a.port, a.address, a.size)) return true;
+            if (job->validated->window.allows(a.port, a.address, a.size)) return true;
             if (job->faults++ == 0) job->first_fault = a;
         }
         total_faults.fetch_add(1, std::memory_order_relaxed);
@@ -392,11 +449,14 @@ struct EmuBackend::State {
     // The registers whose writes start operations in the device: each unit's D_OP_ENABLE and
     // BDMA's (which also launches from its other registers). Only those are timed when
     // profiling: a clock read around every register write cost about 1% of a network's time.
-    std::vector<uint32_t> op_enables;  // sorted addresses
-    bool may_start_operation(uint32_t offset) const {
-        return std::binary_search(op_enables.begin(), op_enables.end(), offset) ||
-               registers->unit_at(offset) == NVDLA_UNIT_BDMA;
+    // (By unit, found through the map's window table: a search per write cost more than the
+    // write itself.)
+    std::array<uint32_t, NVDLA_UNIT_COUNT> op_enable_address{};  // kNoOpEnable: none
+    static constexpr uint32_t kNoOpEnable = 0xffffffffu;
+    bool may_start_operation(std::optional<nvdla_unit> unit, uint32_t offset) const {
+        return unit && (*unit == NVDLA_UNIT_BDMA || offset == op_enable_address[*unit]);
     }
+    const emu::DeviceStats* device_stats = nullptr;  // the device's, read after every write
 
     static void reg_write(void* priv, uint32_t offset, uint32_t value) {
         auto* self = static_cast<State*>(priv);
@@ -404,14 +464,14 @@ struct EmuBackend::State {
             self->device->write_register(offset, value);
             return;
         }
-        const uint64_t before = self->device->stats().operations;
-        const bool timed = self->may_start_operation(offset);
+        const uint64_t before = self->device_stats->operations;
+        const auto unit = self->registers->unit_at(offset);
+        const bool timed = self->may_start_operation(unit, offset);
         const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
         self->device->write_register(offset, value);
-        const uint64_t after = self->device->stats().operations;
+        const uint64_t after = self->device_stats->operations;
         if (after == before) return;
         // (An operation started by another write would be listed with no duration.)
-        const auto unit = self->registers->unit_at(offset);
         self->current->profile.operations.push_back(
             {std::string(unit ? operation_unit(*unit) : "?"), static_cast<uint32_t>(after - before),
              timed ? Clock::now() - start : Clock::duration{0}});
@@ -476,7 +536,7 @@ struct EmuBackend::State {
         job->programming_errors_before = device->stats().programming_errors;
         current = job.get();
         nvdla_dla_error err{};
-        if (nvdla_dla_engine_start(engine, job->validated.task, &err) != 0) {
+        if (nvdla_dla_engine_start(engine, job->validated->task, &err) != 0) {
             reset_device();
             finish(job, error("the engine could not start the task (",
                               nvdla_dla_code_name(err.code), "): ", err.message));
@@ -614,9 +674,10 @@ Result<std::unique_ptr<EmuBackend>> EmuBackend::create(const BackendOptions& opt
     state->device = std::make_unique<emu::Device>(config, *state->space);
     state->device->set_threads(options.emu_threads);
     state->registers = &hw::RegisterMap::get(config.reg_map);
+    state->device_stats = &state->device->stats();
+    state->op_enable_address.fill(State::kNoOpEnable);
     for (const hw::RegisterInfo& r : state->registers->registers())
-        if (r.name == "D_OP_ENABLE") state->op_enables.push_back(r.address);
-    std::sort(state->op_enables.begin(), state->op_enables.end());
+        if (r.name == "D_OP_ENABLE") state->op_enable_address[r.unit] = r.address;
     State* raw = state.get();
     state->device->set_access_check([raw](const emu::DmaAccess& a) { return raw->allowed(a); });
 
@@ -714,7 +775,7 @@ Result<std::unique_ptr<Buffer>> EmuBackend::import_host_memory(void* data, uint6
 }
 
 Status EmuBackend::validate(const Task& task) {
-    Result<ValidatedTask> checked = state_->check(task);
+    Result<std::shared_ptr<ValidatedTask>> checked = state_->check(task);
     return checked ? Status() : checked.status();
 }
 
@@ -727,7 +788,7 @@ Result<JobId> EmuBackend::submit_for_wait(const Task& task) {
 }
 
 Result<JobId> EmuBackend::queue(const Task& task, bool for_waiter) {
-    Result<ValidatedTask> checked = state_->check(task);
+    Result<std::shared_ptr<ValidatedTask>> checked = state_->check(task);
     if (!checked) return checked.status();
     auto job = std::make_shared<EmuJob>();
     job->validated = std::move(checked).value();

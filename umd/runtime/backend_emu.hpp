@@ -6,7 +6,9 @@
 //   host memory (a memfd, so a buffer can be exported as a file descriptor), by a caller's host
 //   memory, or by an mmap of an imported file descriptor (dma-buf, memfd).
 // - Validation: every submitted task goes through nvdla_dla_task_validate(), exactly as the
-//   kernel driver does, before anything is queued.
+//   kernel driver does, before anything is queued; a task submitted again whose address list
+//   and descriptor bytes are the ones validated before (compared in full) gets that checked
+//   copy again.
 // - Containment: while a job runs, the device's DMA may only touch the buffers of its address
 //   list; any other access is refused, counted and fails the job with where it went.
 // - Execution: jobs run in submission order, on a worker thread or on the thread that waits
