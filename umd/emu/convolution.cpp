@@ -343,6 +343,9 @@ namespace {
 
 // A block of a deferred cube's rows: about this many bytes, so that SDP reads it from L1/L2.
 constexpr size_t kBlockBytes = size_t(96) << 10;
+constexpr uint32_t kMinBlocks = 8;
+// What threads_for counts for delivering an output and making its SDP line element.
+constexpr uint64_t kWorkPerOutput = 64;
 
 // An integer layer CMAC's kernels compute channels last, deferred until SDP asks for its rows
 // (or for the whole cube: oneDNN may then take it, as Convolution::execute would).
@@ -352,21 +355,23 @@ class DeferredConvolution final : public DeferredRows {
                         ConvScratch& scratch, OnednnConvolution& onednn, Group cacc)
         : l_(l), d_(d), w_(w), scratch_(scratch), onednn_(onednn), cacc_(cacc) {}
 
-    uint32_t block_rows(unsigned threads) const override {
+    uint32_t block_rows() const override {
         const size_t row_bytes =
             size_t(l_.batches) * l_.out_width * l_.out_channels * sizeof(int32_t);
-        uint32_t rows =
+        const auto rows =
             static_cast<uint32_t>(std::clamp<size_t>(kBlockBytes / row_bytes, 1, l_.out_height));
-        // Several threads: two blocks per thread at least where the rows allow, so that no
-        // thread waits long for the last one.
-        if (threads > 1)
-            rows = std::min(rows, std::max(1u, (l_.out_height + 2 * threads - 1) / (2 * threads)));
-        return rows;
+        // At least kMinBlocks blocks where the rows allow, on any thread count (SDP's DMAs come
+        // block by block): two blocks per thread on up to 4 threads, so that no thread waits
+        // long for the last one.
+        return std::min(rows, (l_.out_height + kMinBlocks - 1) / kMinBlocks);
     }
     unsigned threads() const override {
-        const uint64_t macs = uint64_t(l_.batches) * l_.out_height * l_.out_width * l_.kernels *
-                              l_.kernel_height * l_.kernel_width * l_.kernel_channels;
-        return threads_for(l_.threads, macs);
+        const uint64_t outputs = uint64_t(l_.batches) * l_.out_height * l_.out_width * l_.kernels;
+        const uint64_t macs = outputs * l_.kernel_height * l_.kernel_width * l_.kernel_channels;
+        // The blocks' threads also deliver each output and, mostly, make SDP's line of it:
+        // about what threads_for counts for 64 multiply-adds (a depthwise layer's 9 MACs per
+        // output are the smaller part).
+        return threads_for(l_.threads, macs + outputs * kWorkPerOutput);
     }
 
     int32_t* begin(size_t values) override {
