@@ -344,8 +344,6 @@ namespace {
 // A block of a deferred cube's rows: about this many bytes, so that SDP reads it from L1/L2.
 constexpr size_t kBlockBytes = size_t(96) << 10;
 constexpr uint32_t kMinBlocks = 8;
-// What threads_for counts for delivering an output and making its SDP line element.
-constexpr uint64_t kWorkPerOutput = 64;
 
 // An integer layer CMAC's kernels compute channels last, deferred until SDP asks for its rows
 // (or for the whole cube: oneDNN may then take it, as Convolution::execute would).
@@ -366,12 +364,9 @@ class DeferredConvolution final : public DeferredRows {
         return std::min(rows, (l_.out_height + kMinBlocks - 1) / kMinBlocks);
     }
     unsigned threads() const override {
-        const uint64_t outputs = uint64_t(l_.batches) * l_.out_height * l_.out_width * l_.kernels;
-        const uint64_t macs = outputs * l_.kernel_height * l_.kernel_width * l_.kernel_channels;
-        // The blocks' threads also deliver each output and, mostly, make SDP's line of it:
-        // about what threads_for counts for 64 multiply-adds (a depthwise layer's 9 MACs per
-        // output are the smaller part).
-        return threads_for(l_.threads, macs + outputs * kWorkPerOutput);
+        const uint64_t macs = uint64_t(l_.batches) * l_.out_height * l_.out_width * l_.kernels *
+                              l_.kernel_height * l_.kernel_width * l_.kernel_channels;
+        return threads_for(l_.threads, macs);
     }
 
     int32_t* begin(size_t values) override {
