@@ -4,8 +4,11 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -20,6 +23,8 @@ namespace {
 // microseconds, and its caches starting cold) costs more than it saves.
 constexpr uint64_t kWorkPerThread = uint64_t(1) << 21;
 std::atomic<uint64_t> g_work_per_thread{kWorkPerThread};
+// How long a pool thread waits for the next call spinning before it sleeps.
+constexpr std::chrono::microseconds kSpin{100};
 // parallel_for's ranges per thread.
 constexpr uint64_t kRangesPerThread = 4;
 
@@ -53,6 +58,7 @@ class Pool {
         parts_ = parts;
         next_ = 1;
         unfinished_ = parts - 1;
+        calls_.fetch_add(1, std::memory_order_release);
         lock.unlock();
         wake_.notify_all();
         fn(0);
@@ -72,8 +78,21 @@ class Pool {
   private:
     void work() {
         std::unique_lock<std::mutex> lock(mutex_);
+        const auto ready = [this] { return stop_ || (job_ && next_ < parts_); };
         for (;;) {
-            wake_.wait(lock, [this] { return stop_ || (job_ && next_ < parts_); });
+            if (!ready()) {
+                // A layer makes its calls back to back (CDMA's rows, CSC's plane, the blocks),
+                // each often shorter than a sleeping thread takes to wake: the next call is
+                // awaited spinning for a while first.
+                const uint64_t seen = calls_.load(std::memory_order_relaxed);
+                lock.unlock();
+                const auto start = std::chrono::steady_clock::now();
+                while (calls_.load(std::memory_order_acquire) == seen &&
+                       std::chrono::steady_clock::now() - start < kSpin)
+                    for (int i = 0; i < 64; ++i) _mm_pause();
+                lock.lock();
+            }
+            wake_.wait(lock, ready);
             if (stop_) return;
             const unsigned part = next_++;
             const std::function<void(unsigned)>& fn = *job_;
@@ -91,6 +110,7 @@ class Pool {
     const std::function<void(unsigned)>* job_ = nullptr;
     unsigned parts_ = 0, next_ = 0, unfinished_ = 0;
     bool stop_ = false;
+    std::atomic<uint64_t> calls_{0};  // calls run so far, read without the lock
 };
 
 // The process's pool, made on first use and joined at exit. A forked child has none of the
