@@ -37,6 +37,9 @@ struct Post {
     bool residual = false;           // Y ALU SUM of a per-element int8/int16 operand in memory
     bool residual_in_place = false;  // ...which is where the output goes
     bool over_input = false;         // the output goes where the convolution's input is
+    bool input_cut = false;          // only the input's first half is memory: CDMA's reads fault
+    bool output_cut = false;         // ...the output's: SDP's writes fault
+    bool residual_cut = false;       // ...the residual operand's: SDP_RDMA's reads fault
     bool to_pdp = false;             // 2x2 (or 1x1) max pooling on the fly
     uint32_t cvt_scale = 1, cvt_shift = 0;
     int32_t cvt_offset = 0;
@@ -48,6 +51,8 @@ struct Outcome {
     std::vector<uint32_t> registers;
     uint64_t bytes_read = 0, bytes_written = 0, faults = 0, programming_errors = 0;
     std::string last_error;
+    uint64_t first_fault_address = 0;
+    bool first_fault_write = false;
     bool operator==(const Outcome&) const = default;
 };
 
@@ -103,9 +108,11 @@ Outcome run(const Layer& layer, unsigned threads) {
     const uint64_t in_bytes = in.batch() * spec.batches, out_bytes = out.batch() * spec.batches;
     std::vector<uint64_t> bases = {kDataBase, kWeightBase};
     std::vector<uint64_t> sizes = {std::max(in_bytes, out_bytes), 0};
-    auto* data =
-        reinterpret_cast<uint8_t*>(memory.add_region(MemoryPort::Primary, kDataBase, sizes[0]));
-    c.write_input(data, in);
+    std::vector<uint8_t> input(sizes[0]);
+    c.write_input(input.data(), in);
+    if (post.input_cut) sizes[0] = in_bytes / 2;
+    std::memcpy(memory.add_region(MemoryPort::Primary, kDataBase, sizes[0]), input.data(),
+                sizes[0]);
     const auto surface = dc_weight_surface(
         cfg, spec.precision, K, spec.channels, spec.kernel_h, spec.kernel_w,
         [&](uint32_t k, uint32_t ch, uint32_t r, uint32_t s) { return c.wt(k, ch, r, s); });
@@ -115,9 +122,10 @@ Outcome run(const Layer& layer, unsigned threads) {
 
     const uint64_t out_base = post.over_input ? kDataBase : kOutBase;
     if (!post.over_input) {
+        const uint64_t out_region = post.output_cut ? out_bytes / 2 : out_bytes;
         bases.push_back(kOutBase);
-        sizes.push_back(out_bytes);
-        memory.add_region(MemoryPort::Primary, kOutBase, out_bytes);
+        sizes.push_back(out_region);
+        memory.add_region(MemoryPort::Primary, kOutBase, out_region);
     }
     // Operands: per kernel (ALU and MUL, 16 bits each), per element (the residual).
     const uint32_t lanes = cfg.atom_bytes / bpe;
@@ -134,15 +142,16 @@ Outcome run(const Layer& layer, unsigned threads) {
     }
     const uint64_t ew_base = post.residual_in_place ? out_base : kEwBase;
     if (post.residual) {
+        const uint64_t ew_bytes = post.residual_cut ? out.batch() / 2 : out.batch();
         uint8_t* ew = post.residual_in_place ? reinterpret_cast<uint8_t*>(memory.translate(
-                                                   MemoryPort::Primary, out_base, out.batch()))
+                                                   MemoryPort::Primary, out_base, ew_bytes))
                                              : reinterpret_cast<uint8_t*>(memory.add_region(
-                                                   MemoryPort::Primary, kEwBase, out.batch()));
-        for (uint64_t i = 0; i < out.batch(); ++i)
+                                                   MemoryPort::Primary, kEwBase, ew_bytes));
+        for (uint64_t i = 0; i < ew_bytes; ++i)
             ew[i] = static_cast<uint8_t>(test::random_between(rng, 0, 255));
         if (!post.residual_in_place) {
             bases.push_back(kEwBase);
-            sizes.push_back(out.batch());
+            sizes.push_back(ew_bytes);
         }
     }
 
@@ -245,6 +254,8 @@ Outcome run(const Layer& layer, unsigned threads) {
     o.faults = st.faults;
     o.programming_errors = st.programming_errors;
     o.last_error = st.last_error;
+    o.first_fault_address = st.first_fault.address;
+    o.first_fault_write = st.first_fault.write;
     EXPECT_EQ(st.operations, 1u) << st.last_error;
     EXPECT_EQ(st.programming_errors, 0u) << st.last_error;
     return o;
@@ -354,6 +365,52 @@ TEST_F(ManyThreads, BlockCountsOddEvenAndOne) {
                 EXPECT_TRUE(run(layer, threads) == one)
                     << describe(layer) << ", " << threads << " threads";
         }
+}
+
+// CDMA's input reads fault past the first half of the input (zeros in their place, the
+// faults counted) while the rows are converted and the plane built on the layer's threads.
+TEST_F(ManyThreads, InputReadFaultsAreTheSameOnAnyThreadCount) {
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 6; ++i) {
+        Layer layer = random_layer(rng);
+        ConvSpec& c = layer.conv;
+        c.channels = test::random_between(rng, 40, 72);  // several surfaces
+        c.height = test::random_between(rng, 6, 16);
+        c.batches = i % 3 == 2 ? 2 : 1;
+        layer.group = 0;
+        Post& p = layer.post;
+        p.input_cut = true;
+        p.over_input = p.residual_in_place = p.to_pdp = false;
+        const Outcome one = run(layer, 1);
+        EXPECT_GT(one.faults, 0u) << describe(layer);
+        for (unsigned threads : {2u, 3u, 4u})
+            EXPECT_TRUE(run(layer, threads) == one)
+                << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+    }
+}
+
+// SDP_RDMA's residual reads and the write DMA's writes fault past the first half of their
+// regions, alone or both, while the blocks and their lines (which read the residual operand)
+// are made on the layer's threads: the same first and last fault, count and memory.
+TEST_F(ManyThreads, ResidualAndOutputFaultsAreTheSameOnAnyThreadCount) {
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 9; ++i) {
+        Layer layer = random_layer(rng);
+        ConvSpec& c = layer.conv;
+        c.height = test::random_between(rng, 6, 16);    // several blocks
+        c.kernels = test::random_between(rng, 40, 72);  // several channel groups
+        layer.group = 0;
+        Post& p = layer.post;
+        p.residual = true;
+        p.residual_cut = i % 3 != 1;
+        p.output_cut = i % 3 != 0;
+        p.over_input = p.residual_in_place = p.to_pdp = false;
+        const Outcome one = run(layer, 1);
+        EXPECT_GT(one.faults, 0u) << describe(layer);
+        for (unsigned threads : {2u, 3u, 4u})
+            EXPECT_TRUE(run(layer, threads) == one)
+                << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+    }
 }
 
 // A register's value in an outcome (its place in the register map's list).

@@ -322,7 +322,7 @@ struct Program {
 class TestRows final : public DeferredRows {
   public:
     TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
-    uint32_t block_rows(unsigned) const override { return block_; }
+    uint32_t block_rows() const override { return block_; }
     unsigned threads() const override { return 1; }
     int32_t* begin(size_t values) override {
         rows_.resize(values);

@@ -141,6 +141,40 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
         if (fp16) screen.count(bytes8, bytes / 2);
     };
 
+    // Row h of batch n of the cube from the surfaces' lines.
+    const auto convert_row = [&](uint32_t n, uint32_t h) {
+        for (uint32_t s = 0; s < surfaces; ++s) {
+            const uint8_t* line = lines[uint64_t(s) * height + h];
+            const uint32_t first = s * per_atom;
+            const uint32_t lanes = std::min(per_atom, channels - first);
+            const uint64_t row_offset = (uint64_t(n) * height + h) * d.row_elements + first;
+            if (!fp16 && !l.convertor) {
+                // The common case: the atoms' lanes copied as they are.
+                uint8_t* dst = narrow ? reinterpret_cast<uint8_t*>(d.bytes.data() + row_offset)
+                                      : reinterpret_cast<uint8_t*>(d.values.data() + row_offset);
+                gather_atoms(dst, uint64_t(channels) * bpe, line, atom, width, lanes * bpe);
+                continue;
+            }
+            for (uint32_t w = 0; w < width; ++w) {
+                const uint8_t* src = line + uint64_t(w) * atom;
+                const uint64_t at = row_offset + uint64_t(w) * channels;
+                for (uint32_t e = 0; e < lanes; ++e) {
+                    int16_t v = element_at(src + e * bpe, l.in_precision);
+                    if (fp16) v = screen.apply(v);
+                    if (l.convertor)
+                        v = static_cast<int16_t>(
+                            precision::convert_to(l.precision, v, cvt,
+                                                  precision::kCdmaInputConvertor)
+                                .bits);
+                    if (narrow)
+                        d.bytes[at + e] = static_cast<int8_t>(v);
+                    else
+                        d.values[at + e] = v;
+                }
+            }
+        }
+    };
+
     for (uint32_t n = 0; n < l.batches; ++n) {
         const uint64_t batch_base = l.data_address + uint64_t(n) * l.batch_stride;
         for (uint32_t s = 0; s < surfaces; ++s) {
@@ -159,39 +193,12 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
                 }
             }
         }
-        for (uint32_t h = 0; h < height; ++h) {
-            for (uint32_t s = 0; s < surfaces; ++s) {
-                const uint8_t* line = lines[uint64_t(s) * height + h];
-                const uint32_t first = s * per_atom;
-                const uint32_t lanes = std::min(per_atom, channels - first);
-                const uint64_t row_offset = (uint64_t(n) * height + h) * d.row_elements + first;
-                if (!fp16 && !l.convertor) {
-                    // The common case: the atoms' lanes copied as they are.
-                    uint8_t* dst = narrow
-                                       ? reinterpret_cast<uint8_t*>(d.bytes.data() + row_offset)
-                                       : reinterpret_cast<uint8_t*>(d.values.data() + row_offset);
-                    gather_atoms(dst, uint64_t(channels) * bpe, line, atom, width, lanes * bpe);
-                    continue;
-                }
-                for (uint32_t w = 0; w < width; ++w) {
-                    const uint8_t* src = line + uint64_t(w) * atom;
-                    const uint64_t at = row_offset + uint64_t(w) * channels;
-                    for (uint32_t e = 0; e < lanes; ++e) {
-                        int16_t v = element_at(src + e * bpe, l.in_precision);
-                        if (fp16) v = screen.apply(v);
-                        if (l.convertor)
-                            v = static_cast<int16_t>(
-                                precision::convert_to(l.precision, v, cvt,
-                                                      precision::kCdmaInputConvertor)
-                                    .bits);
-                        if (narrow)
-                            d.bytes[at + e] = static_cast<int8_t>(v);
-                        else
-                            d.values[at + e] = v;
-                    }
-                }
-            }
-        }
+        // The rows on the layer's threads (the reads above stay on this one, in order).
+        parallel_for(l.threads, height, d.row_elements * height * bpe * kCopyWorkPerByte,
+                     [&](uint64_t h0, uint64_t h1) {
+                         for (uint64_t h = h0; h < h1; ++h)
+                             convert_row(n, static_cast<uint32_t>(h));
+                     });
     }
     return true;
 }
@@ -497,9 +504,8 @@ bool same_parts(const std::vector<std::byte>& kept,
 bool same_bytes(const std::byte* a, const std::byte* b, uint64_t bytes, unsigned threads) {
     constexpr uint64_t kChunk = 64 * 1024;
     const uint64_t chunks = (bytes + kChunk - 1) / kChunk;
-    // Comparing a byte costs about what threads_for counts for 8 multiply-adds.
     std::atomic<bool> differ{false};
-    parallel_for(threads, chunks, bytes * 8, [&](uint64_t c0, uint64_t c1) {
+    parallel_for(threads, chunks, bytes * kCopyWorkPerByte, [&](uint64_t c0, uint64_t c1) {
         for (uint64_t c = c0; c < c1 && !differ.load(std::memory_order_relaxed); ++c) {
             const uint64_t at = c * kChunk, n = std::min(kChunk, bytes - at);
             if (std::memcmp(a + at, b + at, n) != 0) differ.store(true, std::memory_order_relaxed);

@@ -343,6 +343,7 @@ namespace {
 
 // A block of a deferred cube's rows: about this many bytes, so that SDP reads it from L1/L2.
 constexpr size_t kBlockBytes = size_t(96) << 10;
+constexpr uint32_t kMinBlocks = 8;
 
 // An integer layer CMAC's kernels compute channels last, deferred until SDP asks for its rows
 // (or for the whole cube: oneDNN may then take it, as Convolution::execute would).
@@ -352,16 +353,15 @@ class DeferredConvolution final : public DeferredRows {
                         ConvScratch& scratch, OnednnConvolution& onednn, Group cacc)
         : l_(l), d_(d), w_(w), scratch_(scratch), onednn_(onednn), cacc_(cacc) {}
 
-    uint32_t block_rows(unsigned threads) const override {
+    uint32_t block_rows() const override {
         const size_t row_bytes =
             size_t(l_.batches) * l_.out_width * l_.out_channels * sizeof(int32_t);
-        uint32_t rows =
+        const auto rows =
             static_cast<uint32_t>(std::clamp<size_t>(kBlockBytes / row_bytes, 1, l_.out_height));
-        // Several threads: two blocks per thread at least where the rows allow, so that no
-        // thread waits long for the last one.
-        if (threads > 1)
-            rows = std::min(rows, std::max(1u, (l_.out_height + 2 * threads - 1) / (2 * threads)));
-        return rows;
+        // At least kMinBlocks blocks where the rows allow, on any thread count (SDP's DMAs come
+        // block by block): two blocks per thread on up to 4 threads, so that no thread waits
+        // long for the last one.
+        return std::min(rows, (l_.out_height + kMinBlocks - 1) / kMinBlocks);
     }
     unsigned threads() const override {
         const uint64_t macs = uint64_t(l_.batches) * l_.out_height * l_.out_width * l_.kernels *

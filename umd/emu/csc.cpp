@@ -127,31 +127,36 @@ void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape&
     const int64_t first = std::clamp<int64_t>(-p.first_col, 0, p.cols);
     const int64_t last = std::clamp<int64_t>(int64_t(d.width) - p.first_col, first, p.cols);
     const uint64_t plane_elements = uint64_t(p.rows) * row_elements;
-    for (uint32_t n = 0; n < d.batches; ++n) {
-        T* base = plane + n * plane_elements;
-        for (uint32_t r = 0; r < p.rows; ++r) {
-            T* row = base + r * row_elements;
-            const int64_t y = p.first_row + r;
-            if (y < 0 || y >= int64_t(d.height)) {
-                pad_columns(row, p.cols);
-                continue;
-            }
-            pad_columns(row, uint64_t(first));
-            pad_columns(row + uint64_t(last) * stride, uint64_t(p.cols - last));
-            if (last == first) continue;
-            const S* src =
-                source_row<S>(d, n, static_cast<uint32_t>(y)) + (p.first_col + first) * channels;
-            T* dst = row + uint64_t(first) * stride;
-            if (stride == channels) {
-                encode_run(dst, src, uint64_t(last - first) * channels, encode);
-                continue;
-            }
-            for (int64_t c = first; c < last; ++c, dst += stride, src += channels) {
-                encode_run(dst, src, channels, encode);
-                std::fill(dst + channels, dst + stride, zero);
-            }
+    const auto fill_row = [&](uint32_t n, uint32_t r) {
+        T* row = plane + n * plane_elements + r * row_elements;
+        const int64_t y = p.first_row + r;
+        if (y < 0 || y >= int64_t(d.height)) {
+            pad_columns(row, p.cols);
+            return;
         }
-    }
+        pad_columns(row, uint64_t(first));
+        pad_columns(row + uint64_t(last) * stride, uint64_t(p.cols - last));
+        if (last == first) return;
+        const S* src =
+            source_row<S>(d, n, static_cast<uint32_t>(y)) + (p.first_col + first) * channels;
+        T* dst = row + uint64_t(first) * stride;
+        if (stride == channels) {
+            encode_run(dst, src, uint64_t(last - first) * channels, encode);
+            return;
+        }
+        for (int64_t c = first; c < last; ++c, dst += stride, src += channels) {
+            encode_run(dst, src, channels, encode);
+            std::fill(dst + channels, dst + stride, zero);
+        }
+    };
+    // Rows on the layer's threads: each row is written by one of them, from the buffer alone.
+    const uint64_t rows = uint64_t(d.batches) * p.rows;
+    parallel_for(l.threads, rows, rows * row_elements * sizeof(T) * kCopyWorkPerByte,
+                 [&](uint64_t i0, uint64_t i1) {
+                     for (uint64_t i = i0; i < i1; ++i)
+                         fill_row(static_cast<uint32_t>(i / p.rows),
+                                  static_cast<uint32_t>(i % p.rows));
+                 });
     std::fill(plane + d.batches * plane_elements, plane + rows_total, zero);
 }
 
@@ -168,15 +173,20 @@ void fill_plane(const ConvLayer& l, const ConvData& d, const PlaneShape& p, T* p
     }
     const T pad = encode(pad_element(l));
     const T zero = encode(0);
-    for (uint32_t r = 0; r < p.rows; ++r) {
-        T* row = plane + r * row_elements;
-        const int64_t y = p.first_row + r;
-        const bool row_inside = y >= 0 && y < int64_t(d.height);
-        // Image lines outside the image read the pad value; past a line's end zeros.
-        const int16_t* src = row_inside ? d.row(0, static_cast<uint32_t>(y)) : nullptr;
-        for (uint64_t e = 0; e < row_elements; ++e)
-            row[e] = !row_inside ? pad : (e < d.row_elements ? encode(src[e]) : zero);
-    }
+    parallel_for(
+        l.threads, p.rows, uint64_t(p.rows) * row_elements * sizeof(T) * kCopyWorkPerByte,
+        [&](uint64_t r0, uint64_t r1) {
+            for (uint64_t r = r0; r < r1; ++r) {
+                T* row = plane + r * row_elements;
+                const int64_t y = p.first_row + int64_t(r);
+                const bool row_inside = y >= 0 && y < int64_t(d.height);
+                // Image lines outside the image read the pad value; past a line's end
+                // zeros.
+                const int16_t* src = row_inside ? d.row(0, static_cast<uint32_t>(y)) : nullptr;
+                for (uint64_t e = 0; e < row_elements; ++e)
+                    row[e] = !row_inside ? pad : (e < d.row_elements ? encode(src[e]) : zero);
+            }
+        });
     std::fill(plane + uint64_t(p.rows) * row_elements, plane + rows_total, zero);
 }
 

@@ -22,6 +22,10 @@ class Dma {
     const std::byte* view(nvdla_unit unit, MemoryPort port, uint64_t address, uint64_t size);
     // Returns false on a fault (nothing written).
     bool write(nvdla_unit unit, MemoryPort port, uint64_t address, const void* src, uint64_t size);
+    // Where write() would put the bytes, checked and counted as write() does, for a unit that
+    // copies them there itself before anything reads them (possibly on another thread);
+    // nullptr on a fault (the write is dropped).
+    std::byte* place(nvdla_unit unit, MemoryPort port, uint64_t address, uint64_t size);
 
     // The port a RAM_TYPE field selects: 1 = MC (primary), 0 = CV (secondary).
     static MemoryPort port_of(uint32_t ram_type) {

@@ -4,8 +4,11 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -20,6 +23,10 @@ namespace {
 // microseconds, and its caches starting cold) costs more than it saves.
 constexpr uint64_t kWorkPerThread = uint64_t(1) << 21;
 std::atomic<uint64_t> g_work_per_thread{kWorkPerThread};
+// How long a pool thread waits for the next call spinning before it sleeps.
+constexpr std::chrono::microseconds kSpin{100};
+// parallel_for's ranges per thread.
+constexpr uint64_t kRangesPerThread = 4;
 
 // Threads that wait for parts of one call at a time. Starting threads on every call cost 40 to
 // 100 us per layer (docs/emu/performance.md, "Two threads").
@@ -51,6 +58,7 @@ class Pool {
         parts_ = parts;
         next_ = 1;
         unfinished_ = parts - 1;
+        calls_.fetch_add(1, std::memory_order_release);
         lock.unlock();
         wake_.notify_all();
         fn(0);
@@ -70,8 +78,21 @@ class Pool {
   private:
     void work() {
         std::unique_lock<std::mutex> lock(mutex_);
+        const auto ready = [this] { return stop_ || (job_ && next_ < parts_); };
         for (;;) {
-            wake_.wait(lock, [this] { return stop_ || (job_ && next_ < parts_); });
+            if (!ready()) {
+                // A layer makes its calls back to back (CDMA's rows, CSC's plane, the blocks),
+                // each often shorter than a sleeping thread takes to wake: the next call is
+                // awaited spinning for a while first.
+                const uint64_t seen = calls_.load(std::memory_order_relaxed);
+                lock.unlock();
+                const auto start = std::chrono::steady_clock::now();
+                while (calls_.load(std::memory_order_acquire) == seen &&
+                       std::chrono::steady_clock::now() - start < kSpin)
+                    for (int i = 0; i < 64; ++i) _mm_pause();
+                lock.lock();
+            }
+            wake_.wait(lock, ready);
             if (stop_) return;
             const unsigned part = next_++;
             const std::function<void(unsigned)>& fn = *job_;
@@ -89,6 +110,7 @@ class Pool {
     const std::function<void(unsigned)>* job_ = nullptr;
     unsigned parts_ = 0, next_ = 0, unfinished_ = 0;
     bool stop_ = false;
+    std::atomic<uint64_t> calls_{0};  // calls run so far, read without the lock
 };
 
 // The process's pool, made on first use and joined at exit. A forked child has none of the
@@ -203,6 +225,50 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
     });
 }
 
+void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
+                       const std::function<void(uint32_t, uint32_t)>& prepare,
+                       const std::function<void(unsigned, uint32_t, uint32_t)>& make) {
+    if (count == 0) return;
+    slots = std::max(1u, slots);
+    std::mutex mutex;
+    std::condition_variable changed;
+    uint32_t prepared = 0, started = 0, finished = 0;
+    std::vector<uint32_t> made(slots, UINT32_MAX);  // the last block made in each slot
+    // With the lock held: makes the next prepared block if there is one.
+    const auto make_next = [&](std::unique_lock<std::mutex>& lock, unsigned part) {
+        if (started >= prepared) return false;
+        const uint32_t block = started++;
+        lock.unlock();
+        make(part, block, block % slots);
+        lock.lock();
+        made[block % slots] = block;
+        ++finished;
+        changed.notify_all();
+        return true;
+    };
+    const unsigned parts = std::min(std::max(1u, threads), count);
+    run_parts(parts, [&](unsigned part) {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (part != 0) {
+            while (started < count)
+                if (!make_next(lock, part)) changed.wait(lock);
+            return;
+        }
+        for (uint32_t block = 0; block < count; ++block) {
+            // The slot is free once the block before it there is made.
+            while (block >= slots && made[block % slots] != block - slots)
+                if (!make_next(lock, 0)) changed.wait(lock);
+            lock.unlock();
+            prepare(block, block % slots);
+            lock.lock();
+            prepared = block + 1;
+            changed.notify_all();
+        }
+        while (finished < count)
+            if (!make_next(lock, 0)) changed.wait(lock);
+    });
+}
+
 void parallel_for(unsigned threads, uint64_t count, uint64_t work,
                   const std::function<void(uint64_t, uint64_t)>& fn) {
     const uint64_t parts = std::min<uint64_t>(threads_for(threads, work), count);
@@ -210,8 +276,16 @@ void parallel_for(unsigned threads, uint64_t count, uint64_t work,
         if (count) fn(0, count);
         return;
     }
-    const auto bound = [&](uint64_t i) { return count * i / parts; };
-    run_parts(static_cast<unsigned>(parts), [&](unsigned i) { fn(bound(i), bound(i + 1)); });
+    // A few ranges per thread, each taken by the next thread free: a thread that starts late
+    // (woken late, or without a core for a while) takes fewer, instead of the others waiting
+    // for its share.
+    const uint64_t ranges = std::min<uint64_t>(count, parts * kRangesPerThread);
+    std::atomic<uint64_t> next{0};
+    run_parts(static_cast<unsigned>(parts), [&](unsigned) {
+        for (uint64_t i = next.fetch_add(1, std::memory_order_relaxed); i < ranges;
+             i = next.fetch_add(1, std::memory_order_relaxed))
+            fn(count * i / ranges, count * (i + 1) / ranges);
+    });
 }
 
 }  // namespace nvdla::emu

@@ -14,6 +14,9 @@ unsigned default_emu_threads();
 // How many of `threads` pay off for `work` (multiply-adds or elements): handing work to another
 // thread costs a few microseconds, so below about 2^21 per thread fewer threads do it.
 unsigned threads_for(unsigned threads, uint64_t work);
+// What threads_for counts for copying, encoding or comparing one byte: about as long as 8
+// multiply-adds.
+constexpr uint64_t kCopyWorkPerByte = 8;
 // Tests: the work per thread threads_for asks for (0: the default), so that small layers also
 // run on several threads.
 void set_work_per_thread(uint64_t work);
@@ -35,8 +38,20 @@ void produce_in_order(
     const std::function<void(unsigned part, uint32_t block, uint32_t slot)>& produce,
     const std::function<void(uint32_t block, uint32_t slot)>& consume);
 
+// Blocks 0 .. count-1, each prepared by prepare(block, slot) on the calling thread, in order,
+// then made by make(part, block, slot) on one of up to `threads` threads (part < threads; the
+// calling thread is part 0 and makes blocks whenever it cannot prepare the next one yet). A
+// block is prepared into slot block % slots once the block before it in that slot is made;
+// which thread makes which block varies from run to run, the order of the prepare() calls does
+// not. Returns when every block is made.
+void prepare_then_make(
+    unsigned threads, uint32_t count, uint32_t slots,
+    const std::function<void(uint32_t block, uint32_t slot)>& prepare,
+    const std::function<void(unsigned part, uint32_t block, uint32_t slot)>& make);
+
 // Calls fn(begin, end) over contiguous ranges covering [0, count), on up to `threads` threads
-// (the calling one included), as many as threads_for(threads, work) gives.
+// (the calling one included), as many as threads_for(threads, work) gives; which thread takes
+// which range, and how many ranges there are, varies.
 void parallel_for(unsigned threads, uint64_t count, uint64_t work,
                   const std::function<void(uint64_t, uint64_t)>& fn);
 

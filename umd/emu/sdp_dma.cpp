@@ -261,6 +261,14 @@ void OutputWriter::write_lines(uint32_t b, uint32_t g, uint32_t h, const std::by
                        lines + j * line_bytes, line_bytes);
 }
 
+void OutputWriter::place_lines(uint32_t b, uint32_t g, uint32_t h, std::byte** places) {
+    const uint32_t per_group = lines_per_group();
+    const size_t line_bytes = size_t(s_.width) * s_.atom;
+    for (uint32_t j = 0; j < per_group; ++j)
+        places[j] = ctx_.dma.place(NVDLA_UNIT_SDP, s_.dst.port,
+                                   line_address(s_.dst, b, g * per_group + j, h), line_bytes);
+}
+
 void OutputWriter::finish() {
     if (s_.dst.packed)
         ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, s_.dst.base, packed_.data(), packed_.size());

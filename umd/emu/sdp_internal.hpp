@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -366,6 +368,11 @@ class OutputWriter {
     // The output lines of channel group g, line h of batch b as the write DMA sends them:
     // the group's surfaces, W x atom bytes each, one after the other (not for 1 x 1 cubes).
     void write_lines(uint32_t b, uint32_t g, uint32_t h, const std::byte* lines);
+    // Where write_lines(b, g, h, ...) puts each of the group's surfaces' lines, checked and
+    // counted as it does (Dma::place; nullptr for a line whose write faults), for a caller that
+    // copies them there itself before anything reads them.
+    void place_lines(uint32_t b, uint32_t g, uint32_t h, std::byte** places);
+    uint32_t lines_per_group() const { return s_.group / s_.out_lanes; }
     size_t group_bytes() const { return size_t(s_.group / s_.out_lanes) * s_.width * s_.atom; }
     // Writes what a packed 1 x 1 cube gathered.
     void finish();
@@ -405,7 +412,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         // check, which record the first fault) come in the same order for any thread count.
         DeferredRows& rows = *cube->deferred;
         const unsigned threads = std::max(1u, rows.threads());
-        const uint32_t block = rows.block_rows(threads);
+        const uint32_t block = rows.block_rows();
         const uint32_t blocks = (s.height + block - 1) / block;
         const unsigned parts = std::min(threads, blocks);
         // Two blocks per thread in flight: one being made, one waiting to be taken.
@@ -438,38 +445,127 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         };
         // Per part, summed after the pass (CACC's, SDP's).
         std::vector<uint32_t> cacc_saturations(parts, 0), sdp_saturations(parts, 0);
-        produce_in_order(
-            parts, blocks, slots,
-            [&](unsigned part, uint32_t i, uint32_t slot) {
-                const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
-                int32_t* values = storage + slot * slot_values;
-                cacc_saturations[part] += rows.compute(y0, y1, values);
-                if (!lines_with_blocks) return;
-                uint32_t flagged = 0;
-                for (uint32_t g = 0; g < s.groups; ++g)
-                    for (uint32_t h = y0; h < y1; ++h)
-                        for (uint32_t b = 0; b < s.batches; ++b)
-                            line(source(values, y0, y1, g, h, b), &group_ops[3 * g],
-                                 out_line(slot, g, h - y0, b), flagged);
-                sdp_saturations[part] += flagged;
-            },
-            [&](uint32_t i, uint32_t slot) {
-                const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
-                const int32_t* values = storage + slot * slot_values;
-                for (uint32_t g = 0; g < s.groups; ++g)
-                    for (uint32_t h = y0; h < y1; ++h) {
-                        if (lines_with_blocks) {
+        if (parts > 1 && per_element) {
+            // Lines that read memory: this thread makes every DMA of a block first, in the
+            // one-thread order (each line's operand reads, copied into the block's slot, then
+            // the checked places of its output lines), and the block's thread then computes
+            // the block, its lines and copies them to their places. The operands never lie
+            // where the output goes here (operands_overlap_output), so the copies hold what
+            // the lines would have read, and nothing reads the output before the pass ends.
+            const uint32_t per_group = writer.lines_per_group();
+            const size_t line_bytes = group_bytes / per_group;
+            const size_t elements = s.line_elements();
+            std::vector<std::vector<std::byte*>> places(
+                slots, std::vector<std::byte*>(slot_lines * per_group));
+            std::vector<std::vector<OperandLine>> slot_ops(slots);
+            std::vector<std::vector<int16_t>> copies(slots);
+            std::vector<std::vector<int8_t>> byte_copies(slots);
+            std::vector<std::vector<std::byte>> made_lines(parts,
+                                                           std::vector<std::byte>(group_bytes));
+            prepare_then_make(
+                parts, blocks, slots,
+                [&](uint32_t i, uint32_t slot) {
+                    const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
+                    std::vector<OperandLine>& kept = slot_ops[slot];
+                    std::vector<int16_t>& values = copies[slot];
+                    std::vector<int8_t>& bytes = byte_copies[slot];
+                    kept.clear();
+                    values.clear();
+                    bytes.clear();
+                    // An operand line is valid until its reader's next load: copied, the
+                    // pointers set once the slot's copies stop growing.
+                    std::vector<std::array<size_t, 3>> at;
+                    size_t index = 0;
+                    for (uint32_t g = 0; g < s.groups; ++g)
+                        for (uint32_t h = y0; h < y1; ++h, ++index) {
+                            load(g, h, ops);
+                            for (int k = 0; k < 3; ++k) {
+                                OperandLine o = ops[k];
+                                std::array<size_t, 3> where{SIZE_MAX, SIZE_MAX, SIZE_MAX};
+                                // X's per-kernel operands are decoded once for the pass
+                                // and stay; every other line is copied.
+                                if (k == 2 || !o.same_for_every_element) {
+                                    if (o.alu) {
+                                        where[0] = values.size();
+                                        values.insert(values.end(), o.alu, o.alu + elements);
+                                    }
+                                    if (o.mul) {
+                                        where[1] = values.size();
+                                        values.insert(values.end(), o.mul, o.mul + elements);
+                                    }
+                                    if (o.alu_bytes) {
+                                        where[2] = bytes.size();
+                                        bytes.insert(bytes.end(), o.alu_bytes,
+                                                     o.alu_bytes + elements);
+                                    }
+                                }
+                                kept.push_back(o);
+                                at.push_back(where);
+                            }
                             for (uint32_t b = 0; b < s.batches; ++b)
-                                writer.write_lines(b, g, h, out_line(slot, g, h - y0, b));
-                            continue;
+                                writer.place_lines(
+                                    b, g, h, &places[slot][(index * s.batches + b) * per_group]);
                         }
-                        load(g, h, ops);  // once for every batch, as below
-                        for (uint32_t b = 0; b < s.batches; ++b) {
-                            line(source(values, y0, y1, g, h, b), ops, lines.data(), saturated);
-                            writer.write_lines(b, g, h, lines.data());
-                        }
+                    for (size_t j = 0; j < kept.size(); ++j) {
+                        if (at[j][0] != SIZE_MAX) kept[j].alu = values.data() + at[j][0];
+                        if (at[j][1] != SIZE_MAX) kept[j].mul = values.data() + at[j][1];
+                        if (at[j][2] != SIZE_MAX) kept[j].alu_bytes = bytes.data() + at[j][2];
                     }
-            });
+                },
+                [&](unsigned part, uint32_t i, uint32_t slot) {
+                    const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
+                    int32_t* values = storage + slot * slot_values;
+                    cacc_saturations[part] += rows.compute(y0, y1, values);
+                    std::byte* made = made_lines[part].data();
+                    uint32_t counted = 0;
+                    size_t index = 0;
+                    for (uint32_t g = 0; g < s.groups; ++g)
+                        for (uint32_t h = y0; h < y1; ++h, ++index)
+                            for (uint32_t b = 0; b < s.batches; ++b) {
+                                line(source(values, y0, y1, g, h, b), &slot_ops[slot][3 * index],
+                                     made, counted);
+                                std::byte* const* to =
+                                    &places[slot][(index * s.batches + b) * per_group];
+                                for (uint32_t j = 0; j < per_group; ++j)
+                                    if (to[j])
+                                        std::memcpy(to[j], made + j * line_bytes, line_bytes);
+                            }
+                    sdp_saturations[part] += counted;
+                });
+        } else {
+            produce_in_order(
+                parts, blocks, slots,
+                [&](unsigned part, uint32_t i, uint32_t slot) {
+                    const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
+                    int32_t* values = storage + slot * slot_values;
+                    cacc_saturations[part] += rows.compute(y0, y1, values);
+                    if (!lines_with_blocks) return;
+                    uint32_t flagged = 0;
+                    for (uint32_t g = 0; g < s.groups; ++g)
+                        for (uint32_t h = y0; h < y1; ++h)
+                            for (uint32_t b = 0; b < s.batches; ++b)
+                                line(source(values, y0, y1, g, h, b), &group_ops[3 * g],
+                                     out_line(slot, g, h - y0, b), flagged);
+                    sdp_saturations[part] += flagged;
+                },
+                [&](uint32_t i, uint32_t slot) {
+                    const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
+                    const int32_t* values = storage + slot * slot_values;
+                    for (uint32_t g = 0; g < s.groups; ++g)
+                        for (uint32_t h = y0; h < y1; ++h) {
+                            if (lines_with_blocks) {
+                                for (uint32_t b = 0; b < s.batches; ++b)
+                                    writer.write_lines(b, g, h, out_line(slot, g, h - y0, b));
+                                continue;
+                            }
+                            load(g, h, ops);  // once for every batch, as below
+                            for (uint32_t b = 0; b < s.batches; ++b) {
+                                line(source(values, y0, y1, g, h, b), ops, lines.data(), saturated);
+                                writer.write_lines(b, g, h, lines.data());
+                            }
+                        }
+                });
+        }
         uint32_t cacc_saturated = 0;
         for (unsigned part = 0; part < parts; ++part) {
             cacc_saturated += cacc_saturations[part];

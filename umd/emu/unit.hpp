@@ -57,8 +57,9 @@ struct AccumulatorCube;
 class DeferredRows {
   public:
     virtual ~DeferredRows() = default;
-    // Rows per block (at least 1) when the blocks are computed on `threads` threads.
-    virtual uint32_t block_rows(unsigned threads) const = 0;
+    // Rows per block (at least 1), the same on any thread count: SDP's DMAs come block by
+    // block, so the blocks decide their order.
+    virtual uint32_t block_rows() const = 0;
     // Threads the layer may use (the result does not depend on it).
     virtual unsigned threads() const = 0;
     // Before the blocks, on the calling thread: prepares compute() and returns room for
