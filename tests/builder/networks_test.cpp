@@ -99,6 +99,14 @@ TEST_P(Networks, ResidualBlock) {
     auto o = run_and_compare(net, {random_tensor(rng, {1, 16, 10, 10})}, options());
     ASSERT_TRUE(o);
     EXPECT_LE(o->diff[0].relative(), bound(4e-3, 5e-2)) << describe(*o);
+    // conv_a with bn_a and relu_a; conv_b with bn_b, the sum and the ReLU after it (X2 on
+    // every target: Y has no ReLU after its ALU); the pooling (10x10 in two PDP passes); the
+    // fully connected layer.
+    EXPECT_EQ(o->built.operations.size(), 5u) << describe(*o);
+    bool fused = false;
+    for (const std::string& line : o->built.operations)
+        fused = fused || line.find("X2 sum+relu") != std::string::npos;
+    EXPECT_TRUE(fused) << describe(*o);
 }
 
 TEST_P(Networks, InceptionModule) {

@@ -117,6 +117,7 @@ class SdpProgram {
         bool used() const { return alu != Slot::None || mul != Slot::None || relu || lut; }
     };
 
+    bool try_add(const ChainElem& e);
     bool place(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
     bool place_clip(const ChainElem& e, int index, Stage (&st)[3], int& cur) const;
     bool in_source_steps(const Stage (&st)[3], int s) const;
@@ -130,6 +131,7 @@ class SdpProgram {
     int lut_elem_ = -1;
     bool winograd_ = false;
     bool fine_shifts_ = true;
+    bool eltwise_in_x_ = false;  // a sum, max or min goes to an X stage, never to Y
 };
 
 }  // namespace nvdla::builder::detail

@@ -207,7 +207,7 @@ bool SdpProgram::place(const ChainElem& e, int index, Stage (&st)[3], int& cur) 
                 }
                 return false;
             }
-            if (has_y && !st[2].used()) {
+            if (has_y && !st[2].used() && !eltwise_in_x_) {
                 if (t_.int8()) bring_to_fine_units(st);
                 st[2].alu = Slot::EltAlu;
                 st[2].alu_elem = index;
@@ -318,6 +318,26 @@ bool SdpProgram::place_clip(const ChainElem& e, int index, Stage (&st)[3], int& 
 }
 
 bool SdpProgram::add(const ChainElem& e) {
+    if (try_add(e)) return true;
+    // Y's ALU has no ReLU (nor anything else) after it: with the sum, max or min in X2, as
+    // nv_small places it, what follows it (a ResNet's ReLU) fuses into the same pass.
+    if (eltwise_in_x_ || stage_[2].alu != Slot::EltAlu) return false;
+    SdpProgram x(t_, src_);
+    x.winograd_ = winograd_;
+    x.fine_shifts_ = fine_shifts_;
+    x.eltwise_in_x_ = true;
+    for (const ChainElem& prior : elems_)
+        if (!x.try_add(prior)) return false;
+    if (!x.try_add(e)) return false;
+    std::copy(std::begin(x.stage_), std::end(x.stage_), std::begin(stage_));
+    cur_ = x.cur_;
+    elems_ = std::move(x.elems_);
+    lut_elem_ = x.lut_elem_;
+    eltwise_in_x_ = true;
+    return true;
+}
+
+bool SdpProgram::try_add(const ChainElem& e) {
     if ((e.op == Op::Sigmoid || e.op == Op::Tanh) && lut_elem_ >= 0) return false;
     Stage copy[3] = {stage_[0], stage_[1], stage_[2]};
     int cur = cur_;
