@@ -217,6 +217,70 @@ TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
     }
 }
 
+// cmac_fp16_accumulate against the scalar cell and CACC where a block's positions mix results
+// the vector cell sums (AVX2 gathers four positions' lane sums at once) with results it leaves
+// to another path: a NaN lane, all-zero data (padding), a medium truncation (one lane 20 .. 28
+// exponent steps above the rest), and fewer positions than the block holds.
+TEST(ConvFp16Layers, PositionsMixingVectorAndOtherResultsEqualTheScalarCell) {
+    std::mt19937_64 rng(2611);
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        uint64_t differ = 0, compared = 0;
+        for (int round = 0; round < 150; ++round) {
+            const unsigned width = std::array<unsigned, 3>{16, 32, 64}[rng() % 3];
+            const unsigned positions = 1 + rng() % 17;
+            const uint32_t operations = 1 + uint32_t(rng() % 4);
+            const bool relu = rng() % 2;
+            // Data exponents 4 .. 11, weights 12 .. 15: exponent groups 1-2 and 3.
+            const auto value = [&](uint32_t low, uint32_t span) {
+                const uint64_t r = rng();
+                const uint16_t sign = relu ? 0 : static_cast<uint16_t>((r & 1) << 15);
+                return static_cast<int16_t>(sign | (low + uint32_t(r >> 8) % span) << 10 |
+                                            (r >> 20 & 0x3ff));
+            };
+            std::vector<int16_t> data(size_t(positions) * operations * width),
+                weights(size_t(operations) * width);
+            for (auto& v : weights) v = value(12, 4);
+            for (size_t op = 0; op < size_t(positions) * operations; ++op) {
+                int16_t* lanes = data.data() + op * width;
+                for (unsigned i = 0; i < width; ++i) lanes[i] = value(4, 8);
+                const unsigned lane = unsigned(rng() % width);
+                switch (rng() % 6) {
+                    case 0: lanes[lane] = static_cast<int16_t>(0x7e00 | (rng() & 0x1ff)); break;
+                    case 1:
+                        for (unsigned i = 0; i < width; ++i)
+                            lanes[i] = static_cast<int16_t>(relu ? 0 : (rng() & 1) << 15);
+                        break;
+                    case 2: lanes[lane] = value(28, 3); break;  // group 7: 20 .. 28 above
+                    default: break;
+                }
+            }
+            Fp16Operands d, w;
+            d.resize(size_t(positions) * operations, width);
+            w.resize(operations, width);
+            for (size_t op = 0; op < size_t(positions) * operations; ++op)
+                d.set(op, data.data() + op * width, width);
+            for (size_t op = 0; op < operations; ++op)
+                w.set(op, weights.data() + op * width, width);
+            std::vector<uint64_t> out(positions);
+            cmac_fp16_accumulate(d, 0, operations, positions, w, 0, operations, out.data());
+            for (unsigned p = 0; p < positions; ++p) {
+                uint64_t acc = 0;
+                for (uint32_t op = 0; op < operations; ++op)
+                    acc = cacc_fp48_add(
+                        acc,
+                        cmac_fp16_dot_scalar(
+                            reinterpret_cast<const uint16_t*>(data.data()) +
+                                (size_t(p) * operations + op) * width,
+                            reinterpret_cast<const uint16_t*>(weights.data()) + op * width, width));
+                differ += out[p] != acc;
+                ++compared;
+            }
+        }
+        EXPECT_EQ(differ, 0u) << isa_name(level) << ": of " << compared << " outputs";
+    }
+}
+
 // CACC's fp48 addition in the vector form the fast path uses against cacc_fp48_add: random
 // accumulators and CMAC results of every exponent and length, zeros, NaNs, and exact ties: an
 // accumulator whose aligned-away bits are exactly one half (the rounding that differs between
