@@ -163,6 +163,34 @@ TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
     expect_fast_equals_reference(t, "large layer");
 }
 
+// cmac_fp16_accumulate of `positions` outputs, each `operations` operations of `width` lanes
+// (data position-major, weights per operation), against the scalar cell and CACC's chain: the
+// number of outputs that differ.
+uint64_t accumulations_unlike_scalar(const std::vector<int16_t>& data,
+                                     const std::vector<int16_t>& weights, unsigned positions,
+                                     uint32_t operations, unsigned width) {
+    Fp16Operands d, w;
+    d.resize(size_t(positions) * operations, width);
+    w.resize(operations, width);
+    for (size_t op = 0; op < size_t(positions) * operations; ++op)
+        d.set(op, data.data() + op * width, width);
+    for (size_t op = 0; op < operations; ++op) w.set(op, weights.data() + op * width, width);
+    std::vector<uint64_t> out(positions);
+    cmac_fp16_accumulate(d, 0, operations, positions, w, 0, operations, out.data());
+    uint64_t differ = 0;
+    for (unsigned p = 0; p < positions; ++p) {
+        uint64_t acc = 0;
+        for (uint32_t op = 0; op < operations; ++op)
+            acc = cacc_fp48_add(
+                acc, cmac_fp16_dot_scalar(
+                         reinterpret_cast<const uint16_t*>(data.data()) +
+                             (size_t(p) * operations + op) * width,
+                         reinterpret_cast<const uint16_t*>(weights.data()) + op * width, width));
+        differ += out[p] != acc;
+    }
+    return differ;
+}
+
 // cmac_fp16_accumulate against the scalar cell and CACC, operation by operation: operands
 // whose exponents span a few steps of 4 (truncations of 0 .. 16, which AVX2 computes in 16-bit
 // lanes) or many (20 .. 28 too, which it takes through the 32-bit array, and 32 and more),
@@ -191,27 +219,8 @@ TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
                 v = relu ? without_negatives(operand(spread))
                          : static_cast<int16_t>(operand(spread));
             for (auto& v : weights) v = static_cast<int16_t>(operand(spread));
-            Fp16Operands d, w;
-            d.resize(size_t(positions) * operations, width);
-            w.resize(operations, width);
-            for (size_t op = 0; op < size_t(positions) * operations; ++op)
-                d.set(op, data.data() + op * width, width);
-            for (size_t op = 0; op < operations; ++op)
-                w.set(op, weights.data() + op * width, width);
-            std::vector<uint64_t> out(positions);
-            cmac_fp16_accumulate(d, 0, operations, positions, w, 0, operations, out.data());
-            for (unsigned p = 0; p < positions; ++p) {
-                uint64_t acc = 0;
-                for (uint32_t op = 0; op < operations; ++op)
-                    acc = cacc_fp48_add(
-                        acc,
-                        cmac_fp16_dot_scalar(
-                            reinterpret_cast<const uint16_t*>(data.data()) +
-                                (size_t(p) * operations + op) * width,
-                            reinterpret_cast<const uint16_t*>(weights.data()) + op * width, width));
-                differ += out[p] != acc;
-                ++compared;
-            }
+            differ += accumulations_unlike_scalar(data, weights, positions, operations, width);
+            compared += positions;
         }
         EXPECT_EQ(differ, 0u) << isa_name(level) << ": of " << compared << " outputs";
     }
@@ -255,27 +264,8 @@ TEST(ConvFp16Layers, PositionsMixingVectorAndOtherResultsEqualTheScalarCell) {
                     default: break;
                 }
             }
-            Fp16Operands d, w;
-            d.resize(size_t(positions) * operations, width);
-            w.resize(operations, width);
-            for (size_t op = 0; op < size_t(positions) * operations; ++op)
-                d.set(op, data.data() + op * width, width);
-            for (size_t op = 0; op < operations; ++op)
-                w.set(op, weights.data() + op * width, width);
-            std::vector<uint64_t> out(positions);
-            cmac_fp16_accumulate(d, 0, operations, positions, w, 0, operations, out.data());
-            for (unsigned p = 0; p < positions; ++p) {
-                uint64_t acc = 0;
-                for (uint32_t op = 0; op < operations; ++op)
-                    acc = cacc_fp48_add(
-                        acc,
-                        cmac_fp16_dot_scalar(
-                            reinterpret_cast<const uint16_t*>(data.data()) +
-                                (size_t(p) * operations + op) * width,
-                            reinterpret_cast<const uint16_t*>(weights.data()) + op * width, width));
-                differ += out[p] != acc;
-                ++compared;
-            }
+            differ += accumulations_unlike_scalar(data, weights, positions, operations, width);
+            compared += positions;
         }
         EXPECT_EQ(differ, 0u) << isa_name(level) << ": of " << compared << " outputs";
     }

@@ -657,6 +657,44 @@ void program_operand_rdma(Program& p) {
     p.uses_rdma = true;
 }
 
+// SDP_RDMA reading random per-kernel operands from memory where `memory` says so (BRDMA: ALU and
+// MUL, two bytes each; NRDMA: ALU, one byte), else its DMA off; `positive_multipliers` clears
+// the sign of BRDMA's MUL components.
+void program_kernel_operands(Program& p, std::mt19937_64& rng, std::array<bool, 2> memory,
+                             bool positive_multipliers) {
+    const Words& sdp = p.sdp;
+    const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+    const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+    const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
+    const uint32_t atom = test::config(p.config).atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+    const uint32_t dma_cfg[2] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG};
+    const uint32_t dma_base[2] = {NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW,
+                                  NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW};
+    const uint32_t dma_line[2] = {NVDLA_SDP_RDMA_D_BS_LINE_STRIDE, NVDLA_SDP_RDMA_D_BN_LINE_STRIDE};
+    const uint32_t dma_surface[2] = {NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
+                                     NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE};
+    const uint64_t address[2] = {kBs, kBn};
+    for (int d = 0; d < 2; ++d) {
+        if (!memory[d]) {
+            p.rdma.set(dma_cfg[d], 1);
+            continue;
+        }
+        const uint32_t use = d == 0 ? 2 : 1, size = d == 0 ? 1 : 0;
+        p.rdma.set(dma_cfg[d], NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, use) |
+                                   NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
+                                   NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
+        p.rdma.set(dma_base[d], static_cast<uint32_t>(address[d]));
+        const uint32_t value = (use == 2 ? 2 : 1) * (size + 1);
+        p.rdma.set(dma_line[d], W * atom * 4);
+        p.rdma.set(dma_surface[d], W == 1 && H == 1 ? group * value : W * atom * 4 * H);
+        p.operands[d].resize(kRegion);
+        for (uint8_t& b : p.operands[d]) b = static_cast<uint8_t>(rng());
+        // The MUL component's high byte (ALU first, little-endian int16s).
+        if (d == 0 && positive_multipliers)
+            for (size_t b = 3; b < p.operands[d].size(); b += 4) p.operands[d][b] &= 0x7f;
+    }
+    if (!p.uses_rdma && (memory[0] || memory[1])) program_operand_rdma(p);
+}
 // p run by the scalar stages and at `level` (program i): the same outcome. `ran` counts the
 // programs that wrote their output without errors or faults.
 ::testing::AssertionResult same_as_scalar(const Program& p, IsaLevel level, int i, int& ran) {
@@ -770,11 +808,6 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
         for (int i = 0; i < 120; ++i) {
             Program p = random_program(rng);
             Words& sdp = p.sdp;
-            const HwConfig& cfg = test::config(p.config);
-            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
-            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
-            const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
-            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 2);
             sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
@@ -807,34 +840,7 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
                     static_cast<uint32_t>(pick(rng, 8) == 0 ? pick(rng, 8) : 0) << 8);
             if (pick(rng, 6)) sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
             sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 26)));
-            // BRDMA: ALU and MUL per kernel, two bytes each; NRDMA: ALU per kernel, one byte.
-            const uint32_t dma_cfg[2] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG};
-            const uint32_t dma_base[2] = {NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW,
-                                          NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW};
-            const uint32_t dma_line[2] = {NVDLA_SDP_RDMA_D_BS_LINE_STRIDE,
-                                          NVDLA_SDP_RDMA_D_BN_LINE_STRIDE};
-            const uint32_t dma_surface[2] = {NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
-                                             NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE};
-            const uint64_t address[2] = {kBs, kBn};
-            const bool memory[2] = {bs_memory, bn_memory && !bn_alu_bypass};
-            for (int d = 0; d < 2; ++d) {
-                if (!memory[d]) {
-                    p.rdma.set(dma_cfg[d], 1);
-                    continue;
-                }
-                const uint32_t use = d == 0 ? 2 : 1, size = d == 0 ? 1 : 0;
-                p.rdma.set(dma_cfg[d],
-                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, use) |
-                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
-                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
-                p.rdma.set(dma_base[d], static_cast<uint32_t>(address[d]));
-                const uint32_t value = (use == 2 ? 2 : 1) * (size + 1);
-                p.rdma.set(dma_line[d], W * atom * 4);
-                p.rdma.set(dma_surface[d], W == 1 && H == 1 ? group * value : W * atom * 4 * H);
-                p.operands[d].resize(kRegion);
-                for (uint8_t& b : p.operands[d]) b = static_cast<uint8_t>(rng());
-            }
-            if (!p.uses_rdma && (memory[0] || memory[1])) program_operand_rdma(p);
+            program_kernel_operands(p, rng, {bs_memory, bn_memory && !bn_alu_bypass}, false);
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 80) << isa_name(level);
@@ -859,11 +865,6 @@ TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
         for (int i = 0; i < 150; ++i) {
             Program p = random_program(rng);
             Words& sdp = p.sdp;
-            const HwConfig& cfg = test::config(p.config);
-            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
-            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
-            const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
-            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2);  // SUM, MUL, ReLU
             // Small multipliers and biases (from registers) half the time, whose products
             // land within the output's range, where X's rounding shows.
@@ -914,39 +915,9 @@ TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
                     static_cast<uint32_t>(pick(rng, 2) || small ? int32_t(pick(rng, 9)) - 4
                                                                 : awkward(rng)));
             if (pick(rng, 2)) sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
-            // BRDMA: ALU and MUL per kernel, two bytes each (the multipliers >= 0 in most
-            // programs); NRDMA: ALU per kernel, one byte.
-            const uint32_t dma_cfg[2] = {NVDLA_SDP_RDMA_D_BRDMA_CFG, NVDLA_SDP_RDMA_D_NRDMA_CFG};
-            const uint32_t dma_base[2] = {NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW,
-                                          NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW};
-            const uint32_t dma_line[2] = {NVDLA_SDP_RDMA_D_BS_LINE_STRIDE,
-                                          NVDLA_SDP_RDMA_D_BN_LINE_STRIDE};
-            const uint32_t dma_surface[2] = {NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
-                                             NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE};
-            const uint64_t address[2] = {kBs, kBn};
-            const bool memory[2] = {bs_memory, bn_memory};
+            // The BRDMA multipliers >= 0 in most programs.
             const bool positive = pick(rng, 5) != 0;
-            for (int d = 0; d < 2; ++d) {
-                if (!memory[d]) {
-                    p.rdma.set(dma_cfg[d], 1);
-                    continue;
-                }
-                const uint32_t use = d == 0 ? 2 : 1, size = d == 0 ? 1 : 0;
-                p.rdma.set(dma_cfg[d],
-                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, use) |
-                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
-                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
-                p.rdma.set(dma_base[d], static_cast<uint32_t>(address[d]));
-                const uint32_t value = (use == 2 ? 2 : 1) * (size + 1);
-                p.rdma.set(dma_line[d], W * atom * 4);
-                p.rdma.set(dma_surface[d], W == 1 && H == 1 ? group * value : W * atom * 4 * H);
-                p.operands[d].resize(kRegion);
-                for (uint8_t& b : p.operands[d]) b = static_cast<uint8_t>(rng());
-                // The MUL component's high byte (ALU first, little-endian int16s).
-                if (d == 0 && positive)
-                    for (size_t b = 3; b < p.operands[d].size(); b += 4) p.operands[d][b] &= 0x7f;
-            }
-            if (!p.uses_rdma && (memory[0] || memory[1])) program_operand_rdma(p);
+            program_kernel_operands(p, rng, {bs_memory, bn_memory}, positive);
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 100) << isa_name(level);
