@@ -315,6 +315,7 @@ struct Program {
     AccumulatorCube cube;
     std::vector<uint8_t> operands[3];  // BS, BN, EW memory
     std::vector<uint8_t> output;       // the output memory before the operation (else zeros)
+    bool to_pdp = false;               // OUTPUT_DST is PDP: SDP hands PDP the cube
 };
 
 // A deferred cube (a flying convolution computed when SDP takes it) served from a channels-last
@@ -598,6 +599,7 @@ struct Outcome {
     uint64_t bytes_written = 0, bytes_read = 0, faults = 0, errors = 0;
     std::string error;
     bool deferred_used_once = true;
+    std::vector<int16_t> pdp;  // what PDP received
     bool operator==(const Outcome&) const = default;
 };
 
@@ -622,8 +624,9 @@ Outcome run(Program p, bool scalar) {
     }
     Words single;
     Sdp unit;
+    ElementCube to_pdp;
     unit.execute(ctx, single.group(), p.sdp.group(), p.uses_rdma ? p.rdma.group() : Group(),
-                 p.offline ? nullptr : &p.cube, nullptr);
+                 p.offline ? nullptr : &p.cube, p.to_pdp ? &to_pdp : nullptr);
     force_scalar(false);
     Outcome o;
     o.memory.assign(dst, dst + kRegion);
@@ -638,6 +641,7 @@ Outcome run(Program p, bool scalar) {
     o.faults = stats.faults;
     o.errors = stats.programming_errors;
     o.error = stats.last_error;
+    o.pdp = to_pdp.values;
     if (!p.offline && p.cube.deferred)
         o.deferred_used_once = static_cast<TestRows&>(*p.cube.deferred).used_once();
     return o;
@@ -764,12 +768,14 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
 // per-element operands of one or two bytes (SUM or the int pipelines' 3, shift 0 to 15) without
 // multiplier or shift, ReLU or not; now and then X2 with a multiplier or a shift, or Y on, which
 // take the general form; output convertors of shift 0 to 25. Half the operands lie in place of
-// the output (a sum written over its operand: read before the output overwrites them).
+// the output (a sum written over its operand: read before the output overwrites them). A
+// third of the flying operations of one batch without a precision conversion hand their
+// output to PDP (the last residual block before a global pooling).
 TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
         auto rng = test::rng_for_test();
-        int ran = 0;
+        int ran = 0, to_pdp = 0;
         for (int i = 0; i < 150; ++i) {
             Program p = random_program(rng);
             Words& sdp = p.sdp;
@@ -778,6 +784,13 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
             const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
             const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+            const uint32_t mode = sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
+            p.to_pdp = !p.offline && (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2) == proc &&
+                       NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
+                       pick(rng, 3) == 0;
+            if (p.to_pdp)
+                sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
+                        mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 3) == 0;
             sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
@@ -845,9 +858,12 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
                            W == 1 && H == 1 ? group * (size + 1) : line * H);
             }
             if (!p.uses_rdma) program_operand_rdma(p);
+            const int before = ran;
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
+            to_pdp += p.to_pdp && ran == before && !run(p, true).pdp.empty();
         }
-        EXPECT_GT(ran, 100) << isa_name(level);
+        EXPECT_GT(ran, 70) << isa_name(level);
+        EXPECT_GT(to_pdp, 10) << isa_name(level);
     }
 }
 

@@ -1277,8 +1277,8 @@ void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint
 
 bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
     const bool source = s.flying ? flying && flying->channels_last() : s.input != Precision::Fp16;
-    return source && c_simd_supported(s) && !s.to_pdp && (!s.ew.enabled || y_simd_supported(s)) &&
-           !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
+    return source && c_simd_supported(s) && (!s.ew.enabled || y_simd_supported(s)) &&
+           (s.to_pdp || !s.dst.packed) && (!s.bs.enabled || x_simd_supported(s.bs)) &&
            (!s.bn.enabled || x_simd_supported(s.bn)) &&
            ((s.group % 16 == 0 && s.out_lanes % 16 == 0 && s.group <= 32) ||
             (s.group == 8 && s.out_lanes == 8));
