@@ -314,6 +314,8 @@ struct Program {
     std::vector<uint8_t> input;
     AccumulatorCube cube;
     std::vector<uint8_t> operands[3];  // BS, BN, EW memory
+    std::vector<uint8_t> output;       // the output memory before the operation (else zeros)
+    bool to_pdp = false;               // OUTPUT_DST is PDP: SDP hands PDP the cube
 };
 
 // A deferred cube (a flying convolution computed when SDP takes it) served from a channels-last
@@ -597,6 +599,7 @@ struct Outcome {
     uint64_t bytes_written = 0, bytes_read = 0, faults = 0, errors = 0;
     std::string error;
     bool deferred_used_once = true;
+    std::vector<int16_t> pdp;  // what PDP received
     bool operator==(const Outcome&) const = default;
 };
 
@@ -608,6 +611,7 @@ Outcome run(Program p, bool scalar) {
     Dma dma(memory, stats);
     Context ctx{cfg, dma, stats};
     auto* dst = reinterpret_cast<uint8_t*>(memory.add_region(MemoryPort::Primary, kDst, kRegion));
+    if (!p.output.empty()) std::memcpy(dst, p.output.data(), kRegion);
     const uint64_t operand_base[3] = {kBs, kBn, kEw};
     for (int i = 0; i < 3; ++i)
         if (!p.operands[i].empty()) {
@@ -620,8 +624,9 @@ Outcome run(Program p, bool scalar) {
     }
     Words single;
     Sdp unit;
+    ElementCube to_pdp;
     unit.execute(ctx, single.group(), p.sdp.group(), p.uses_rdma ? p.rdma.group() : Group(),
-                 p.offline ? nullptr : &p.cube, nullptr);
+                 p.offline ? nullptr : &p.cube, p.to_pdp ? &to_pdp : nullptr);
     force_scalar(false);
     Outcome o;
     o.memory.assign(dst, dst + kRegion);
@@ -636,6 +641,7 @@ Outcome run(Program p, bool scalar) {
     o.faults = stats.faults;
     o.errors = stats.programming_errors;
     o.error = stats.last_error;
+    o.pdp = to_pdp.values;
     if (!p.offline && p.cube.deferred)
         o.deferred_used_once = static_cast<TestRows&>(*p.cube.deferred).used_once();
     return o;
@@ -791,6 +797,111 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 60) << isa_name(level);
+    }
+}
+
+// A residual network's SDP as nv_small and nv_full's builders program the sum and its ReLU (the
+// fused pass's memory-sum form): X1 a requantisation from registers or per kernel (SUM and MUL,
+// shift 0 to 45, ReLU or not; a third with small operands and shifts below 16), X2 summing
+// per-element operands of one or two bytes (SUM or the int pipelines' 3, shift 0 to 15) without
+// multiplier or shift, ReLU or not; now and then X2 with a multiplier or a shift, or Y on, which
+// take the general form; output convertors of shift 0 to 25. Half the operands lie in place of
+// the output (a sum written over its operand: read before the output overwrites them). A
+// third of the flying operations of one batch without a precision conversion hand their
+// output to PDP (the last residual block before a global pooling).
+TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int ran = 0, to_pdp = 0;
+        for (int i = 0; i < 150; ++i) {
+            Program p = random_program(rng);
+            Words& sdp = p.sdp;
+            const HwConfig& cfg = test::config(p.config);
+            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+            const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
+            const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
+            const uint32_t mode = sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
+            p.to_pdp = !p.offline && (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2) == proc &&
+                       NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
+                       pick(rng, 3) == 0;
+            if (p.to_pdp)
+                sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
+                        mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
+            sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
+            const bool bs_memory = pick(rng, 3) == 0;
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
+                    static_cast<uint32_t>(pick(rng, 46)) << 8 | (bs_memory ? 1u : 0u));
+            if (pick(rng, 3) == 0) {
+                // Small operands and shifts below 16 (XParams::narrow_low).
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+                        static_cast<uint32_t>(pick(rng, 4)) << 8 | (bs_memory ? 1u : 0u));
+                sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
+                        static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                        static_cast<uint16_t>(int32_t(pick(rng, 2001)) - 1000));
+                sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                        static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
+            }
+            // X2: SUM (or 3) from memory; now and then a multiplier or a shift.
+            const bool bn_mul = pick(rng, 8) == 0;
+            sdp.set(NVDLA_SDP_D_DP_BN_CFG, static_cast<uint32_t>(2 + pick(rng, 2)) << 2 |
+                                               (bn_mul ? 0u : 1u << 4) |
+                                               (pick(rng, 2) ? 1u << 6 : 0u));
+            sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8 | 1u);
+            sdp.set(NVDLA_SDP_D_DP_BN_MUL_CFG,
+                    static_cast<uint32_t>(pick(rng, 8) == 0 ? pick(rng, 8) : 0) << 8);
+            if (pick(rng, 6)) sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(pick(rng, 26)));
+            // BRDMA: ALU and MUL per kernel, two bytes each.
+            if (bs_memory) {
+                p.rdma.set(NVDLA_SDP_RDMA_D_BRDMA_CFG,
+                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, 2u) |
+                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, 1u) |
+                               NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
+                p.rdma.set(NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW, static_cast<uint32_t>(kBs));
+                p.rdma.set(NVDLA_SDP_RDMA_D_BS_LINE_STRIDE, W * atom * 4);
+                p.rdma.set(NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE,
+                           W == 1 && H == 1 ? group * 4 : W * atom * 4 * H);
+                p.operands[0].resize(kRegion);
+                for (uint8_t& b : p.operands[0]) b = static_cast<uint8_t>(rng());
+            } else {
+                p.rdma.set(NVDLA_SDP_RDMA_D_BRDMA_CFG, 1);
+            }
+            // NRDMA: ALU per element, in place of the output (its values per element as wide
+            // as the output's, its strides) or apart, one or two bytes.
+            const bool in_place = pick(rng, 2);
+            const uint32_t size = in_place ? proc : static_cast<uint32_t>(pick(rng, 2));
+            p.rdma.set(NVDLA_SDP_RDMA_D_NRDMA_CFG,
+                       NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, 1u) |
+                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE, size) |
+                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_MODE, 1u) |
+                           NVDLA_FIELD_SET(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE, 1u));
+            std::vector<uint8_t>& memory = in_place ? p.output : p.operands[1];
+            memory.resize(kRegion);
+            for (uint8_t& b : memory) b = static_cast<uint8_t>(rng());
+            if (in_place) {
+                p.rdma.set(NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW, static_cast<uint32_t>(kDst));
+                p.rdma.set(NVDLA_SDP_RDMA_D_BN_LINE_STRIDE, sdp.w[NVDLA_SDP_D_DST_LINE_STRIDE / 4]);
+                p.rdma.set(NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE,
+                           sdp.w[NVDLA_SDP_D_DST_SURFACE_STRIDE / 4]);
+            } else {
+                const uint32_t line = W * group * (size + 1);
+                p.rdma.set(NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW, static_cast<uint32_t>(kBn));
+                p.rdma.set(NVDLA_SDP_RDMA_D_BN_LINE_STRIDE, line);
+                p.rdma.set(NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE,
+                           W == 1 && H == 1 ? group * (size + 1) : line * H);
+            }
+            if (!p.uses_rdma) program_operand_rdma(p);
+            const int before = ran;
+            ASSERT_TRUE(same_as_scalar(p, level, i, ran));
+            to_pdp += p.to_pdp && ran == before && !run(p, true).pdp.empty();
+        }
+        EXPECT_GT(ran, 70) << isa_name(level);
+        EXPECT_GT(to_pdp, 10) << isa_name(level);
     }
 }
 

@@ -114,6 +114,7 @@ void write_status(const Settings& s, const Counters& k, Group sdp_group, Group r
 namespace sdp {
 
 bool operands_overlap_output(const Settings& s) {
+    if (s.to_pdp) return false;  // nothing goes to memory
     // Byte ranges as unsigned 128-bit numbers: strides from registers cannot wrap them.
     using Wide = unsigned __int128;
     const uint32_t surfaces = s.padded_channels() / s.out_lanes;
@@ -183,8 +184,8 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     // Blocks of a deferred cube, made on the layer's threads and written in order by this one
     // (fused_pass); the whole cube when an operand may lie where the blocks' order (block,
     // group, line) writes before the whole cube's (group, line) would.
-    const bool blocks = simd && writer && flying && flying->deferred &&
-                        sdp::fused_supported(s, flying) && !sdp::operands_overlap_output(s);
+    const bool blocks = simd && flying && flying->deferred && sdp::fused_supported(s, flying) &&
+                        !sdp::operands_overlap_output(s);
     if (!blocks) take_whole();
     const bool flying_simd = simd && s.flying && flying->channels_last();
     const bool bs_simd = simd && s.bs.enabled && sdp::x_simd_supported(s.bs);
@@ -193,10 +194,13 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     const bool c_simd = simd && sdp::c_simd_supported(s);
 
     Counters counters;
-    if (simd && writer && sdp::fused_supported(s, flying)) {
+    if (simd && sdp::fused_supported(s, flying)) {
+        // Output to PDP: the pass's lines kept, then handed to PDP's cube.
+        if (s.to_pdp) writer.emplace(ctx, s, *to_pdp);
         sdp::run_fused(s, s.flying ? flying : nullptr, input ? &*input : nullptr,
                        {bs ? &*bs : nullptr, bn ? &*bn : nullptr, ew ? &*ew : nullptr}, *writer,
                        counters);
+        writer->finish();
         write_status(s, counters, sdp_group, rdma);
         return;
     }

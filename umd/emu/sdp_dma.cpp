@@ -233,6 +233,11 @@ OutputWriter::OutputWriter(Context& ctx, const Settings& s) : ctx_(ctx), s_(s) {
         line_.resize(size_t(s.width) * s.atom);
 }
 
+OutputWriter::OutputWriter(Context& ctx, const Settings& s, ElementCube& to_pdp)
+    : ctx_(ctx), s_(s), to_pdp_(&to_pdp) {
+    kept_.resize(size_t(s.padded_channels() / s.out_lanes) * s.height * s.width * s.atom);
+}
+
 void OutputWriter::write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out) {
     const uint32_t per_group = s_.group / s_.out_lanes;  // 2 when int8 is written as 16 bits
     const bool bytes1 = s_.output == Precision::Int8;
@@ -256,6 +261,11 @@ void OutputWriter::write(uint32_t b, uint32_t g, uint32_t h, std::span<const uin
 void OutputWriter::write_lines(uint32_t b, uint32_t g, uint32_t h, const std::byte* lines) {
     const uint32_t per_group = s_.group / s_.out_lanes;
     const size_t line_bytes = size_t(s_.width) * s_.atom;
+    if (to_pdp_) {
+        for (uint32_t j = 0; j < per_group; ++j)
+            std::memcpy(kept_line(g * per_group + j, h), lines + j * line_bytes, line_bytes);
+        return;
+    }
     for (uint32_t j = 0; j < per_group; ++j)
         ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, line_address(s_.dst, b, g * per_group + j, h),
                        lines + j * line_bytes, line_bytes);
@@ -264,12 +274,38 @@ void OutputWriter::write_lines(uint32_t b, uint32_t g, uint32_t h, const std::by
 void OutputWriter::place_lines(uint32_t b, uint32_t g, uint32_t h, std::byte** places) {
     const uint32_t per_group = lines_per_group();
     const size_t line_bytes = size_t(s_.width) * s_.atom;
+    if (to_pdp_) {
+        for (uint32_t j = 0; j < per_group; ++j) places[j] = kept_line(g * per_group + j, h);
+        return;
+    }
     for (uint32_t j = 0; j < per_group; ++j)
         places[j] = ctx_.dma.place(NVDLA_UNIT_SDP, s_.dst.port,
                                    line_address(s_.dst, b, g * per_group + j, h), line_bytes);
 }
 
 void OutputWriter::finish() {
+    if (to_pdp_) {
+        // Each lane's value as Sdp::execute hands it (int8 sign-extended, int16 little-endian).
+        const bool bytes1 = s_.output == Precision::Int8;
+        const uint32_t surfaces = s_.padded_channels() / s_.out_lanes;
+        for (uint32_t surface = 0; surface < surfaces; ++surface)
+            for (uint32_t h = 0; h < s_.height; ++h) {
+                const std::byte* line = kept_line(surface, h);
+                for (uint32_t lane = 0; lane < s_.out_lanes; ++lane) {
+                    int16_t* row = to_pdp_->values.data() +
+                                   to_pdp_->index(0, surface * s_.out_lanes + lane, h, 0);
+                    for (uint32_t w = 0; w < s_.width; ++w) {
+                        const std::byte* at = line + size_t(w) * s_.atom;
+                        if (bytes1) {
+                            row[w] = static_cast<int8_t>(at[lane]);
+                        } else {
+                            std::memcpy(&row[w], at + size_t(lane) * 2, 2);
+                        }
+                    }
+                }
+            }
+        return;
+    }
     if (s_.dst.packed)
         ctx_.dma.write(NVDLA_UNIT_SDP, s_.dst.port, s_.dst.base, packed_.data(), packed_.size());
 }

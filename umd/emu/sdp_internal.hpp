@@ -276,9 +276,9 @@ void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint
 // The common layer in one pass: CACC's channels-last values (flying) or the input lines
 // SDP_RDMA reads (offline), X1/X2, Y without the LUT (the element-wise sums of residual
 // networks), the convertor and the output atoms, line by line straight into the write DMA
-// (the order of Sdp::execute). Takes the programming fused_supported() accepts: int input and
-// output, output to memory, whole 16-channel pieces of a channel group, or groups of 8 channels
-// in 8-lane output surfaces (nv_small's int8 atoms).
+// (the order of Sdp::execute), or kept for PDP (OutputWriter's PDP form). Takes the programming
+// fused_supported() accepts: int input and output, output to memory or PDP, whole 16-channel pieces
+// of a channel group, or groups of 8 channels in 8-lane output surfaces (nv_small's int8 atoms).
 bool fused_supported(const Settings& s, const AccumulatorCube* flying);
 class InputReader;
 class OperandReader;
@@ -363,6 +363,10 @@ class OperandReader {
 class OutputWriter {
   public:
     OutputWriter(Context& ctx, const Settings& s);
+    // For the fused pass of an operation whose output goes to PDP: the lines are kept as the
+    // write DMA would lay them out (no DMA), and finish() hands them to `to_pdp` (set up by
+    // Sdp::execute), as Sdp::execute's own lines would.
+    OutputWriter(Context& ctx, const Settings& s, ElementCube& to_pdp);
     // The 16-bit outputs of channel group g, line h of batch b.
     void write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out);
     // The output lines of channel group g, line h of batch b as the write DMA sends them:
@@ -374,14 +378,21 @@ class OutputWriter {
     void place_lines(uint32_t b, uint32_t g, uint32_t h, std::byte** places);
     uint32_t lines_per_group() const { return s_.group / s_.out_lanes; }
     size_t group_bytes() const { return size_t(s_.group / s_.out_lanes) * s_.width * s_.atom; }
-    // Writes what a packed 1 x 1 cube gathered.
+    // Writes what a packed 1 x 1 cube gathered, or hands the kept lines to PDP.
     void finish();
 
   private:
+    // Where the kept line h of output surface `surface` lies (output to PDP).
+    std::byte* kept_line(uint32_t surface, uint32_t h) {
+        return kept_.data() + (size_t(surface) * s_.height + h) * s_.width * s_.atom;
+    }
+
     Context& ctx_;
     const Settings& s_;
     std::vector<std::byte> packed_;
     std::vector<std::byte> line_;
+    ElementCube* to_pdp_ = nullptr;
+    std::vector<std::byte> kept_;
 };
 
 // The fused pass's lines in order, each made by line(from, operand lines, line buffers,

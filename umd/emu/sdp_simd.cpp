@@ -180,6 +180,7 @@ struct XParams {
     __m128i low_count, high_count;  // shift, 16 - shift
     __m512i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
     int32_t rectified_limit;        // q_limit * 2^(16 - shift) (narrow_low), else INT32_MAX
+    __m512i relu_floor;             // 0 with the ReLU, else INT32_MIN (sum16_memory)
 
     NVDLA_SDP_SIMD explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -210,6 +211,7 @@ struct XParams {
         q_limit = _mm512_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
         rectified_limit =
             narrow_low ? ((int32_t(1) << (15 + low_shift)) - 2) << (16 - low_shift) : INT32_MAX;
+        relu_floor = _mm512_set1_epi32(relu ? 0 : INT32_MIN);
     }
 
     // The operands of 8 elements: from memory (or nullptr: the registers').
@@ -354,6 +356,23 @@ struct XParams {
             a = algo == 0 ? _mm512_maskz_max_epi32(kAll16, in, k.operand32)
                           : _mm512_maskz_min_epi32(kAll16, in, k.operand32);
         return relu ? _mm512_maskz_max_epi32(kAll16, a, _mm512_setzero_si512()) : a;
+    }
+
+    // 16 elements through a stage summing memory operands (`operand`: their int16 values)
+    // without multiplier or shift, then its ReLU: in + (operand << alu_shift) (|operand| < 2^30
+    // after a shift of at most 15) is the 33-bit sum, beyond 32 bits exactly when the 32-bit
+    // sum overflows (in and operand of one sign, the sum of the other), and then saturated to
+    // in's side as the truncation does; the ReLU as a maximum with relu_floor.
+    NVDLA_SDP_SIMD_STEP __m512i sum16_memory(__m512i in, __m512i operand) const {
+        const __m512i shifted = _mm512_maskz_sll_epi32(kAll16, operand, alu_count);
+        const __m512i total = _mm512_add_epi32(in, shifted);
+        // (in ^ total) & (shifted ^ total): sign bit set on overflow.
+        const __mmask16 over =
+            _mm512_movepi32_mask(_mm512_ternarylogic_epi32(in, shifted, total, 0x42));
+        const __m512i bound =
+            _mm512_xor_si512(_mm512_maskz_srai_epi32(kAll16, in, 31), _mm512_set1_epi32(INT32_MAX));
+        return _mm512_maskz_max_epi32(kAll16, _mm512_mask_mov_epi32(total, over, bound),
+                                      relu_floor);
     }
 
     // A requantisation's 16 elements (SUM and MUL without PReLU: narrow or narrow_low) in
@@ -759,7 +778,8 @@ struct XOperands {
 // Which stages the fused pass's pieces run: none, any (each checked), or the common
 // programming of a convolution's requantisation (Fused::common_stages).
 constexpr int kNoStages = 0, kAnyStages = 1, kCommonStages = 2, kBareStages = 3,
-              kResidualStages = 4, kClipStages = 5, kRectifiedStages = 6, kRectifiedClipStages = 7;
+              kResidualStages = 4, kClipStages = 5, kRectifiedStages = 6, kRectifiedClipStages = 7,
+              kMemorySumStages = 8;
 // What a rectified form falls back to for a line it does not take.
 constexpr int unrectified(int x) {
     return x == kRectifiedStages ? kCommonStages : x == kRectifiedClipStages ? kClipStages : x;
@@ -802,6 +822,9 @@ struct Fused {
     // all >= 0 and whose inputs lie in [-2^30, 2^30), with a shift below 16 only where what
     // follows X1 saturates beyond XParams::rectified_limit (the other lines take the
     // unrectified form).
+    // kMemorySumStages: the requantisation, then X2 summing a per-element memory operand
+    // without multiplier or shift, its ReLU or not (nv_small's and nv_full's residual sum and
+    // ReLU: XParams::sum16_memory), Y off.
     int common_stages() const {
         const bool x1_alone = bs_on && (x1.narrow || x1.narrow_low) && c.outside_saturates &&
                               !(s.bs_dma.enabled && s.bs_dma.per_element);
@@ -811,6 +834,11 @@ struct Fused {
         if (requantise && !ew_on) return rectified ? kRectifiedStages : kCommonStages;
         if (x1_first && !ew_on && !x1.mul) return kBareStages;
         if (requantise && ew_on && y.narrow && y.alu && y.algo == 2) return kResidualStages;
+        const bool x1_requantise = x1_alone && x1.mul && x1.sum && !x1.prelu;
+        const bool memory_sum = bn_on && x2.sum && !x2.mul && x2.shift == 0 &&
+                                s.bn.alu_from_memory && s.bn_dma.enabled && s.bn_dma.per_element &&
+                                s.bn_dma.take_alu && !s.bn_dma.take_mul;
+        if (x1_requantise && memory_sum && !ew_on) return kMemorySumStages;
         const bool bound = bn_on && !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
                            !(s.bn_dma.enabled && s.bn_dma.per_element);
         if (x1_alone && x1.mul && x1.sum && !x1.prelu && bound && !ew_on)
@@ -859,6 +887,18 @@ struct Fused {
         if constexpr (X == kClipStages)
             return convert<Cvt, true>(x2.bound16(x1.requantise16(v, k.bs[j]), k.bn[j]), lo, hi,
                                       flagged);
+        if constexpr (X == kMemorySumStages) {
+            const __m512i operand =
+                ops[1].alu_bytes
+                    ? _mm512_maskz_cvtepi8_epi32(
+                          kAll16,
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(ops[1].alu_bytes + at)))
+                    : _mm512_maskz_cvtepi16_epi32(
+                          kAll16,
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ops[1].alu + at)));
+            return convert<Cvt, true>(x2.sum16_memory(x1.requantise16(v, k.bs[j]), operand), lo, hi,
+                                      flagged);
+        }
         if constexpr (X == kResidualStages) {
             v = x1.requantise16(v, k.bs[j]);
             if (ops[2].alu_bytes) {
@@ -1044,7 +1084,7 @@ struct Fused {
         const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[8][2] = {
+        static constexpr LineFn kLines[9][2] = {
             {&Fused::line<Int8Out, Cvt, kNoStages, 1>, &Fused::line<Int8Out, Cvt, kNoStages, 2>},
             {&Fused::line<Int8Out, Cvt, kAnyStages, 1>, &Fused::line<Int8Out, Cvt, kAnyStages, 2>},
             {&Fused::line<Int8Out, Cvt, kCommonStages, 1>,
@@ -1058,12 +1098,16 @@ struct Fused {
             {&Fused::line<Int8Out, Cvt, kRectifiedStages, 1>,
              &Fused::line<Int8Out, Cvt, kRectifiedStages, 2>},
             {&Fused::line<Int8Out, Cvt, kRectifiedClipStages, 1>,
-             &Fused::line<Int8Out, Cvt, kRectifiedClipStages, 2>}};
+             &Fused::line<Int8Out, Cvt, kRectifiedClipStages, 2>},
+            {&Fused::line<Int8Out, Cvt, kMemorySumStages, 1>,
+             &Fused::line<Int8Out, Cvt, kMemorySumStages, 2>}};
         const LineFn line_fn = kLines[x][s.group == 32 ? 1 : 0];
         // The residual form takes Y's one-byte operands where they lie, when the output cannot
         // overwrite them before they are used.
         if (x == kResidualStages && operands.ew && !operands_overlap_output(s))
             operands.ew->hand_bytes_in_place();
+        if (x == kMemorySumStages && operands.bn && !operands_overlap_output(s))
+            operands.bn->hand_bytes_in_place();
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines,
                        uint32_t& saturations) { (this->*line_fn)(from, ops, lines, saturations); });
@@ -1233,8 +1277,8 @@ void run_c_simd(const Settings& s, std::span<const int32_t> line, std::span<uint
 
 bool fused_supported(const Settings& s, const AccumulatorCube* flying) {
     const bool source = s.flying ? flying && flying->channels_last() : s.input != Precision::Fp16;
-    return source && c_simd_supported(s) && !s.to_pdp && (!s.ew.enabled || y_simd_supported(s)) &&
-           !s.dst.packed && (!s.bs.enabled || x_simd_supported(s.bs)) &&
+    return source && c_simd_supported(s) && (!s.ew.enabled || y_simd_supported(s)) &&
+           (s.to_pdp || !s.dst.packed) && (!s.bs.enabled || x_simd_supported(s.bs)) &&
            (!s.bn.enabled || x_simd_supported(s.bn)) &&
            ((s.group % 16 == 0 && s.out_lanes % 16 == 0 && s.group <= 32) ||
             (s.group == 8 && s.out_lanes == 8));

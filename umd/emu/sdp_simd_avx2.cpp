@@ -136,6 +136,7 @@ struct XParams {
     __m128i low_count, high_count;  // shift, 16 - shift
     __m256i low_round, q_limit;     // 2^(shift - 1) (0 for shift 0), 2^(15 + shift) - 2
     int32_t rectified_limit;        // q_limit * 2^(16 - shift) (narrow_low), else INT32_MAX
+    __m256i relu_floor;             // 0 with the ReLU, else INT32_MIN (sum_memory)
 
     NVDLA_SDP_AVX2 explicit XParams(const XStage& stage)
         : algo(stage.alu_algo),
@@ -170,6 +171,7 @@ struct XParams {
         q_limit = _mm256_set1_epi32((int32_t(1) << (15 + low_shift)) - 2);
         rectified_limit =
             narrow_low ? ((int32_t(1) << (15 + low_shift)) - 2) << (16 - low_shift) : INT32_MAX;
+        relu_floor = _mm256_set1_epi32(relu ? 0 : INT32_MIN);
     }
 
     // Whether 8 inputs may take apply_narrow: every |in| < 2^30.
@@ -272,6 +274,24 @@ struct XParams {
         __m256i a = in;
         if (alu) a = algo == 0 ? _mm256_max_epi32(in, k.op32) : _mm256_min_epi32(in, k.op32);
         return relu ? _mm256_max_epi32(a, _mm256_setzero_si256()) : a;
+    }
+
+    // 8 elements through a stage summing memory operands (their int16 values) without
+    // multiplier or shift, then its ReLU (sdp_simd.cpp's XParams::sum16_memory): the 32-bit
+    // sum, saturated to in's side where it overflows.
+    NVDLA_SDP_AVX2_STEP __m256i sum_memory(__m256i in, const int16_t* operand) const {
+        const __m256i shifted = _mm256_sll_epi32(
+            _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(operand))),
+            alu_count);
+        const __m256i total = _mm256_add_epi32(in, shifted);
+        // Sign bit set on overflow: in and the operand of one sign, the sum of the other.
+        const __m256i over =
+            _mm256_and_si256(_mm256_xor_si256(in, total), _mm256_xor_si256(shifted, total));
+        const __m256i bound =
+            _mm256_xor_si256(_mm256_srai_epi32(in, 31), _mm256_set1_epi32(INT32_MAX));
+        const __m256i saturated = _mm256_castps_si256(_mm256_blendv_ps(
+            _mm256_castsi256_ps(total), _mm256_castsi256_ps(bound), _mm256_castsi256_ps(over)));
+        return _mm256_max_epi32(saturated, relu_floor);
     }
 
     // The operands of 8 elements from memory (or nullptr: the registers').
@@ -728,7 +748,16 @@ struct Fused {
     // (XParams::rectified), for the lines whose multipliers are all >= 0 and whose inputs lie
     // in [-2^30, 2^30), with a shift below 16 only where what follows X1 saturates beyond
     // XParams::rectified_limit (sdp_simd.cpp; the other lines take the unrectified form).
-    enum Form { kAnyStages, kRequantise, kRequantiseBound, kRectified, kRectifiedBound };
+    // kRequantiseSum: the requantisation, then X2 summing a per-element memory operand without
+    // multiplier or shift, its ReLU or not (XParams::sum_memory; a residual sum and ReLU).
+    enum Form {
+        kAnyStages,
+        kRequantise,
+        kRequantiseBound,
+        kRectified,
+        kRectifiedBound,
+        kRequantiseSum
+    };
     static constexpr Form unrectified(Form f) {
         return f == kRectified ? kRequantise : f == kRectifiedBound ? kRequantiseBound : f;
     }
@@ -738,6 +767,9 @@ struct Fused {
         if (!requantise) return kAnyStages;
         const bool rectified = x1.relu;
         if (!bn_on) return rectified ? kRectified : kRequantise;
+        if (x2.sum && !x2.mul && x2.shift == 0 && s.bn.alu_from_memory && s.bn_dma.enabled &&
+            s.bn_dma.per_element && s.bn_dma.take_alu && !s.bn_dma.take_mul)
+            return kRequantiseSum;
         const bool bound = !x2.mul && x2.shift == 0 && (!x2.alu || x2.algo <= 1) &&
                            !(s.bn_dma.enabled && s.bn_dma.per_element);
         if (!bound) return kAnyStages;
@@ -765,8 +797,9 @@ struct Fused {
         };
         const bool bs_constant = constant(s.bs, ops[0]), bn_constant = constant(s.bn, ops[1]);
         constexpr bool kBound = F == kRequantiseBound || F == kRectifiedBound;
+        constexpr bool kSum = F == kRequantiseSum;
         if constexpr (F != kAnyStages)
-            if (!bs_constant || (kBound && !bn_constant))
+            if (!bs_constant || (kBound && !bn_constant) || (kSum && !ops[1].alu))
                 return line<Int8Out, Cvt>(from, ops, lines, saturations);
         XLanes bs[4], bn[4];
         const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
@@ -813,6 +846,7 @@ struct Fused {
                 } else if constexpr (F != kAnyStages) {
                     v = f.x1.requantise(v, bs[j / 8]);
                     if constexpr (kBound) v = f.x2.bound(v, bn[j / 8]);
+                    if constexpr (kSum) v = f.x2.sum_memory(v, ops[1].alu + at);
                 } else if (f.bs_on) {
                     // Memory operands too take the 32-bit lanes (int16 shifted by at most 15).
                     const XLanes k = bs_constant
@@ -860,10 +894,12 @@ struct Fused {
                             OutputWriter& writer, Counters& counters) const {
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
-        static constexpr LineFn kLines[5] = {
-            &Fused::line<Int8Out, Cvt, kAnyStages>, &Fused::line<Int8Out, Cvt, kRequantise>,
-            &Fused::line<Int8Out, Cvt, kRequantiseBound>, &Fused::line<Int8Out, Cvt, kRectified>,
-            &Fused::line<Int8Out, Cvt, kRectifiedBound>};
+        static constexpr LineFn kLines[6] = {&Fused::line<Int8Out, Cvt, kAnyStages>,
+                                             &Fused::line<Int8Out, Cvt, kRequantise>,
+                                             &Fused::line<Int8Out, Cvt, kRequantiseBound>,
+                                             &Fused::line<Int8Out, Cvt, kRectified>,
+                                             &Fused::line<Int8Out, Cvt, kRectifiedBound>,
+                                             &Fused::line<Int8Out, Cvt, kRequantiseSum>};
         const LineFn line_fn = kLines[form()];
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines,
