@@ -2,8 +2,7 @@
 // block-diagonal weights) run through the Device with 1, 2, 3 and 4 threads writes the same
 // memory, leaves the same registers and counts the same DMA traffic: the layer's threads make
 // CACC's blocks of rows while SDP takes them in order on the calling thread (fused_pass), or
-// compute the whole cube when SDP cannot take blocks (PDP on the fly, an operand where the output
-// goes).
+// compute the whole cube when SDP cannot take blocks (an operand where the output goes).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -807,13 +807,13 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
 // multiplier or shift, ReLU or not; now and then X2 with a multiplier or a shift, or Y on, which
 // take the general form; output convertors of shift 0 to 25. Half the operands lie in place of
 // the output (a sum written over its operand: read before the output overwrites them). A
-// third of the flying operations of one batch without a precision conversion hand their
-// output to PDP (the last residual block before a global pooling).
+// third of the operations of one batch without a precision conversion, flying or reading their
+// input, hand their output to PDP (the last residual block before a global pooling).
 TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
         auto rng = test::rng_for_test();
-        int ran = 0, to_pdp = 0;
+        int ran = 0, to_pdp = 0, offline_to_pdp = 0;
         for (int i = 0; i < 150; ++i) {
             Program p = random_program(rng);
             Words& sdp = p.sdp;
@@ -823,7 +823,7 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
             const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
             const uint32_t mode = sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
-            p.to_pdp = !p.offline && (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2) == proc &&
+            p.to_pdp = (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2) == proc &&
                        NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
                        pick(rng, 3) == 0;
             if (p.to_pdp)
@@ -898,10 +898,13 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
             if (!p.uses_rdma) program_operand_rdma(p);
             const int before = ran;
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
-            to_pdp += p.to_pdp && ran == before && !run(p, true).pdp.empty();
+            const bool handed = p.to_pdp && ran == before && !run(p, true).pdp.empty();
+            to_pdp += handed;
+            offline_to_pdp += handed && p.offline;
         }
         EXPECT_GT(ran, 70) << isa_name(level);
         EXPECT_GT(to_pdp, 10) << isa_name(level);
+        EXPECT_GT(offline_to_pdp, 3) << isa_name(level);
     }
 }
 
