@@ -663,6 +663,22 @@ void program_operand_rdma(Program& p) {
     p.uses_rdma = true;
 }
 
+// X1's ALU and MUL operands for a requantisation: per kernel from memory or from registers, ALU
+// shift 0 to 15 and MUL shift 0 to 45; a third of the time small operands and shifts below 16,
+// whose products stay within the 32-bit lanes' form for them (XParams::narrow_low).
+void program_x1_operands(Words& sdp, std::mt19937_64& rng, bool from_memory) {
+    const uint32_t source = from_memory ? 1u : 0u;
+    sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8 | source);
+    sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, static_cast<uint32_t>(pick(rng, 46)) << 8 | source);
+    if (pick(rng, 3) == 0) {
+        sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 4)) << 8 | source);
+        sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8 | source);
+        sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                static_cast<uint16_t>(int32_t(pick(rng, 2001)) - 1000));
+        sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
+    }
+}
 // SDP_RDMA reading random per-kernel operands from memory where `memory` says so (BRDMA: ALU and
 // MUL, two bytes each; NRDMA: ALU, one byte), else its DMA off; `positive_multipliers` clears
 // the sign of BRDMA's MUL components.
@@ -831,21 +847,7 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
                         mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 3) == 0;
-            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
-                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
-            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
-                    static_cast<uint32_t>(pick(rng, 46)) << 8 | (bs_memory ? 1u : 0u));
-            if (pick(rng, 3) == 0) {
-                // Small operands and shifts below 16 (XParams::narrow_low).
-                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
-                        static_cast<uint32_t>(pick(rng, 4)) << 8 | (bs_memory ? 1u : 0u));
-                sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
-                        static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
-                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
-                        static_cast<uint16_t>(int32_t(pick(rng, 2001)) - 1000));
-                sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
-                        static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
-            }
+            program_x1_operands(sdp, rng, bs_memory);
             // X2: SUM (or 3) from memory; now and then a multiplier or a shift.
             const bool bn_mul = pick(rng, 8) == 0;
             sdp.set(NVDLA_SDP_D_DP_BN_CFG, static_cast<uint32_t>(2 + pick(rng, 2)) << 2 |
@@ -924,22 +926,7 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
             Words& sdp = p.sdp;
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 2);
-            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
-                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
-            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
-                    static_cast<uint32_t>(pick(rng, 46)) << 8 | (bs_memory ? 1u : 0u));
-            if (pick(rng, 3) == 0) {
-                // Small operands and shifts below 16, whose products stay within the 32-bit
-                // lanes' form for them (XParams::narrow_low).
-                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
-                        static_cast<uint32_t>(pick(rng, 4)) << 8 | (bs_memory ? 1u : 0u));
-                sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
-                        static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
-                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
-                        static_cast<uint16_t>(int32_t(pick(rng, 2001)) - 1000));
-                sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
-                        static_cast<uint16_t>(int32_t(pick(rng, 4001)) - 2000));
-            }
+            program_x1_operands(sdp, rng, bs_memory);
             // X2: MAX, MIN (a SUM now and then, which takes the general form), or its ALU
             // bypassed; mostly without multiplier and shift.
             const bool bn_alu_bypass = pick(rng, 6) == 0, bn_mul = pick(rng, 8) == 0;
