@@ -168,5 +168,33 @@ TEST(CaccFp48Sum, SumsAtTheLimit) {
     }
 }
 
+// One result alone is CACC's first addition into a cleared sum (fp48_sum normalises it
+// without fp48_add): every exponent (the field wraps at 8 bits, 63 is a NaN) with mantissas
+// of every leading-bit position, both signs, -2^k, -1, 0 and random low bits.
+TEST(CaccFp48Sum, OneResultIsTheFirstAddition) {
+    std::mt19937_64 rng(4801);
+    std::vector<int64_t> mantissas = {0, 1, -1, 2, -2, (int64_t(1) << 37) - 1};
+    for (int b = 0; b < 37; ++b) {
+        const int64_t power = int64_t(1) << b;
+        for (int64_t m : {power, -power, power | int64_t(rng() & uint64_t(power - 1)),
+                          -power - int64_t(rng() & uint64_t(power - 1)), 2 * power - 1})
+            mantissas.push_back(m);
+    }
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        uint64_t differ = 0;
+        for (uint64_t exponent = 0; exponent < 64; ++exponent)
+            for (size_t i = 0; i < mantissas.size(); i += 8) {
+                uint64_t macs[8], out[8];
+                for (int lane = 0; lane < 8; ++lane)
+                    macs[lane] = cmac_result(exponent, mantissas[(i + lane) % mantissas.size()]);
+                cacc_fp48_sum_lanes(macs, 1, out);
+                for (int lane = 0; lane < 8; ++lane)
+                    differ += out[lane] != cacc_fp48_add(0, macs[lane]);
+            }
+        EXPECT_EQ(differ, 0u) << isa_name(level);
+    }
+}
+
 }  // namespace
 }  // namespace nvdla::emu::conv

@@ -143,22 +143,18 @@ uint32_t cacc_fp48_to_fp32(uint64_t accumulator) {
     const uint64_t low39 = mant_u & ((uint64_t(1) << 39) - 1);
     if (sign && low39 == 0)  // -2^39: a power of two the magnitude form cannot hold
         return (1u << 31) | (((exp + 65) & 0xffu) << 23);
-    // Sign and magnitude, the leading one at bit 38.
-    const uint64_t magnitude = sign ? ((~low39 + 1) & ((uint64_t(1) << 39) - 1)) : low39;
+    // Sign and magnitude, the leading one at bit 38. The rest without branches: the sign and
+    // the rounding bit are random per output.
+    const uint64_t negate = uint64_t(0) - sign;
+    const uint64_t magnitude = ((low39 ^ negate) + sign) & ((uint64_t(1) << 39) - 1);
     const uint64_t mant_o = (uint64_t(sign) << 39) | magnitude;
-    uint32_t exp_out = mant_u == 0 ? 0 : (exp + 64) & 0xffu;
-    uint32_t fraction;
-    if (bit(mant_o, 14)) {  // round half up on the magnitude
-        uint64_t t = ((mant_o >> 15) + 1) & ((uint64_t(1) << 25) - 1);
-        if (bit(t, 24) != bit(mant_o, 39)) {
-            t = (uint64_t(sign) << 24) | (t >> 1);
-            exp_out = (exp_out + 1) & 0xffu;
-        }
-        fraction = static_cast<uint32_t>(t & 0x7fffffu);
-    } else {
-        fraction = static_cast<uint32_t>((mant_o >> 15) & 0x7fffffu);
-    }
-    return (sign << 31) | (exp_out << 23) | fraction;
+    const uint32_t exp_out = mant_u == 0 ? 0 : (exp + 64) & 0xffu;
+    // Round half up on the magnitude. Without a round up, bit 24 of t is the sign (bit 39 of
+    // mant_o): no carry.
+    const uint64_t t = ((mant_o >> 15) + bit(mant_o, 14)) & ((uint64_t(1) << 25) - 1);
+    const uint32_t carry = bit(t, 24) ^ sign;
+    const uint32_t fraction = static_cast<uint32_t>((t >> carry) & 0x7fffffu);
+    return (sign << 31) | (((exp_out + carry) & 0xffu) << 23) | fraction;
 }
 
 }  // namespace nvdla::emu::conv
