@@ -222,6 +222,71 @@ INSTANTIATE_TEST_SUITE_P(Precisions, GroupedKernel,
                                                                    : std::string("Int16");
                          });
 
+// Depthwise chunks of 32 channels (MobileNetV2's on nv_full), which the VNNI level with VBMI
+// computes a row of 3 or 4 taps per vpdpbusd: 3x3 and 4x4, strides 1 to 3, fewer kernels than
+// channels, dilation now and then (not that form), weights and data at their extremes (every
+// product -128 x 127 or 127 x 127 in some layers), against the plain sum on every level, and at
+// the AVX-512 level without VBMI too.
+TEST(GroupedKernel, DepthwiseChunksOf32ChannelsMatchThePlainSum) {
+    std::mt19937 rng(3232);
+    const auto pick = [&](uint32_t lo, uint32_t hi) {
+        return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+    };
+    for (int trial = 0; trial < 24; ++trial) {
+        Layer l;
+        l.depth = 32;
+        const uint32_t kernel_counts[] = {32, 32, 31, 17, 16, 9};
+        l.kernels = kernel_counts[pick(0, 5)];
+        l.groups = l.depth;
+        l.taps = pick(0, 3) == 0 ? 4 : 3;
+        l.stride = pick(1, 3);
+        l.dilation = pick(0, 5) == 0 ? 2 : 1;
+        l.rows = l.dilation * (l.taps - 1) + 1 + pick(0, 6);
+        l.cols = l.dilation * (l.taps - 1) + 1 + pick(0, 9);
+        l.clip = pick(0, 9);
+        // Extremes: every data element -128 (biased 0) or 127, every weight -128 or 127.
+        const uint32_t extreme = pick(0, 3);
+        std::uniform_int_distribution<int32_t> value(-128, 127);
+        const auto data = [&] {
+            return static_cast<int16_t>(extreme == 1 ? -128 : extreme == 2 ? 127 : value(rng));
+        };
+        const auto weight = [&] {
+            return static_cast<int16_t>(extreme == 1 ? 127 : extreme == 2 ? -128 : value(rng));
+        };
+        l.plane.resize(uint64_t(l.rows) * l.cols * l.depth);
+        for (int16_t& v : l.plane) v = data();
+        const uint32_t taps = l.taps * l.taps;
+        l.weights.assign(uint64_t(l.kernels) * taps * l.depth, 0);
+        for (uint32_t k = 0; k < l.kernels; ++k)
+            for (uint32_t t = 0; t < taps; ++t)
+                if (extreme || pick(0, 7) != 0)
+                    l.weights[(uint64_t(k) * taps + t) * l.depth + k] = weight();
+        SCOPED_TRACE(testing::Message()
+                     << "trial " << trial << ": " << l.rows << "x" << l.cols << ", " << l.kernels
+                     << " kernels, " << l.taps << "x" << l.taps << " stride " << l.stride
+                     << " dilation " << l.dilation << " clip " << l.clip);
+        uint32_t expected_saturations = 0;
+        const std::vector<int32_t> expected = plain(l, expected_saturations);
+        const auto check = [&](const char* what) {
+            SCOPED_TRACE(what);
+            bool took = false;
+            uint32_t saturations = 0;
+            EXPECT_EQ(through_kernels(l, MacKernel::Auto, 1 + trial % 2, saturations, &took),
+                      expected);
+            EXPECT_EQ(saturations, expected_saturations);
+            EXPECT_EQ(took, isa_level() != IsaLevel::Scalar);
+        };
+        for (IsaLevel level : levels_of_this_cpu()) {
+            const IsaLimit limit(level);
+            check(isa_name(level));
+            if (level == IsaLevel::Avx512) {
+                const VbmiOff off;
+                check("avx512 without VBMI");
+            }
+        }
+    }
+}
+
 TEST(GroupedKernel, DenseAndWideBandWeightsNeverTakeIt) {
     std::mt19937 rng(77);
     std::uniform_int_distribution<int32_t> value(-128, 127);

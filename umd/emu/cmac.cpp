@@ -336,7 +336,7 @@ NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint
 #pragma GCC unroll 4
         for (int j = 0; j < KB; ++j) {
             __m512i v = _mm512_sub_epi32(acc[i][j], _mm512_loadu_si512(bias + j * 16));
-            if (clip >= 0) {
+            if (clip > 0) {  // (clip 0 delivers the sum as it is)
                 // The maskz forms: GCC 12's unmasked ones warn about their undefined pass-through.
                 const __mmask16 all = 0xffff;
                 const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);

@@ -17,14 +17,32 @@
 // than 2^17 products of at most 2^14, which width <= kMaxBand and 32x32 taps keep. Data stored
 // biased (element + 128, the VNNI level's plane) is corrected per kernel as the VNNI kernel
 // does. int16: double-precision FMA, exact for sums below 2^53.
+//
+// int8 bands of width 1 (depthwise) at the AVX2 level (int8_pairs256): two taps per vpmaddwd,
+// 16 kernels at a time: the int16 data of 16 channels at tap t and at tap t + 1 (two loads)
+// interleaved by vpunpcklwd and vpunpckhwd (per 128-bit half: channels 0-3 and 8-11, then 4-7
+// and 12-15), times the two taps' weights in the same order, so that each lane adds its
+// channel's two products (an odd tap count pairs its last tap with zeros); the halves are put
+// back in order when delivered.
+//
+// int8 depthwise chunks of 32 channels at the VNNI level with VBMI (int8_rows4): a row's 3 or 4
+// taps of a kernel in one vpdpbusd. Kernel k reads channel k only (band width 1, offset 0) and
+// the plane's columns are 32 bytes apart (no dilation), so a position's taps s of row r lie in
+// the 128 bytes from its first column, channel c of column s at byte 32 s + c: one byte permute
+// per 16 kernels puts channel c's 4 columns into lane c, and vpdpbusd multiplies them (unsigned:
+// the biased bytes) by the row's 4 weights (signed; 0 past the last tap) and adds the four
+// products to the lane's sum exactly, wrapping as the adds do (9 sums of at most 2^15 each).
 #include "emu/cmac_grouped.hpp"
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <any>
+#include <array>
 #include <memory>
 #include <vector>
+
+#include "emu/isa.hpp"
 
 namespace nvdla::emu::conv {
 namespace {
@@ -70,8 +88,17 @@ struct GroupedWeights {
     std::vector<int32_t> int8;  // int8 weights, zero-extended from 16 bits
     std::vector<double> int16;  // int16 weights
     std::vector<int32_t> bias;  // int8: 128 * (sum of the kernel's weights), [block][lane]
+    // int8 bands of width 1 and rows of at most 4 taps: [block][r][lane], the row's weights as
+    // 4 bytes (tap s in byte s, 0 past the last tap), for int8_rows4.
+    std::vector<uint32_t> rows4;
+    // int8 bands of width 1, 16 kernels per block: [block][pair of taps][16], the two taps'
+    // weights as the low and high 16 bits, in int8_pairs256's lane order.
+    std::vector<int32_t> pairs16;
 
-    uint64_t bytes() const { return int8.size() * 4 + int16.size() * 8 + bias.size() * 4; }
+    uint64_t bytes() const {
+        return int8.size() * 4 + int16.size() * 8 + bias.size() * 4 + rows4.size() * 4 +
+               pairs16.size() * 4;
+    }
 };
 
 GroupedWeights pack_grouped(const MacProblem& m, const Band& band, uint32_t lanes, bool wide) {
@@ -102,6 +129,43 @@ GroupedWeights pack_grouped(const MacProblem& m, const Band& band, uint32_t lane
                     p.bias[k] += 128 * w;
                 }
             }
+    }
+    if (!wide && lanes == 8 && p.width == 1) {
+        const uint32_t pairs = (p.taps + 1) / 2;
+        p.pairs16.assign(uint64_t(m.kernels + 15) / 16 * pairs * 16, 0);
+        for (uint32_t k = 0; k < m.kernels; ++k) {
+            const uint32_t c = p.offset + k;
+            if (c >= m.depth) continue;
+            // Lane of kernel k % 16: vpunpcklwd takes channels 0-3 and 8-11, vpunpckhwd 4-7 and
+            // 12-15 (8 lanes each).
+            const uint32_t lane = k % 16, half = lane % 8 / 4, slot = lane / 8 * 4 + lane % 4;
+            for (uint32_t q = 0; q < pairs; ++q) {
+                const auto weight = [&](uint32_t tap) {
+                    return tap < p.taps ? static_cast<uint16_t>(
+                                              m.weights[(uint64_t(k) * p.taps + tap) * m.depth + c])
+                                        : uint16_t(0);
+                };
+                p.pairs16[(uint64_t(k / 16) * pairs + q) * 16 + half * 8 + slot] =
+                    static_cast<int32_t>(uint32_t(weight(2 * q)) | uint32_t(weight(2 * q + 1))
+                                                                       << 16);
+            }
+        }
+    }
+    if (!wide && lanes == 16 && p.width == 1 && m.taps_s <= 4) {
+        p.rows4.assign(uint64_t(p.blocks) * m.taps_r * lanes, 0);
+        for (uint32_t k = 0; k < m.kernels; ++k) {
+            const uint32_t c = p.offset + k;
+            if (c >= m.depth) continue;
+            for (uint32_t r = 0; r < m.taps_r; ++r) {
+                uint32_t packed = 0;
+                for (uint32_t s = 0; s < m.taps_s; ++s) {
+                    const int16_t w =
+                        m.weights[(uint64_t(k) * p.taps + r * m.taps_s + s) * m.depth + c];
+                    packed |= uint32_t(static_cast<uint8_t>(w)) << (8 * s);
+                }
+                p.rows4[(uint64_t(k / lanes) * m.taps_r + r) * lanes + k % lanes] = packed;
+            }
+        }
     }
     return p;
 }
@@ -217,6 +281,50 @@ NVDLA_AVX512_VNNI uint32_t int8_block512_vnni(const MacProblem& m, const Grouped
     return 0;
 }
 
+#define NVDLA_AVX512_VNNI_VBMI __attribute__((target("avx512f,avx512bw,avx512vnni,avx512vbmi")))
+
+// The byte permutes of int8_rows4, per block of 16 kernels: byte 4 c + s of the result is
+// channel 16 b + c of column s, byte 32 s + 16 b + c of the 128 bytes from the first column.
+constexpr std::array<std::array<uint8_t, 64>, 2> kRowsOrder = [] {
+    std::array<std::array<uint8_t, 64>, 2> order{};
+    for (uint32_t b = 0; b < 2; ++b)
+        for (uint32_t c = 0; c < 16; ++c)
+            for (uint32_t s = 0; s < 4; ++s) order[b][4 * c + s] = uint8_t(32 * s + 16 * b + c);
+    return order;
+}();
+
+// XB positions from x0 of row y, block b (kernels 16 b to 16 b + 15) of a depthwise chunk of 32
+// channels (takes_rows4), into out[i * kernels + lane] (deliver512).
+template <int XB>
+NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWeights& p,
+                                           const void* plane, uint32_t y, uint32_t x0, uint32_t b,
+                                           uint32_t clip, int32_t* out) {
+    __m512i acc[XB];
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    const __m512i order = _mm512_loadu_si512(kRowsOrder[b].data());
+    // The columns past the second: only the third's 32 bytes for 3 taps.
+    const __mmask64 rest = m.taps_s == 4 ? ~__mmask64(0) : __mmask64(0xffffffff);
+    const uint32_t* wt = p.rows4.data() + uint64_t(b) * m.taps_r * 16;
+    const uint8_t* bytes = static_cast<const uint8_t*>(plane);
+    for (uint32_t r = 0; r < m.taps_r; ++r, wt += 16) {
+        const uint8_t* row = bytes +
+                             uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
+                             uint64_t(x0) * m.x_step;
+        const __m512i w = _mm512_loadu_si512(wt);
+#pragma GCC unroll 8
+        for (int i = 0; i < XB; ++i) {
+            const uint8_t* at = row + i * m.x_step;
+            const __m512i columns =
+                _mm512_maskz_permutex2var_epi8(~__mmask64(0), _mm512_loadu_si512(at), order,
+                                               _mm512_maskz_loadu_epi8(rest, at + 64));
+            acc[i] = _mm512_dpbusd_epi32(acc[i], columns, w);
+        }
+    }
+    deliver512<true, XB>(m, p, b, clip, acc, out);
+    return 0;
+}
+
 template <bool Biased, int XB>
 NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, const void* plane,
                                   uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
@@ -255,6 +363,70 @@ NVDLA_AVX2 uint32_t int8_block256(const MacProblem& m, const GroupedWeights& p, 
             v = _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
         }
         _mm256_maskstore_epi32(out + uint64_t(i) * m.kernels, lanes, v);
+    }
+    return 0;
+}
+
+// The element offset of tap t for output row y (x = 0).
+inline uint64_t tap_offset(const MacProblem& m, uint32_t y, uint32_t t) {
+    const uint32_t r = t / m.taps_s, s = t % m.taps_s;
+    return uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements + uint64_t(s) * m.s_step;
+}
+
+// XB positions from x0 of row y, kernels 16 b to 16 b + 15 of a band of width 1 (the int16
+// plane), two taps per vpmaddwd (pairs16), into out[i * kernels + lane].
+template <int XB>
+NVDLA_AVX2 uint32_t int8_pairs256(const MacProblem& m, const GroupedWeights& p, const void* plane,
+                                  uint32_t y, uint32_t x0, uint32_t b, uint32_t clip,
+                                  int32_t* out) {
+    __m256i low[XB], high[XB];  // channels 0-3 and 8-11; 4-7 and 12-15
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) low[i] = high[i] = _mm256_setzero_si256();
+    const int16_t* words =
+        static_cast<const int16_t*>(plane) + p.offset + uint64_t(b) * 16 + uint64_t(x0) * m.x_step;
+    const uint32_t pairs = (p.taps + 1) / 2;
+    const int32_t* wt = p.pairs16.data() + uint64_t(b) * pairs * 16;
+    const auto add = [&](const int16_t* first, const int16_t* second) NVDLA_AVX2
+        __attribute__((always_inline)) {
+        const __m256i w_low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt));
+        const __m256i w_high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + 8));
+#pragma GCC unroll 8
+        for (int i = 0; i < XB; ++i) {
+            const __m256i a =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(first + i * m.x_step));
+            const __m256i c =
+                second ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(second + i * m.x_step))
+                       : _mm256_setzero_si256();
+            low[i] =
+                _mm256_add_epi32(low[i], _mm256_madd_epi16(_mm256_unpacklo_epi16(a, c), w_low));
+            high[i] =
+                _mm256_add_epi32(high[i], _mm256_madd_epi16(_mm256_unpackhi_epi16(a, c), w_high));
+        }
+        wt += 16;
+    };
+    for (uint32_t t = 0; t + 1 < p.taps; t += 2)
+        add(words + tap_offset(m, y, t), words + tap_offset(m, y, t + 1));
+    if (p.taps % 2) add(words + tap_offset(m, y, p.taps - 1), nullptr);
+    const __m256i half = _mm256_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
+    const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int32_t count = static_cast<int32_t>(std::min(16u, m.kernels - b * 16));
+    const __m256i lanes0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), index);
+    const __m256i lanes1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(count - 8), index);
+    const auto deliver = [&](__m256i v, int32_t * to, __m256i lanes) NVDLA_AVX2
+        __attribute__((always_inline)) {
+        if (clip > 0) {
+            const __m256i sign = _mm256_srai_epi32(v, 31);
+            const __m256i q = _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(v), half), shift);
+            v = _mm256_sub_epi32(_mm256_xor_si256(q, sign), sign);
+        }
+        _mm256_maskstore_epi32(to, lanes, v);
+    };
+#pragma GCC unroll 8
+    for (int i = 0; i < XB; ++i) {
+        int32_t* to = out + uint64_t(i) * m.kernels;
+        deliver(_mm256_permute2x128_si256(low[i], high[i], 0x20), to, lanes0);
+        deliver(_mm256_permute2x128_si256(low[i], high[i], 0x31), to + 8, lanes1);
     }
     return 0;
 }
@@ -351,19 +523,23 @@ constexpr BlockTable kInt8Avx512Vnni = {int8_block512_vnni<Biased, 1>,
                                         int8_block512_vnni<Biased, kPositions>};
 template <bool Biased>
 constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>};
+constexpr BlockTable kInt8Rows4 = {int8_rows4<1>, int8_rows4<kPositions>};
+constexpr BlockTable kInt8Pairs256 = {int8_pairs256<1>, int8_pairs256<kPositions>};
 constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>};
 constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>};
 
+// `lanes`: the kernels per block of the form (16 for int8_pairs256, else the packing's).
 uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& fns,
-                      uint32_t clip, uint32_t n, uint32_t y0, uint32_t y1, int32_t* delivered) {
+                      uint32_t lanes, uint32_t clip, uint32_t n, uint32_t y0, uint32_t y1,
+                      int32_t* delivered) {
     const uint64_t plane_offset = uint64_t(n) * m.plane_rows * m.row_elements;
     const void* plane = m.bytes ? static_cast<const void*>(m.bytes + plane_offset)
                                 : static_cast<const void*>(m.words + plane_offset);
     uint32_t saturations = 0;
     for (uint32_t y = y0; y < y1; ++y) {
         int32_t* row = delivered + size_t(y - y0) * m.out_width * m.kernels;
-        for (uint32_t b = 0; b < p.blocks; ++b) {
-            int32_t* out = row + b * p.lanes;
+        for (uint32_t b = 0; b * lanes < m.kernels; ++b) {
+            int32_t* out = row + b * lanes;
             uint32_t x = 0;
             for (; x + kPositions <= m.out_width; x += kPositions)
                 saturations += fns[1](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
@@ -418,13 +594,24 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
     }
     const bool biased = m.bytes != nullptr;
     const bool vnni = kernel == MacKernel::Avx512Vnni;
+    // int8_rows4: a depthwise chunk of 32 channels (kernel k reads channel k), columns 32
+    // bytes apart, rows of 3 or 4 taps.
+    const bool rows4 = vnni && biased && isa_vbmi() && !packed->rows4.empty() &&
+                       packed->offset == 0 && m.depth == 32 && m.kernels <= 32 && m.s_step == 32 &&
+                       (m.taps_s == 3 || m.taps_s == 4);
+    // int8_pairs256: AVX2's int8 bands of width 1, more than 8 kernels.
+    const bool pairs = !zmm && !wide && !biased && !packed->pairs16.empty() && m.kernels > 8;
     const BlockTable& table =
-        wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
-        : zmm ? (vnni ? (biased ? kInt8Avx512Vnni<true> : kInt8Avx512Vnni<false>)
-                      : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
-              : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
-    return [&m, packed, &table, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
-        return grouped_rows(m, *packed, table, clip, n, y0, y1, out);
+        rows4   ? kInt8Rows4
+        : pairs ? kInt8Pairs256
+        : wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
+        : zmm   ? (vnni ? (biased ? kInt8Avx512Vnni<true> : kInt8Avx512Vnni<false>)
+                        : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
+                : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
+    const uint32_t block_lanes = pairs ? 16 : packed->lanes;
+    return [&m, packed, &table, block_lanes, clip](uint32_t n, uint32_t y0, uint32_t y1,
+                                                   int32_t* out) {
+        return grouped_rows(m, *packed, table, block_lanes, clip, n, y0, y1, out);
     };
 }
 

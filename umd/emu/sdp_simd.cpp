@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
 #include "emu/isa.hpp"
@@ -943,22 +944,228 @@ struct Fused {
         return convert<Cvt, false>(v, lo, hi, flagged);
     }
 
+    // Stores a line's pieces as `line` does: piece(src, mask, j) gives the output values
+    // (int32, narrowed by saturation) of piece j of the atom whose CACC values start at src.
+    template <bool Int8Out, uint32_t Pieces, class Piece>
+    NVDLA_SDP_SIMD_STEP void store_pieces(FusedSource from, std::byte* lines,
+                                          const Piece& piece) const {
+        const int32_t* src = from.values;
+        const size_t step = from.step, atom = s.atom, group = s.group;
+        const uint32_t width = s.width;
+        const __mmask16 mask0 = lanes16(from.valid),
+                        mask1 = lanes16(from.valid > 16 ? from.valid - 16 : 0);
+        uint32_t w = 0;
+        // A channel group that fills the atom (int8 -> int8 of 32 channels, int16 -> int16 of
+        // 16): two atoms at a time, narrowed by saturating packs (which leave in-range values
+        // as they are) and stored as one 64-byte piece of the line.
+        constexpr bool kPairs = Int8Out ? Pieces == 2 : Pieces == 1;
+        if constexpr (kPairs) {
+            const __m512i order =
+                Int8Out ? _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)
+                        : _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+            for (; w + 1 < width; w += 2, src += 2 * step, lines += 2 * atom) {
+                prefetch_ahead(src, step);
+                prefetch_ahead(src + step, step);
+                const size_t at = size_t(w) * group;
+                __m512i out;
+                if constexpr (Int8Out) {
+                    const __m512i a = piece(src, mask0, at, 0);
+                    const __m512i b1 = piece(src + 16, mask1, at + 16, 1);
+                    const __m512i c1 = piece(src + step, mask0, at + 32, 0);
+                    const __m512i d1 = piece(src + step + 16, mask1, at + 48, 1);
+                    // Per 128-bit lane i the bytes of a, b, c, d [4i, 4i + 4); dword m of the
+                    // result is dword 4 (m % 4) + m / 4 of that.
+                    const __m512i words0 = _mm512_maskz_packs_epi32(~__mmask32(0), a, b1);
+                    const __m512i words1 = _mm512_maskz_packs_epi32(~__mmask32(0), c1, d1);
+                    out = _mm512_maskz_permutexvar_epi32(
+                        kAll16, order, _mm512_maskz_packs_epi16(~__mmask64(0), words0, words1));
+                } else {
+                    const __m512i a = piece(src, mask0, at, 0);
+                    const __m512i b1 = piece(src + step, mask0, at + 16, 0);
+                    out = _mm512_maskz_permutexvar_epi64(
+                        kAll8, order, _mm512_maskz_packs_epi32(~__mmask32(0), a, b1));
+                }
+                _mm512_storeu_si512(lines, out);
+            }
+        }
+        // Piece j of atom w goes to output surface 16j / out_lanes, element 16j % out_lanes.
+        const size_t line_bytes = size_t(width) * atom;
+        const size_t element_bytes = Int8Out ? 1 : 2;
+        const size_t offset1 = (16 / s.out_lanes) * line_bytes + (16 % s.out_lanes) * element_bytes;
+        const auto store = [](std::byte* dst, __m512i v) NVDLA_SDP_SIMD_STEP {
+            if constexpr (Int8Out)
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                                 _mm512_maskz_cvtsepi32_epi8(kAll16, v));
+            else
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst),
+                                    _mm512_maskz_cvtsepi32_epi16(kAll16, v));
+        };
+        for (; w < width; ++w, src += step, lines += atom) {
+            prefetch_ahead(src, step);
+            store(lines, piece(src, mask0, size_t(w) * group, 0));
+            if constexpr (Pieces == 2)
+                store(lines + offset1, piece(src + 16, mask1, size_t(w) * group + 16, 1));
+        }
+    }
+
+    // The rectified forms with a convertor that saturates or clamps, CACC's values taken
+    // unrounded (clip 0) and X1's shift at most 30, in about half their steps. Per channel
+    // everything after X1's ALU is monotone in a = max(in + operand, 0): X1's rounded product
+    // r >= 0, X2's bound (a MAX or MIN by a register or per-kernel operand, then its ReLU), the
+    // convertor's clamp, product and saturating narrowing. So
+    // - X2's bound and the convertor's clamp are one clamp of r to [lower, upper] per channel
+    //   (min(max(r, lower), upper); lower >= 0 as r is);
+    // - a is capped at `cap` = (2^31 - 1 - 2^(shift - 1)) / factor, below which X1's product and
+    //   rounding fit 32-bit lanes, when the output at the cap is already the output of every
+    //   larger a (that of r = INT32_MAX, checked per line: the monotone output then takes no
+    //   other value in between);
+    // - the convertor's product and rounding lose their sign terms when (x - offset) * scale
+    //   is >= 0 for every x it takes (`positive`).
+    // False (nothing written) when a line does not take this form; a line with an input beyond
+    // 2^30 is computed again by the unrectified form, as `line` does.
+    template <bool Int8Out, int Cvt, int X, uint32_t Pieces>
+    NVDLA_SDP_SIMD bool bounded_line(FusedSource from, const OperandLine* ops, std::byte* lines,
+                                     uint32_t& saturations) const {
+        static_assert(Cvt != kCvtAny && (X == kRectifiedStages || X == kRectifiedClipStages));
+        if (cacc.clip != 0 || x1.shift > 30 || c.shift > 30) return false;
+        const auto constant = [](const XStage& x, const OperandLine& o) {
+            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+        };
+        if (!constant(s.bs, ops[0])) return false;
+        const bool bound = X == kRectifiedClipStages && x2.alu;
+        if (bound && !constant(s.bn, ops[1])) return false;
+        const __m512i zero = _mm512_setzero_si512();
+        const __m512i int32_min = _mm512_set1_epi32(INT32_MIN),
+                      int32_max = _mm512_set1_epi32(INT32_MAX);
+        const __m512i clamp_lower = Cvt == kCvtClamp ? c.clamp_lower : int32_min;
+        const __m512i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
+        const int32_t x1_half = x1.shift ? int32_t(1) << (x1.shift - 1) : 0;
+        const __m512i x1_round = _mm512_set1_epi32(x1_half);
+        const __m128i x1_count = _mm_cvtsi32_si128(static_cast<int>(x1.shift));
+        const __m512d cap_numerator = _mm512_set1_pd(double(INT32_MAX - x1_half));
+        const __m512i scale = c.scale;
+        // (x - offset) * scale as x * scale + offset_term, wrapping (the result fits 32 bits).
+        const uint32_t offset_product = uint32_t(s.cvt.offset) * uint32_t(s.cvt.scale);
+        const __m512i offset_term = _mm512_set1_epi32(static_cast<int32_t>(0u - offset_product));
+        const __m512i positive_term = _mm512_set1_epi32(
+            static_cast<int32_t>(uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product));
+        const __m512i offset = c.offset, cvt_half = c.half;
+        const uint32_t cvt_shift = c.shift;
+        const __m128i cvt_count = c.count;
+        const __m512i out_lo = c.lo, out_hi = c.hi;
+        __m512i bias[Pieces], factor[Pieces], cap[Pieces], lower[Pieces], upper[Pieces];
+        __mmask16 negative = 0, below_offset = 0, above_offset = 0;
+        for (uint32_t j = 0; j < Pieces; ++j) {
+            const XLanes16 k1 = x1.lanes16(ops[0].alu ? ops[0].alu + 16 * j : nullptr,
+                                           ops[0].mul ? ops[0].mul + 16 * j : nullptr);
+            bias[j] = k1.operand32;
+            factor[j] = k1.factor32;
+            negative |= _mm512_movepi32_mask(factor[j]);
+            lower[j] = clamp_lower;
+            upper[j] = clamp_upper;
+            if (bound) {
+                const XLanes16 k2 = x2.lanes16(ops[1].alu ? ops[1].alu + 16 * j : nullptr,
+                                               ops[1].mul ? ops[1].mul + 16 * j : nullptr);
+                if (x2.algo == 0) {
+                    lower[j] = _mm512_maskz_max_epi32(kAll16, k2.operand32, clamp_lower);
+                } else {
+                    const __m512i limit =
+                        x2.relu ? _mm512_maskz_max_epi32(kAll16, k2.operand32, zero) : k2.operand32;
+                    upper[j] = _mm512_maskz_min_epi32(
+                        kAll16, _mm512_maskz_max_epi32(kAll16, limit, clamp_lower), clamp_upper);
+                }
+            }
+            // X1's results are >= 0, so the clamp's lower bound may be too; the convertor then
+            // takes x in [min(lower, upper), upper].
+            lower[j] = _mm512_maskz_max_epi32(kAll16, lower[j], zero);
+            below_offset |=
+                _mm512_cmplt_epi32_mask(_mm512_maskz_min_epi32(kAll16, lower[j], upper[j]), offset);
+            above_offset |= _mm512_cmpgt_epi32_mask(upper[j], offset);
+            const __m512i divisor = _mm512_maskz_max_epi32(kAll16, factor[j], _mm512_set1_epi32(1));
+            const __m256i cap_low = _mm512_maskz_cvttpd_epi32(
+                kAll8, _mm512_maskz_div_round_pd(kAll8, cap_numerator,
+                                                 _mm512_maskz_cvtepi32_pd(kAll8, low_half(divisor)),
+                                                 _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+            const __m256i cap_high = _mm512_maskz_cvttpd_epi32(
+                kAll8,
+                _mm512_maskz_div_round_pd(kAll8, cap_numerator,
+                                          _mm512_maskz_cvtepi32_pd(kAll8, high_half(divisor)),
+                                          _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+            cap[j] = join(cap_low, cap_high);
+        }
+        if (negative) return false;
+        // Whether (x - offset) * scale >= 0 for every x the convertor takes.
+        const bool positive = s.cvt.scale >= 0 ? below_offset == 0 : above_offset == 0;
+        const auto requantise = [&](__m512i a, uint32_t j) NVDLA_SDP_SIMD_STEP {
+            return _mm512_maskz_srl_epi32(
+                kAll16, _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, a, factor[j]), x1_round),
+                x1_count);
+        };
+        const auto finish = [&](__m512i x, uint32_t j, auto positive_form) NVDLA_SDP_SIMD_STEP {
+            x = _mm512_maskz_min_epi32(kAll16, _mm512_maskz_max_epi32(kAll16, x, lower[j]),
+                                       upper[j]);
+            if constexpr (Cvt == kCvtSaturate) return x;
+            if constexpr (decltype(positive_form)::value)
+                return _mm512_maskz_sra_epi32(
+                    kAll16,
+                    _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, x, scale), positive_term),
+                    cvt_count);
+            const __m512i p =
+                _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, x, scale), offset_term);
+            return round_shift32(p, cvt_shift, cvt_count, cvt_half);
+        };
+        // The output at the cap against the output beyond every a (X1's result at INT32_MAX),
+        // on the lanes the cap can bound: a factor of 0 multiplies every a to 0, and inputs
+        // below 2^30 (`beyond`) keep a at most operand + 2^30 - 1.
+        __mmask16 differ = 0;
+        for (uint32_t j = 0; j < Pieces; ++j) {
+            const __m512i at_cap =
+                clamp32(finish(requantise(cap[j], j), j, std::false_type{}), out_lo, out_hi);
+            const __m512i beyond_all =
+                clamp32(finish(int32_max, j, std::false_type{}), out_lo, out_hi);
+            const __mmask16 capped =
+                _mm512_cmpgt_epi32_mask(_mm512_add_epi32(bias[j], _mm512_set1_epi32((1 << 30) - 1)),
+                                        cap[j]) &
+                _mm512_test_epi32_mask(factor[j], factor[j]);
+            differ |= _mm512_mask_cmpneq_epi32_mask(capped, at_cap, beyond_all);
+        }
+        if (differ) return false;
+        const __m512i bias30 = _mm512_set1_epi32(1 << 30);
+        __m512i beyond = zero;
+        const auto run = [&](auto positive_form) NVDLA_SDP_SIMD {
+            store_pieces<Int8Out, Pieces>(
+                from, lines,
+                [&](const int32_t* at, __mmask16 m, size_t, uint32_t j) NVDLA_SDP_SIMD_STEP {
+                    const __m512i v = _mm512_maskz_loadu_epi32(m, at);
+                    beyond = _mm512_or_si512(beyond, _mm512_add_epi32(v, bias30));
+                    const __m512i a = _mm512_maskz_min_epi32(
+                        kAll16, _mm512_maskz_max_epi32(kAll16, _mm512_add_epi32(v, bias[j]), zero),
+                        cap[j]);
+                    return finish(requantise(a, j), j, positive_form);
+                });
+        };
+        if (positive)
+            run(std::true_type{});
+        else
+            run(std::false_type{});
+        if (_mm512_movepi32_mask(beyond))
+            line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, lines, saturations);
+        return true;
+    }
+
     // X: kNoStages, kAnyStages (an X or Y stage is on) or kCommonStages; Pieces: 16-channel
     // pieces per channel group (1 or 2).
     template <bool Int8Out, int Cvt, int X, uint32_t Pieces>
     NVDLA_SDP_SIMD void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
-        const uint32_t valid = from.valid;
-        const int32_t* src = from.values;
-        const size_t step = from.step, atom = s.atom, group = s.group;
-        const uint32_t width = s.width;
+        if constexpr ((X == kRectifiedStages || X == kRectifiedClipStages) && Cvt != kCvtAny)
+            if (bounded_line<Int8Out, Cvt, X, Pieces>(from, ops, lines, saturations)) return;
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         // A copy of the constants, so that the stores through `lines` (std::byte, which may
         // alias anything) cannot make the compiler reload them for every element.
         const Fused f = *this;
         const Delivery d = f.cacc;
         const __m512i lo = f.c.lo, hi = f.c.hi;
-        const __mmask16 mask0 = lanes16(valid), mask1 = lanes16(valid > 16 ? valid - 16 : 0);
         // X operands the same for every element: taken once for the line.
         XLanes16 bs[Pieces], bn[Pieces];
         XOperands k;
@@ -982,7 +1189,6 @@ struct Fused {
         // The rectified forms: multipliers >= 0, inputs in [-2^30, 2^30) (each input plus
         // 2^30 OR-ed into `beyond`, whose sign bit then says whether one was not).
         constexpr bool kRectified = X == kRectifiedStages || X == kRectifiedClipStages;
-        std::byte* const first_line = lines;
         __m512i beyond = _mm512_setzero_si512();
         if constexpr (kRectified) {
             // (Per kernel or from registers: common_stages().)
@@ -1004,77 +1210,20 @@ struct Fused {
                 return line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, lines, saturations);
         }
         const __m512i bias30 = _mm512_set1_epi32(1 << 30);
-        const auto take = [&](const int32_t* at, __mmask16 m) NVDLA_SDP_SIMD {
+        const auto take = [&](const int32_t* at, __mmask16 m) NVDLA_SDP_SIMD_STEP {
             const __m512i v = d.load(at, m);
             if constexpr (kRectified) beyond = _mm512_or_si512(beyond, _mm512_add_epi32(v, bias30));
             return v;
         };
         uint32_t flagged = 0;
-        uint32_t w = 0;
-        // A channel group that fills the atom (int8 -> int8 of 32 channels, int16 -> int16 of
-        // 16): two atoms at a time, narrowed by saturating packs (which leave in-range values
-        // as they are) and stored as one 64-byte piece of the line.
-        constexpr bool kPairs = Int8Out ? Pieces == 2 : Pieces == 1;
-        if constexpr (kPairs) {
-            const __m512i order =
-                Int8Out ? _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)
-                        : _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
-            for (; w + 1 < width; w += 2, src += 2 * step, lines += 2 * atom) {
-                prefetch_ahead(src, step);
-                prefetch_ahead(src + step, step);
-                const size_t at = w * group;
-                __m512i out;
-                if constexpr (Int8Out) {
-                    const __m512i a =
-                        f.template piece<Cvt, X>(take(src, mask0), at, 0, ops, k, lo, hi, flagged);
-                    const __m512i b1 = f.template piece<Cvt, X>(take(src + 16, mask1), at + 16, 1,
-                                                                ops, k, lo, hi, flagged);
-                    const __m512i c1 = f.template piece<Cvt, X>(take(src + step, mask0), at + 32, 0,
-                                                                ops, k, lo, hi, flagged);
-                    const __m512i d1 = f.template piece<Cvt, X>(
-                        take(src + step + 16, mask1), at + 48, 1, ops, k, lo, hi, flagged);
-                    // Per 128-bit lane i the bytes of a, b, c, d [4i, 4i + 4); dword m of the
-                    // result is dword 4 (m % 4) + m / 4 of that.
-                    const __m512i words0 = _mm512_maskz_packs_epi32(~__mmask32(0), a, b1);
-                    const __m512i words1 = _mm512_maskz_packs_epi32(~__mmask32(0), c1, d1);
-                    out = _mm512_maskz_permutexvar_epi32(
-                        kAll16, order, _mm512_maskz_packs_epi16(~__mmask64(0), words0, words1));
-                } else {
-                    const __m512i a =
-                        f.template piece<Cvt, X>(take(src, mask0), at, 0, ops, k, lo, hi, flagged);
-                    const __m512i b1 = f.template piece<Cvt, X>(take(src + step, mask0), at + 16, 0,
-                                                                ops, k, lo, hi, flagged);
-                    out = _mm512_maskz_permutexvar_epi64(
-                        kAll8, order, _mm512_maskz_packs_epi32(~__mmask32(0), a, b1));
-                }
-                _mm512_storeu_si512(lines, out);
-            }
-        }
-        // Piece j of atom w goes to output surface 16j / out_lanes, element 16j % out_lanes.
-        const size_t line_bytes = size_t(width) * atom;
-        const size_t element_bytes = Int8Out ? 1 : 2;
-        const size_t offset1 = (16 / s.out_lanes) * line_bytes + (16 % s.out_lanes) * element_bytes;
-        const auto store = [](std::byte* dst, __m512i v) NVDLA_SDP_SIMD {
-            if constexpr (Int8Out)
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
-                                 _mm512_maskz_cvtsepi32_epi8(kAll16, v));
-            else
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst),
-                                    _mm512_maskz_cvtsepi32_epi16(kAll16, v));
-        };
-        for (; w < width; ++w, src += step, lines += atom) {
-            prefetch_ahead(src, step);
-            store(lines, f.template piece<Cvt, X>(take(src, mask0), w * group, 0, ops, k, lo, hi,
-                                                  flagged));
-            if constexpr (Pieces == 2)
-                store(lines + offset1,
-                      f.template piece<Cvt, X>(take(src + 16, mask1), w * group + 16, 1, ops, k, lo,
-                                               hi, flagged));
-        }
+        store_pieces<Int8Out, Pieces>(
+            from, lines,
+            [&](const int32_t* at, __mmask16 m, size_t place, uint32_t j) NVDLA_SDP_SIMD_STEP {
+                return f.template piece<Cvt, X>(take(at, m), place, j, ops, k, lo, hi, flagged);
+            });
         if constexpr (kRectified)
             if (_mm512_movepi32_mask(beyond))
-                return line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, first_line,
-                                                                  saturations);
+                return line<Int8Out, Cvt, unrectified(X), Pieces>(from, ops, lines, saturations);
         saturations += flagged;
     }
 

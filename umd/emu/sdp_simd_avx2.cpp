@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "emu/sdp_internal.hpp"
@@ -776,11 +777,164 @@ struct Fused {
         return rectified ? kRectifiedBound : kRequantiseBound;
     }
 
+    // The rectified forms with a convertor that saturates or clamps, CACC's values taken
+    // unrounded and X1's shift at most 30, in about half their steps (sdp_simd.cpp's
+    // Fused::bounded_line: X2's bound and the convertor's clamp as one clamp to [lower, upper],
+    // a capped where the output no longer changes so that X1's product fits 32-bit lanes, the
+    // convertor's sign terms dropped when (x - offset) * scale >= 0 on [lower, upper]). False
+    // (nothing written) when a line does not take this form.
+    template <bool Int8Out, int Cvt, Form F>
+    NVDLA_SDP_AVX2 bool bounded_line(FusedSource from, const OperandLine* ops, std::byte* lines,
+                                     uint32_t& saturations) const {
+        static_assert(Cvt != kCvtAny && (F == kRectified || F == kRectifiedBound));
+        if (cacc.clip != 0 || x1.shift > 30 || c.shift > 30) return false;
+        const auto constant = [](const XStage& x, const OperandLine& o) {
+            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+        };
+        if (!constant(s.bs, ops[0])) return false;
+        const bool bound = F == kRectifiedBound && x2.alu;
+        if (bound && !constant(s.bn, ops[1])) return false;
+        const uint32_t valid = from.valid, group = s.group, width = s.width;
+        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
+        const uint32_t lanes_out = s.out_lanes;
+        constexpr size_t kElementBytes = Int8Out ? 1 : 2;
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i int32_min = _mm256_set1_epi32(INT32_MIN),
+                      int32_max = _mm256_set1_epi32(INT32_MAX);
+        const __m256i clamp_lower = Cvt == kCvtClamp ? c.clamp_lower : int32_min;
+        const __m256i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
+        const int32_t x1_half = x1.shift ? int32_t(1) << (x1.shift - 1) : 0;
+        const __m256i x1_round = _mm256_set1_epi32(x1_half);
+        const __m128i x1_count = _mm_cvtsi32_si128(static_cast<int>(x1.shift));
+        const __m256d cap_numerator = _mm256_set1_pd(double(INT32_MAX - x1_half));
+        const __m256i scale = c.scale, offset = c.offset, cvt_half = c.half;
+        const uint32_t cvt_shift = c.shift;
+        const __m128i cvt_count = c.count;
+        const uint32_t offset_product = uint32_t(s.cvt.offset) * uint32_t(s.cvt.scale);
+        const __m256i offset_term = _mm256_set1_epi32(static_cast<int32_t>(0u - offset_product));
+        const __m256i positive_term = _mm256_set1_epi32(static_cast<int32_t>(
+            uint32_t(cvt_shift ? 1u << (cvt_shift - 1) : 0u) - offset_product));
+        const __m256i out_lo = c.lo, out_hi = c.hi;
+        constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
+        __m256i bias[kMaxPieces], factor[kMaxPieces], cap[kMaxPieces], lower[kMaxPieces],
+            upper[kMaxPieces];
+        __m256i negative = zero, below_offset = zero, above_offset = zero;
+        const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
+        const uint32_t pieces = std::min(group, 32u) / 8;
+        for (uint32_t j = 0; j < pieces; ++j) {
+            const XLanes k1 = x1.lanes(at_(ops[0].alu, 8 * j), at_(ops[0].mul, 8 * j));
+            bias[j] = k1.op32;
+            factor[j] = k1.factor32;
+            negative = _mm256_or_si256(negative, factor[j]);
+            lower[j] = clamp_lower;
+            upper[j] = clamp_upper;
+            if (bound) {
+                const XLanes k2 = x2.lanes(at_(ops[1].alu, 8 * j), at_(ops[1].mul, 8 * j));
+                if (x2.algo == 0) {
+                    lower[j] = _mm256_max_epi32(k2.op32, clamp_lower);
+                } else {
+                    const __m256i limit = x2.relu ? _mm256_max_epi32(k2.op32, zero) : k2.op32;
+                    upper[j] = _mm256_min_epi32(_mm256_max_epi32(limit, clamp_lower), clamp_upper);
+                }
+            }
+            // X1's results are >= 0, so the clamp's lower bound may be too; the convertor then
+            // takes x in [min(lower, upper), upper].
+            lower[j] = _mm256_max_epi32(lower[j], zero);
+            below_offset = _mm256_or_si256(
+                below_offset, _mm256_cmpgt_epi32(offset, _mm256_min_epi32(lower[j], upper[j])));
+            above_offset = _mm256_or_si256(above_offset, _mm256_cmpgt_epi32(upper[j], offset));
+            // The quotient of integers below 2^31 rounded to nearest is not rounded up to the
+            // next integer (its distance to one is at least 1 / factor, far above an ulp).
+            const __m256i divisor = _mm256_max_epi32(factor[j], _mm256_set1_epi32(1));
+            const __m128i cap_low = _mm256_cvttpd_epi32(
+                _mm256_div_pd(cap_numerator, _mm256_cvtepi32_pd(_mm256_castsi256_si128(divisor))));
+            const __m128i cap_high = _mm256_cvttpd_epi32(_mm256_div_pd(
+                cap_numerator, _mm256_cvtepi32_pd(_mm256_extracti128_si256(divisor, 1))));
+            cap[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(cap_low), cap_high, 1);
+        }
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(negative))) return false;
+        const bool positive = s.cvt.scale >= 0 ? _mm256_testz_si256(below_offset, below_offset)
+                                               : _mm256_testz_si256(above_offset, above_offset);
+        const auto requantise = [&](__m256i a, uint32_t j) NVDLA_SDP_AVX2_STEP {
+            return _mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(a, factor[j]), x1_round),
+                                    x1_count);
+        };
+        const auto finish = [&](__m256i x, uint32_t j, auto positive_form) NVDLA_SDP_AVX2_STEP {
+            x = _mm256_min_epi32(_mm256_max_epi32(x, lower[j]), upper[j]);
+            if constexpr (Cvt == kCvtSaturate) return x;
+            if constexpr (decltype(positive_form)::value)
+                return _mm256_sra_epi32(
+                    _mm256_add_epi32(_mm256_mullo_epi32(x, scale), positive_term), cvt_count);
+            const __m256i p = _mm256_add_epi32(_mm256_mullo_epi32(x, scale), offset_term);
+            return round_shift32(p, cvt_shift, cvt_count, cvt_half);
+        };
+        // The output at the cap against the output beyond every a (X1's result at INT32_MAX),
+        // on the lanes the cap can bound: a factor of 0 multiplies every a to 0, and inputs
+        // below 2^30 (`beyond`) keep a at most operand + 2^30 - 1.
+        __m256i differ = zero;
+        for (uint32_t j = 0; j < pieces; ++j) {
+            const __m256i at_cap =
+                clamp32(finish(requantise(cap[j], j), j, std::false_type{}), out_lo, out_hi);
+            const __m256i beyond_all =
+                clamp32(finish(int32_max, j, std::false_type{}), out_lo, out_hi);
+            const __m256i capped = _mm256_andnot_si256(
+                _mm256_cmpeq_epi32(factor[j], zero),
+                _mm256_cmpgt_epi32(_mm256_add_epi32(bias[j], _mm256_set1_epi32((1 << 30) - 1)),
+                                   cap[j]));
+            differ = _mm256_or_si256(
+                differ, _mm256_andnot_si256(_mm256_cmpeq_epi32(at_cap, beyond_all), capped));
+        }
+        if (!_mm256_testz_si256(differ, differ)) return false;
+        const __m256i bias30 = _mm256_set1_epi32(1 << 30);
+        __m256i beyond = zero;
+        const auto run = [&](auto positive_form) NVDLA_SDP_AVX2 {
+            const int32_t* src = from.values;
+            for (uint32_t w = 0; w < width; ++w, src += step) {
+                const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
+                __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+                __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
+                for (uint32_t j = 0; j < group; j += 8) {
+                    const __m256i v =
+                        j + 8 <= valid
+                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
+                            : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
+                    beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
+                    const __m256i a = _mm256_min_epi32(
+                        _mm256_max_epi32(_mm256_add_epi32(v, bias[j / 8]), zero), cap[j / 8]);
+                    store8<Int8Out>(lines + (j / lanes_out) * line_bytes + w * atom +
+                                        (j % lanes_out) * kElementBytes,
+                                    finish(requantise(a, j / 8), j / 8, positive_form));
+                }
+            }
+        };
+        if (positive)
+            run(std::true_type{});
+        else
+            run(std::false_type{});
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(beyond)))
+            line<Int8Out, Cvt, unrectified(F)>(from, ops, lines, saturations);
+        return true;
+    }
+
+    // 8 output values (int32) into the line buffer, narrowed by saturating packs (which leave
+    // in-range values as they are).
+    template <bool Int8Out>
+    NVDLA_SDP_AVX2_STEP static void store8(std::byte* dst, __m256i v) {
+        const __m128i words =
+            _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        if constexpr (Int8Out)
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packs_epi16(words, words));
+        else
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), words);
+    }
+
     // One line of a channel group into the write DMA's line buffers. `Cvt`: the output
     // convertor's form (sdp_simd.cpp's kCvtSaturate, kCvtClamp, kCvtAny).
     template <bool Int8Out, int Cvt, Form F = kAnyStages>
     NVDLA_SDP_AVX2 void line(FusedSource from, const OperandLine* ops, std::byte* lines,
                              uint32_t& saturations) const {
+        if constexpr ((F == kRectified || F == kRectifiedBound) && Cvt != kCvtAny)
+            if (bounded_line<Int8Out, Cvt, F>(from, ops, lines, saturations)) return;
         // A copy of the constants, so that the stores through `lines` (std::byte, which may
         // alias anything) cannot make the compiler reload them for every element.
         const Fused f = *this;
@@ -872,15 +1026,9 @@ struct Fused {
                     v = f.c.apply(v, 8, flagged);
                 // Element j goes to output surface j / out_lanes, element j % out_lanes; the
                 // saturating packs leave in-range values as they are.
-                std::byte* dst = lines + (j / f.out_lanes) * line_bytes + w * atom +
-                                 (j % f.out_lanes) * kElementBytes;
-                const __m128i words =
-                    _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-                if constexpr (Int8Out)
-                    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst),
-                                     _mm_packs_epi16(words, words));
-                else
-                    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), words);
+                store8<Int8Out>(lines + (j / f.out_lanes) * line_bytes + w * atom +
+                                    (j % f.out_lanes) * kElementBytes,
+                                v);
             }
         }
         if constexpr (kRectifiedForm)
