@@ -612,4 +612,3 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
 }
 
 }  // namespace nvdla::emu::conv
-
