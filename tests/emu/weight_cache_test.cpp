@@ -93,18 +93,18 @@ TEST(WeightCacheLookup, EvictedEntriesAreNotExpectedAgain) {
                   (std::vector<int16_t>{int16_t(i)}));
 }
 
-TEST(WeightCacheLookup, AnEntryWhoseSuccessorWasDroppedExpectsNothing) {
-    // X was followed by Y; Y goes (the least recently used) while X stays; X is looked up
-    // again (under ASan a kept pointer to Y would be a use after free), then Y, anew.
+TEST(WeightCacheLookup, ADroppedEntryComesBackEmpty) {
+    // x, y, z, x, then entries enough to fill the cache: y goes (the least recently used)
+    // while x stays; x keeps its values, y comes back empty.
     WeightCache cache;
     const uint64_t x = 0x100, y = 0x200, z = 0x300;
-    cache.entry(MemoryPort::Primary, x);
+    cache.entry(MemoryPort::Primary, x).values = {5};
     cache.entry(MemoryPort::Primary, y).values = {7};
     cache.entry(MemoryPort::Primary, z);
     cache.entry(MemoryPort::Primary, x);
     for (uint64_t i = 0; i + 2 < WeightCache::kMaxEntries; ++i)
         cache.entry(MemoryPort::Secondary, 0x10000 + i * 0x100);
-    EXPECT_EQ(cache.entry(MemoryPort::Primary, x).address, x);
+    EXPECT_EQ(cache.entry(MemoryPort::Primary, x).values, (std::vector<int16_t>{5}));
     ConvWeights& again = cache.entry(MemoryPort::Primary, y);
     EXPECT_EQ(again.address, y);
     EXPECT_TRUE(again.values.empty());

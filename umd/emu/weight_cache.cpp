@@ -31,10 +31,11 @@ ConvWeights& WeightCache::find_or_add(MemoryPort port, uint64_t address) {
         const auto oldest = std::min_element(
             entries_.begin(), entries_.end(),
             [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+        // Only the most recent entry's next_lookup can name it (any other entry's successor was
+        // looked up after that entry, so it goes later), and that one is set anew right after
+        // this. The most recent entry itself goes only when the bytes bound empties the cache.
         const ConvWeights* gone = oldest->second.get();
         total -= bytes(*gone);
-        for (const auto& [_, e] : entries_)
-            if (e->next_lookup == gone) e->next_lookup = nullptr;
         if (previous_ == gone) previous_ = nullptr;
         if (expected_ == gone) expected_ = nullptr;
         entries_.erase(oldest);
