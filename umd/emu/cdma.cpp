@@ -612,35 +612,3 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
 }
 
 }  // namespace nvdla::emu::conv
-
-namespace nvdla::emu::conv {
-
-ConvWeights& WeightCache::entry(MemoryPort port, uint64_t address) {
-    ++clock_;
-    const Place place{port, address};
-    if (const auto found = entries_.find(place); found != entries_.end()) {
-        found->second->last_use = clock_;
-        return *found->second;
-    }
-    // Room for the new entry: the least recently used ones go while over either bound.
-    const auto bytes = [](const ConvWeights& w) {
-        return w.source.capacity() + w.compressed_source.capacity() +
-               w.values.capacity() * sizeof(int16_t) + w.packed_bytes + w.reordered_bytes;
-    };
-    uint64_t total = 0;
-    for (const auto& [_, e] : entries_) total += bytes(*e);
-    while (!entries_.empty() && (entries_.size() >= kMaxEntries || total > kMaxBytes)) {
-        const auto oldest = std::min_element(
-            entries_.begin(), entries_.end(),
-            [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
-        total -= bytes(*oldest->second);
-        entries_.erase(oldest);
-    }
-    ConvWeights& w = *entries_.emplace(place, std::make_unique<ConvWeights>()).first->second;
-    w.port = port;
-    w.address = address;
-    w.last_use = clock_;
-    return w;
-}
-
-}  // namespace nvdla::emu::conv

@@ -137,10 +137,12 @@ struct ConvWeights {
     mutable uint64_t reordered_bytes = 0;
     // The largest sum of |w| over one kernel (cmac_onednn.cpp), -1 until computed.
     mutable int64_t largest_l1 = -1;
-    // Where they were fetched from, and when last used (WeightCache).
+    // Where they were fetched from, when last used, and the entry looked up after this one
+    // the last time (WeightCache).
     MemoryPort port = MemoryPort::Primary;
     uint64_t address = 0;
     uint64_t last_use = 0;
+    ConvWeights* next_lookup = nullptr;
 
     const int16_t* kernel(uint32_t k) const {
         return values.data() + uint64_t(k) * height * width * channels;
@@ -165,6 +167,13 @@ class WeightCache {
     std::vector<std::byte> fetched;  // zeros for weights whose read faulted
 
   private:
+    ConvWeights& find_or_add(MemoryPort port, uint64_t address);
+
+    // A network looks its steps up in the same order on every run: the entry that followed the
+    // previous one last time is tried first, before the hash lookup (whose buckets and nodes
+    // miss the caches after the units' data went through them).
+    ConvWeights* previous_ = nullptr;
+    ConvWeights* expected_ = nullptr;
     // By (port, address): a network of ~1000 steps looks each one up on every run.
     struct Place {
         MemoryPort port;
