@@ -63,6 +63,19 @@ constexpr __mmask8 kAll8 = 0xff;
 constexpr __mmask16 kAll16 = 0xffff;
 
 // ---- Row conversions ----
+// Host tensors may start at any byte: the scalar tails load and store their elements through
+// memcpy.
+template <class T>
+T load_element(const T* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+template <class T>
+void store_element(T* p, T v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
 // Pack: n host elements -> n surface elements. Unpack: n surface elements -> n host elements,
 // with non-temporal stores where `stream` and the destination is aligned.
 using PackRowFn = void (*)(const void* in, void* out, uint32_t n, double scale);
@@ -94,7 +107,7 @@ NVDLA_AVX2 void fp32_to_fp16_avx2(const void* in, void* out, uint32_t n, double)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
     }
     const ConvertOptions tail = fp16_options(Saturate);
-    for (; i < n; ++i) store_surface(Precision::Fp16, s[i], d + i, tail);
+    for (; i < n; ++i) store_surface(Precision::Fp16, load_element(s + i), d + i, tail);
 }
 
 template <bool Saturate>
@@ -124,7 +137,7 @@ NVDLA_AVX2 void saturate_fp16_avx2(const void* in, void* out, uint32_t n, double
         _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), saturated_avx2(h));
     }
     const ConvertOptions tail = fp16_options(true);
-    for (; i < n; ++i) d[i] = saturate_fp16_bits(s[i], tail);
+    for (; i < n; ++i) store_element(d + i, saturate_fp16_bits(load_element(s + i), tail));
 }
 
 template <uint32_t Bytes>
@@ -215,7 +228,8 @@ NVDLA_AVX2 void fp32_to_int_avx2(const void* in, void* out, uint32_t n, double s
             _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), words);
     }
     constexpr Precision precision = sizeof(T) == 1 ? Precision::Int8 : Precision::Int16;
-    for (; i < n; ++i) store_surface(precision, double(s[i]) * scale, d + i, ConvertOptions{});
+    for (; i < n; ++i)
+        store_surface(precision, double(load_element(s + i)) * scale, d + i, ConvertOptions{});
 }
 
 // The same for 16 floats; NaN lanes come out 0 from the masked conversion.
@@ -266,7 +280,7 @@ NVDLA_AVX512 void fp16_to_fp32_avx512(const void* in, void* out, uint32_t n, boo
     uint32_t i = 0;
     if (stream)
         for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 63) != 0; ++i)
-            d[i] = fp16::to_float(s[i]);
+            store_element(d + i, fp16::to_float(load_element(s + i)));
     for (; i + 16 <= n; i += 16) {
         const __m512 f = _mm512_maskz_cvtph_ps(
             kAll16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
@@ -275,7 +289,7 @@ NVDLA_AVX512 void fp16_to_fp32_avx512(const void* in, void* out, uint32_t n, boo
         else
             _mm512_storeu_ps(d + i, f);
     }
-    for (; i < n; ++i) d[i] = fp16::to_float(s[i]);
+    for (; i < n; ++i) store_element(d + i, fp16::to_float(load_element(s + i)));
 }
 
 NVDLA_AVX2 void fp16_to_fp32_avx2(const void* in, void* out, uint32_t n, bool stream) {
@@ -284,7 +298,7 @@ NVDLA_AVX2 void fp16_to_fp32_avx2(const void* in, void* out, uint32_t n, bool st
     uint32_t i = 0;
     if (stream)
         for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 31) != 0; ++i)
-            d[i] = fp16::to_float(s[i]);
+            store_element(d + i, fp16::to_float(load_element(s + i)));
     for (; i + 8 <= n; i += 8) {
         const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
         if (stream)
@@ -292,7 +306,7 @@ NVDLA_AVX2 void fp16_to_fp32_avx2(const void* in, void* out, uint32_t n, bool st
         else
             _mm256_storeu_ps(d + i, f);
     }
-    for (; i < n; ++i) d[i] = fp16::to_float(s[i]);
+    for (; i < n; ++i) store_element(d + i, fp16::to_float(load_element(s + i)));
 }
 
 template <uint32_t Bytes>
