@@ -161,8 +161,9 @@ void BM_PackUint8ImageToA8B8G8R8(benchmark::State& state) {
     Buffers& b = buffers();
     const nvdla::ConstTensorView in{b.image.data(), b.image.size(), HostType::Uint8,
                                     HostLayout::NCHW, kImageDims};
+    const nvdla::HwConfig& hw = nv_full();  // looked up once, as a caller would
     run(state, b.image.size(),
-        [&] { return nvdla::pack_pixels(nv_full(), in, b.pixel_surface, b.pixels).ok(); });
+        [&] { return nvdla::pack_pixels(hw, in, b.pixel_surface, b.pixels).ok(); });
 }
 
 // Console output as usual, plus the median and best time of each benchmark for the table.

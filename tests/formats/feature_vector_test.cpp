@@ -196,6 +196,37 @@ TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
             }
 }
 
+// fp16 cubes unpack to float32 rows straight from whole 16-channel surfaces, 16 pixels at a
+// time from the first pixel whose row stores start a cache line: widths around those blocks,
+// partial last surfaces, spare atoms, host rows at every byte offset, and outputs past the
+// non-temporal threshold with rows a multiple of 64 bytes apart (the whole-line streaming form).
+TEST(FeatureVector, Fp16ToFloat32OfWholeSurfacesMatchesTheElementPathAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    const Conversion fp16{HostType::Float32, Precision::Fp16, false, false};
+    const HwConfig& hw = test::config("nv_full");
+    for (IsaLevel level : emu::levels_of_this_cpu()) {
+        for (uint32_t channels : {16u, 32u, 48u + 5u})
+            for (int round = 0; round < 6; ++round) {
+                const uint32_t width =
+                    16 * test::random_between(rng, 1, 5) + test::random_between(rng, 0, 2) - 1;
+                const Dims4 d{1, channels, test::random_between(rng, 1, 5), width};
+                FeatureStrides strides;
+                if (round % 2) {
+                    strides.line =
+                        (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
+                    strides.surface = d.h * strides.line + hw.atom_bytes;
+                }
+                check_case(rng, hw, fp16, HostLayout::NCHW, d, strides, level,
+                           round == 0 ? 0 : test::random_between(rng, 1, 63));
+                if (HasFatalFailure()) return;
+            }
+        // 4.3 MB of float32, planes of 90112 bytes, rows at two offsets from a cache line.
+        for (size_t misalign : {0, 16})
+            check_case(rng, hw, fp16, HostLayout::NCHW, {1, 48, 128, 176}, {}, level, misalign);
+        if (HasFatalFailure()) return;
+    }
+}
+
 // float32 -> int8/int16 with a scale rounds most vectors in a short form that holds only where
 // no value is a tie, NaN or infinite: plain values with such values sprinkled in, so that both
 // forms and their switching are compared with the element-wise path.

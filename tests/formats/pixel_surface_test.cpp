@@ -431,16 +431,16 @@ TEST(PixelSurface, EightBitRowsGiveTheBytesOfSixteenBitValues) {
 // The 8-bit shortcut's vector loops wherever the destination and the host rows start (AVX2
 // starts where the row loads are aligned, AVX-512 where the pixel stores are): dense A8B8G8R8
 // surfaces written at every byte offset into a buffer from rows at every 16-byte and some
-// other offsets from a 64-byte boundary, widths around the 32- and 64-pixel blocks and up to
-// several blocks after the longest unaligned start, the same bytes as through 16-bit values at
-// every level.
+// other offsets from a 64-byte boundary, widths around the 32-, 64- and 128-pixel blocks and up
+// to several blocks after the longest unaligned start, the same bytes as through 16-bit values
+// at every level.
 TEST(PixelSurface, EightBitRowsAtEveryAlignment) {
     auto rng = test::rng_for_test();
     const PixelFormatInfo& f = pixel_format_info(PixelFormat::A8B8G8R8);
     for (emu::IsaLevel level : emu::levels_of_this_cpu())
-        for (uint32_t offset = 0; offset < 68; ++offset)
+        for (uint32_t offset = 0; offset < 72; ++offset)
             for (uint32_t source_offset : {0u, 16u, 32u, 48u, 8u + offset % 8, offset}) {
-                const uint32_t whole_blocks[] = {64, 127, 128, 129};
+                const uint32_t whole_blocks[] = {64, 127, 128, 129, 140, 160, 191, 192};
                 const uint32_t width =
                     offset < 64 ? test::random_between(rng, 1, 400) : whole_blocks[offset - 64];
                 const auto s = dense_pixel_surface(nv_full(), f.format, width, 1);
