@@ -484,6 +484,38 @@ TEST(ProduceInOrder, EveryBlockMadeOnceAndConsumedInOrder) {
             }
 }
 
+// Every block prepared in order on the calling thread, then made once, after its slot's
+// previous block was made (the waits of both sides: 8 threads for 2 cores, one slot).
+TEST(PrepareThenMake, EveryBlockMadeOnceAfterItIsPrepared) {
+    for (unsigned threads : {1u, 2u, 3u, 8u})
+        for (uint32_t count : {0u, 1u, 2u, 7u, 64u})
+            for (uint32_t slots : {1u, 2u, 5u}) {
+                std::vector<uint32_t> prepared;
+                std::vector<std::atomic<int>> made(count);
+                // The block each slot was last prepared for.
+                std::vector<std::atomic<uint32_t>> slot_block(slots);
+                for (std::atomic<uint32_t>& b : slot_block) b = UINT32_MAX;
+                prepare_then_make(
+                    threads, count, slots,
+                    [&](uint32_t block, uint32_t slot) {
+                        EXPECT_EQ(slot, block % slots);
+                        if (block >= slots) {
+                            EXPECT_EQ(made[block - slots].load(), 1);
+                        }
+                        slot_block[slot] = block;
+                        prepared.push_back(block);
+                    },
+                    [&](unsigned part, uint32_t block, uint32_t slot) {
+                        EXPECT_LT(part, threads);
+                        EXPECT_EQ(slot_block[slot].load(), block);
+                        ++made[block];
+                    });
+                ASSERT_EQ(prepared.size(), count);
+                for (uint32_t i = 0; i < count; ++i) EXPECT_EQ(prepared[i], i);
+                for (const std::atomic<int>& m : made) EXPECT_EQ(m.load(), 1);
+            }
+}
+
 // Nested calls (a part running parts) and calls from several threads at once run every part.
 TEST(RunParts, NestedAndConcurrentCallsRunEveryPart) {
     std::atomic<int> runs{0};
