@@ -40,6 +40,7 @@ struct Post {
     bool output_cut = false;         // ...the output's: SDP's writes fault
     bool residual_cut = false;       // ...the residual operand's: SDP_RDMA's reads fault
     bool to_pdp = false;             // 2x2 (or 1x1) max pooling on the fly
+    bool overlapping_lines = false;  // output line stride half a line: lines share bytes
     uint32_t cvt_scale = 1, cvt_shift = 0;
     int32_t cvt_offset = 0;
 };
@@ -169,7 +170,9 @@ Outcome run(const Layer& layer, unsigned threads) {
     sdp("D_DATA_CUBE_CHANNEL", K - 1);
     sdp("D_DST_BASE_ADDR_LOW", static_cast<uint32_t>(out_base));
     sdp("D_DST_BASE_ADDR_HIGH", static_cast<uint32_t>(out_base >> 32));
-    sdp("D_DST_LINE_STRIDE", static_cast<uint32_t>(out.line()));
+    sdp("D_DST_LINE_STRIDE",
+        static_cast<uint32_t>(post.overlapping_lines ? uint64_t(std::max(1u, ow / 2)) * out.atom
+                                                     : out.line()));
     sdp("D_DST_SURFACE_STRIDE", static_cast<uint32_t>(out.surface()));
     sdp("D_DST_BATCH_STRIDE", static_cast<uint32_t>(out.batch()));
     sdp("D_DST_DMA_CFG", 1);
@@ -412,6 +415,31 @@ TEST_F(ManyThreads, ResidualAndOutputFaultsAreTheSameOnAnyThreadCount) {
     }
 }
 
+// Output lines that share bytes (a line stride of half a line), written with lines that read
+// a residual operand: the later line's bytes win, as on one thread, whichever threads make the
+// blocks.
+TEST_F(ManyThreads, OverlappingOutputLinesAreTheSameOnAnyThreadCount) {
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 6; ++i) {
+        Layer layer = random_layer(rng);
+        ConvSpec& c = layer.conv;
+        c.width = test::random_between(rng, 4, 16);
+        c.height = test::random_between(rng, 8, 16);  // several blocks
+        c.kernels = test::random_between(rng, 8, 72);
+        c.batches = 1;
+        layer.group = 0;
+        Post& p = layer.post;
+        p.residual = true;
+        p.overlapping_lines = true;
+        p.over_input = p.residual_in_place = p.to_pdp = false;
+        const Outcome one = run(layer, 1);
+        for (int again = 0; again < 3; ++again)
+            for (unsigned threads : {2u, 3u, 4u})
+                EXPECT_TRUE(run(layer, threads) == one)
+                    << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+    }
+}
+
 // A register's value in an outcome (its place in the register map's list).
 uint32_t register_value(const Outcome& o, const char* unit, const char* name) {
     const auto& registers = hw::RegisterMap::get(test::config("nv_full").reg_map).registers();
@@ -481,6 +509,38 @@ TEST(ProduceInOrder, EveryBlockMadeOnceAndConsumedInOrder) {
                     EXPECT_EQ(consumed[i], i);
                     EXPECT_EQ(made[i], 1);
                 }
+            }
+}
+
+// Every block prepared in order on the calling thread, then made once, after its slot's
+// previous block was made (the waits of both sides: 8 threads for 2 cores, one slot).
+TEST(PrepareThenMake, EveryBlockMadeOnceAfterItIsPrepared) {
+    for (unsigned threads : {1u, 2u, 3u, 8u})
+        for (uint32_t count : {0u, 1u, 2u, 7u, 64u})
+            for (uint32_t slots : {1u, 2u, 5u}) {
+                std::vector<uint32_t> prepared;
+                std::vector<std::atomic<int>> made(count);
+                // The block each slot was last prepared for.
+                std::vector<std::atomic<uint32_t>> slot_block(slots);
+                for (std::atomic<uint32_t>& b : slot_block) b = UINT32_MAX;
+                prepare_then_make(
+                    threads, count, slots,
+                    [&](uint32_t block, uint32_t slot) {
+                        EXPECT_EQ(slot, block % slots);
+                        if (block >= slots) {
+                            EXPECT_EQ(made[block - slots].load(), 1);
+                        }
+                        slot_block[slot] = block;
+                        prepared.push_back(block);
+                    },
+                    [&](unsigned part, uint32_t block, uint32_t slot) {
+                        EXPECT_LT(part, threads);
+                        EXPECT_EQ(slot_block[slot].load(), block);
+                        ++made[block];
+                    });
+                ASSERT_EQ(prepared.size(), count);
+                for (uint32_t i = 0; i < count; ++i) EXPECT_EQ(prepared[i], i);
+                for (const std::atomic<int>& m : made) EXPECT_EQ(m.load(), 1);
             }
 }
 

@@ -16,6 +16,7 @@ emu_tests=(
     ConvFp16Layers.FeatureLayersEqualTheReference
     '*GroupedKernel.RandomBlockDiagonalLayersMatchThePlainSumOnEveryLevel/*'
     'ProduceInOrder.*'
+    'PrepareThenMake.*'
     'RunParts.*'
     'ConvFp16Band.*'
 )

@@ -28,6 +28,41 @@ constexpr std::chrono::microseconds kSpin{100};
 // parallel_for's ranges per thread.
 constexpr uint64_t kRangesPerThread = 4;
 
+// The shared state of produce_in_order and prepare_then_make: a mutex for their counters and a
+// way to wait for another thread to change them. A wait spins first (kSpin): the threads hand
+// blocks to each other every few tens of microseconds, less than a sleeping thread of this
+// virtual machine takes to wake, and a condition variable's wake-up costs the notifying thread
+// a futex call too (docs/emu/performance.md, "Two threads"); a thread that waits longer sleeps.
+class Handoff {
+  public:
+    std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
+    // With the lock held: the counters changed.
+    void changed() {
+        version_.fetch_add(1, std::memory_order_release);
+        if (sleepers_ > 0) wake_.notify_all();
+    }
+    // With the lock held: returns, the lock held again, once another thread called changed().
+    void wait(std::unique_lock<std::mutex>& lock) {
+        const uint64_t seen = version_.load(std::memory_order_relaxed);
+        lock.unlock();
+        const auto start = std::chrono::steady_clock::now();
+        while (version_.load(std::memory_order_acquire) == seen &&
+               std::chrono::steady_clock::now() - start < kSpin)
+            for (int i = 0; i < 16; ++i) _mm_pause();
+        lock.lock();
+        if (version_.load(std::memory_order_relaxed) != seen) return;
+        ++sleepers_;
+        wake_.wait(lock, [&] { return version_.load(std::memory_order_relaxed) != seen; });
+        --sleepers_;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::atomic<uint64_t> version_{0};  // changed() calls, read without the lock too
+    unsigned sleepers_ = 0;             // threads in wake_.wait
+};
+
 // Threads that wait for parts of one call at a time. Starting threads on every call cost 40 to
 // 100 us per layer (docs/emu/performance.md, "Two threads").
 class Pool {
@@ -70,7 +105,16 @@ class Pool {
             lock.lock();
             --unfinished_;
         }
-        done_.wait(lock, [this] { return unfinished_ == 0; });
+        // The other parts often end within microseconds of this one: awaited spinning first.
+        if (unfinished_.load(std::memory_order_relaxed) != 0) {
+            lock.unlock();
+            const auto start = std::chrono::steady_clock::now();
+            while (unfinished_.load(std::memory_order_acquire) != 0 &&
+                   std::chrono::steady_clock::now() - start < kSpin)
+                for (int i = 0; i < 16; ++i) _mm_pause();
+            lock.lock();
+        }
+        done_.wait(lock, [this] { return unfinished_.load(std::memory_order_relaxed) == 0; });
         job_ = nullptr;
         return true;
     }
@@ -108,7 +152,8 @@ class Pool {
     std::condition_variable wake_, done_;
     std::vector<std::thread> workers_;
     const std::function<void(unsigned)>* job_ = nullptr;
-    unsigned parts_ = 0, next_ = 0, unfinished_ = 0;
+    unsigned parts_ = 0, next_ = 0;
+    std::atomic<unsigned> unfinished_{0};  // changed with the lock held, read without it too
     bool stop_ = false;
     std::atomic<uint64_t> calls_{0};  // calls run so far, read without the lock
 };
@@ -189,8 +234,7 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
                       const std::function<void(uint32_t, uint32_t)>& consume) {
     if (count == 0) return;
     slots = std::max(1u, slots);
-    std::mutex mutex;
-    std::condition_variable changed;
+    Handoff handoff;
     uint32_t next = 0, consumed = 0;
     std::vector<uint32_t> made(slots, UINT32_MAX);  // the block each slot holds
     // With the lock held: makes the next block if there is one and its slot is free.
@@ -201,26 +245,26 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
         produce(part, block, block % slots);
         lock.lock();
         made[block % slots] = block;
-        changed.notify_all();
+        handoff.changed();
         return true;
     };
     const unsigned parts = std::min(std::max(1u, threads), count);
     run_parts(parts, [&](unsigned part) {
-        std::unique_lock<std::mutex> lock(mutex);
+        std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
             while (next < count)
-                if (!make_next(lock, part)) changed.wait(lock);
+                if (!make_next(lock, part)) handoff.wait(lock);
             return;
         }
         // The consumer makes blocks too while the next one is not there.
         for (uint32_t block = 0; block < count; ++block) {
             while (made[block % slots] != block)
-                if (!make_next(lock, 0)) changed.wait(lock);
+                if (!make_next(lock, 0)) handoff.wait(lock);
             lock.unlock();
             consume(block, block % slots);
             lock.lock();
             consumed = block + 1;
-            changed.notify_all();
+            handoff.changed();
         }
     });
 }
@@ -230,8 +274,7 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
                        const std::function<void(unsigned, uint32_t, uint32_t)>& make) {
     if (count == 0) return;
     slots = std::max(1u, slots);
-    std::mutex mutex;
-    std::condition_variable changed;
+    Handoff handoff;
     uint32_t prepared = 0, started = 0, finished = 0;
     std::vector<uint32_t> made(slots, UINT32_MAX);  // the last block made in each slot
     // With the lock held: makes the next prepared block if there is one.
@@ -243,29 +286,29 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
         lock.lock();
         made[block % slots] = block;
         ++finished;
-        changed.notify_all();
+        handoff.changed();
         return true;
     };
     const unsigned parts = std::min(std::max(1u, threads), count);
     run_parts(parts, [&](unsigned part) {
-        std::unique_lock<std::mutex> lock(mutex);
+        std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
             while (started < count)
-                if (!make_next(lock, part)) changed.wait(lock);
+                if (!make_next(lock, part)) handoff.wait(lock);
             return;
         }
         for (uint32_t block = 0; block < count; ++block) {
             // The slot is free once the block before it there is made.
             while (block >= slots && made[block % slots] != block - slots)
-                if (!make_next(lock, 0)) changed.wait(lock);
+                if (!make_next(lock, 0)) handoff.wait(lock);
             lock.unlock();
             prepare(block, block % slots);
             lock.lock();
             prepared = block + 1;
-            changed.notify_all();
+            handoff.changed();
         }
         while (finished < count)
-            if (!make_next(lock, 0)) changed.wait(lock);
+            if (!make_next(lock, 0)) handoff.wait(lock);
     });
 }
 

@@ -302,6 +302,18 @@ void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* inpu
 // Whether a per-element operand SDP_RDMA reads may lie where the output goes: then the lines
 // must come in Sdp::execute's order (a deferred cube is computed whole first).
 bool operands_overlap_output(const Settings& s);
+// Whether two output lines of the write DMA may share bytes (a line, surface or batch stride
+// below what it strides over): their order then decides what memory holds, so the lines are
+// written on the calling thread in order.
+inline bool output_lines_overlap(const Settings& s) {
+    const uint64_t line = uint64_t(s.width) * s.atom;
+    const uint64_t surfaces = uint64_t(s.groups) * (s.group / s.out_lanes);
+    const uint64_t surface_span = uint64_t(s.height - 1) * s.dst.line_stride + line;
+    const uint64_t batch_span = (surfaces - 1) * s.dst.surface_stride + surface_span;
+    return (s.height > 1 && s.dst.line_stride < line) ||
+           (surfaces > 1 && s.dst.surface_stride < surface_span) ||
+           (s.batches > 1 && s.dst.batch_stride < batch_span);
+}
 
 // The AVX2 forms (sdp_simd_avx2.cpp), which the functions above call below the AVX-512 level.
 namespace avx2 {
@@ -456,13 +468,15 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         };
         // Per part, summed after the pass (CACC's, SDP's).
         std::vector<uint32_t> cacc_saturations(parts, 0), sdp_saturations(parts, 0);
-        if (parts > 1 && per_element) {
+        if (parts > 1 && per_element && !output_lines_overlap(s)) {
             // Lines that read memory: this thread makes every DMA of a block first, in the
             // one-thread order (each line's operand reads, copied into the block's slot, then
             // the checked places of its output lines), and the block's thread then computes
             // the block, its lines and copies them to their places. The operands never lie
             // where the output goes here (operands_overlap_output), so the copies hold what
-            // the lines would have read, and nothing reads the output before the pass ends.
+            // the lines would have read, and nothing reads the output before the pass ends;
+            // no two output lines share bytes (output_lines_overlap), so the order of the
+            // threads' copies does not matter.
             const uint32_t per_group = writer.lines_per_group();
             const size_t line_bytes = group_bytes / per_group;
             const size_t elements = s.line_elements();
