@@ -5,6 +5,7 @@
 // every exponent, NaN results and exponents far apart.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -193,6 +194,101 @@ TEST(CaccFp48Sum, OneResultIsTheFirstAddition) {
                     differ += out[lane] != cacc_fp48_add(0, macs[lane]);
             }
         EXPECT_EQ(differ, 0u) << isa_name(level);
+    }
+}
+
+// The band kernel's form (fp48_sum_products): its CMAC results as 32-bit products at
+// exponents 0 .. 62, summed as doubles. A lane's chain: `kind` 0 products of random widths at
+// exponents 0, 4 and 8 above a base (as a depthwise output's taps), 1 a bound just below, at or
+// above 2^37 at the base, 2 exact cancellations, 3 zero products at any exponent (below the
+// base too) and exponents far apart, 4 full 32-bit products (-2^31 among them).
+std::vector<uint64_t> random_product_chain(std::mt19937_64& rng, unsigned n, int kind) {
+    std::vector<uint64_t> macs(n);
+    const uint64_t base = rng() % 12 * 4 + (rng() % 4 == 0 ? rng() % 4 : 0);
+    const auto exponent = [&] { return base + rng() % 3 * 4; };
+    const auto product = [&](int bits) {
+        const int64_t m = static_cast<int64_t>(rng() >> (64 - bits));
+        return rng() % 2 ? -m : m;
+    };
+    switch (kind) {
+        case 0:
+            for (auto& mac : macs) mac = cmac_result(exponent(), product(1 + int(rng() % 31)));
+            break;
+        case 1: {
+            if (n < 2) return random_product_chain(rng, n, 0);
+            // The rest well below 2^36, then two results making the bound 2^37 + delta.
+            const int64_t delta = int64_t(rng() % 5) - 3;
+            const bool one_sign = rng() % 2, negative_sign = rng() % 2;
+            __int128 rest = 0;
+            for (unsigned t = 2; t < n; ++t) {
+                const uint64_t e = exponent();
+                const int64_t magnitude = static_cast<int64_t>(rng() >> (64 - 22));
+                rest += static_cast<__int128>(magnitude) << (e - base);
+                macs[t] =
+                    cmac_result(e, (one_sign ? negative_sign : rng() % 2) ? -magnitude : magnitude);
+            }
+            const int64_t target = static_cast<int64_t>((__int128(1) << 37) + delta - rest);
+            const int64_t high = target >> 8, low = target & 255;
+            macs[0] = cmac_result(base + 8, (one_sign ? negative_sign : rng() % 2) ? -high : high);
+            macs[1] = cmac_result(base, (one_sign ? negative_sign : rng() % 2) ? -low : low);
+            break;
+        }
+        case 2: {
+            for (unsigned t = 0; t + 1 < n; t += 2) {
+                const uint64_t e = exponent();
+                const int64_t m = product(31);
+                macs[t] = cmac_result(e, m);
+                macs[t + 1] = cmac_result(e, -m);
+            }
+            const int64_t power = int64_t(1) << (rng() % 31);
+            macs[n - 1] = cmac_result(exponent(), rng() % 2 ? -power : power);
+            break;
+        }
+        case 3:
+            for (auto& mac : macs)
+                mac = rng() % 3 == 0 ? cmac_result(rng() % 63, 0)
+                                     : cmac_result(rng() % 2 ? exponent() : rng() % 63,
+                                                   product(1 + int(rng() % 31)));
+            break;
+        default:
+            for (auto& mac : macs)
+                mac = cmac_result(exponent(), rng() % 8 == 0 ? INT32_MIN : product(31));
+    }
+    return macs;
+}
+
+TEST(CaccFp48Sum, ProductsSummedAsDoublesEqualTheChain) {
+    std::mt19937_64 rng(5113);
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        uint64_t differ = 0, exact = 0, chains = 0, near_limit = 0;
+        for (int i = 0; i < 6000; ++i) {
+            const unsigned n = 1 + unsigned(rng() % 25);
+            std::vector<int32_t> products(size_t(n) * 8), exponents(size_t(n) * 8);
+            uint64_t expected[8];
+            for (int lane = 0; lane < 8; ++lane) {
+                const int kind = int(rng() % 5);
+                const std::vector<uint64_t> chain = random_product_chain(rng, n, kind);
+                uint64_t acc = 0;
+                for (unsigned t = 0; t < n; ++t) {
+                    products[t * 8 + lane] = static_cast<int32_t>(mantissa_of(chain[t]));
+                    exponents[t * 8 + lane] = static_cast<int32_t>(chain[t] >> 38);
+                    acc = cacc_fp48_add(acc, chain[t]);
+                }
+                expected[lane] = acc;
+                ++chains;
+                exact += exact_by_bound(chain);
+                near_limit += kind == 1 && n >= 2;
+            }
+            uint64_t out[8];
+            cacc_fp48_sum_products_lanes(products.data(), exponents.data(), n, out);
+            for (int lane = 0; lane < 8; ++lane) differ += out[lane] != expected[lane];
+        }
+        EXPECT_EQ(differ, 0u) << isa_name(level);
+        // Both forms are exercised: many chains within the bound, many beyond it.
+        EXPECT_GT(exact, chains / 5) << isa_name(level);
+        EXPECT_LT(exact, chains * 4 / 5) << isa_name(level);
+        EXPECT_GT(near_limit, chains / 8) << isa_name(level);
     }
 }
 

@@ -164,6 +164,30 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_sum_avx5
     std::memcpy(out, &r, sizeof r);
 }
 
+// The band kernel's sums of 32-bit products: 8 lanes (AVX-512: in the low half of 16).
+__attribute__((target("avx2"))) void fp48_sum_products_avx2(const int32_t* products,
+                                                            const int32_t* exponents, unsigned n,
+                                                            uint64_t* out) {
+    avx2::S p[kMaxSummedLanes], e[kMaxSummedLanes];
+    std::memcpy(p, products, n * sizeof(avx2::S));
+    std::memcpy(e, exponents, n * sizeof(avx2::S));
+    avx2::Q sums[2];
+    avx2::fp48_sum_products(p, e, int(n), sums);
+    std::memcpy(out, sums, sizeof sums);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_sum_products_avx512(
+    const int32_t* products, const int32_t* exponents, unsigned n, uint64_t* out) {
+    avx512::S p[kMaxSummedLanes] = {}, e[kMaxSummedLanes] = {};
+    for (unsigned t = 0; t < n; ++t) {
+        std::memcpy(&p[t], products + t * 8, 8 * sizeof(int32_t));
+        std::memcpy(&e[t], exponents + t * 8, 8 * sizeof(int32_t));
+    }
+    avx512::Q sums[2];
+    avx512::fp48_sum_products(p, e, int(n), sums);
+    std::memcpy(out, &sums[0], 8 * sizeof(uint64_t));
+}
+
 // Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8); of the decoded
 // mantissas ORed, the sign and whether any bit is set.
 __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
@@ -276,6 +300,25 @@ void cacc_fp48_sum_lanes(const uint64_t* macs, unsigned n, uint64_t out[8]) {
             for (int i = 0; i < 8; ++i) {
                 uint64_t acc = 0;
                 for (unsigned t = 0; t < n; ++t) acc = cacc_fp48_add(acc, macs[t * 8 + i]);
+                out[i] = acc;
+            }
+    }
+}
+
+void cacc_fp48_sum_products_lanes(const int32_t* products, const int32_t* exponents, unsigned n,
+                                  uint64_t out[8]) {
+    n = std::min(n, kMaxSummedLanes);
+    switch (isa_level()) {
+        case IsaLevel::Avx512: return fp48_sum_products_avx512(products, exponents, n, out);
+        case IsaLevel::Avx2: return fp48_sum_products_avx2(products, exponents, n, out);
+        default:
+            for (int i = 0; i < 8; ++i) {
+                uint64_t acc = 0;
+                for (unsigned t = 0; t < n; ++t) {
+                    const uint64_t e = uint64_t(exponents[t * 8 + i]) & 0x3f;
+                    const uint64_t p = uint64_t(int64_t(products[t * 8 + i]));
+                    acc = cacc_fp48_add(acc, e << 38 | (p & ((uint64_t(1) << 38) - 1)));
+                }
                 out[i] = acc;
             }
     }

@@ -290,6 +290,11 @@ void cacc_fp48_add_lanes(const uint64_t acc[8], const uint64_t mac[8], uint64_t 
 // macs[t * 8 + i], t < n <= 64) by the vector form the fp16 kernels use on this ISA level, which
 // adds the results as one where that rounds nowhere. Exposed for tests.
 void cacc_fp48_sum_lanes(const uint64_t* macs, unsigned n, uint64_t out[8]);
+// The same sums of n CMAC results given as 32-bit products (the mantissa) and exponents
+// 0 .. 62 (result t of lane i: products[t * 8 + i] at exponents[t * 8 + i]), as the fp16 band
+// kernel adds them on this ISA level. Exposed for tests.
+void cacc_fp48_sum_products_lanes(const int32_t* products, const int32_t* exponents, unsigned n,
+                                  uint64_t out[8]);
 // One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
 // their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
 // products are. Exposed for tests.
