@@ -169,57 +169,49 @@ TEST(FeatureVector, LargeCubesMatchTheElementPathAtEveryLevel) {
     }
 }
 
-// int8 copies of whole 32-channel surfaces go between host rows and atoms without the tile
-// buffer, 16 or 32 pixels at a time: widths around those blocks, partial last surfaces,
-// spare atoms, host rows at every alignment.
+// Whole surfaces of `channels` go between host rows and atoms in blocks of 16 or 32 pixels:
+// widths around those blocks (up to `max_blocks` of 16 pixels), partial last surfaces, spare
+// atoms, host rows at any offset from a cache line (stores begin at the first 32- or 64-byte
+// boundary).
+void check_whole_surfaces(std::mt19937_64& rng, const Conversion& c, IsaLevel level,
+                          std::initializer_list<uint32_t> channel_counts, uint32_t max_blocks) {
+    const HwConfig& hw = test::config("nv_full");
+    for (uint32_t channels : channel_counts)
+        for (int round = 0; round < 6; ++round) {
+            const uint32_t width =
+                16 * test::random_between(rng, 1, max_blocks) + test::random_between(rng, 0, 2) - 1;
+            const Dims4 d{1, channels, test::random_between(rng, 1, 5), width};
+            FeatureStrides strides;
+            if (round % 2) {
+                strides.line = (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
+                strides.surface = d.h * strides.line + hw.atom_bytes;
+            }
+            check_case(rng, hw, c, HostLayout::NCHW, d, strides, level,
+                       round == 0 ? 0 : test::random_between(rng, 1, 63));
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+}
+
+// int8 copies of whole 32-channel surfaces skip the tile buffer, 16 or 32 pixels at a time.
 TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
     auto rng = test::rng_for_test();
     const Conversion copy{HostType::Int8, Precision::Int8, false, false};
-    const HwConfig& hw = test::config("nv_full");
-    for (IsaLevel level : emu::levels_of_this_cpu())
-        for (uint32_t channels : {32u, 64u, 96u + 7u})
-            for (int round = 0; round < 6; ++round) {
-                const uint32_t width =
-                    16 * test::random_between(rng, 1, 4) + test::random_between(rng, 0, 2) - 1;
-                const Dims4 d{1, channels, test::random_between(rng, 1, 5), width};
-                FeatureStrides strides;
-                if (round % 2) {
-                    strides.line =
-                        (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
-                    strides.surface = d.h * strides.line + hw.atom_bytes;
-                }
-                // Host rows at any offset from a cache line (unpacking stores whole blocks
-                // from the first 32- or 64-byte boundary on).
-                check_case(rng, hw, copy, HostLayout::NCHW, d, strides, level,
-                           round == 0 ? 0 : test::random_between(rng, 1, 63));
-                if (HasFatalFailure()) return;
-            }
+    for (IsaLevel level : emu::levels_of_this_cpu()) {
+        check_whole_surfaces(rng, copy, level, {32u, 64u, 96u + 7u}, 4);
+        if (HasFatalFailure()) return;
+    }
 }
 
 // fp16 cubes unpack to float32 rows straight from whole 16-channel surfaces, 16 pixels at a
-// time from the first pixel whose row stores start a cache line: widths around those blocks,
-// partial last surfaces, spare atoms, host rows at every byte offset, and outputs past the
+// time from the first pixel whose row stores start a cache line; also outputs past the
 // non-temporal threshold with rows a multiple of 64 bytes apart (the whole-line streaming form).
 TEST(FeatureVector, Fp16ToFloat32OfWholeSurfacesMatchesTheElementPathAtEveryLevel) {
     auto rng = test::rng_for_test();
     const Conversion fp16{HostType::Float32, Precision::Fp16, false, false};
     const HwConfig& hw = test::config("nv_full");
     for (IsaLevel level : emu::levels_of_this_cpu()) {
-        for (uint32_t channels : {16u, 32u, 48u + 5u})
-            for (int round = 0; round < 6; ++round) {
-                const uint32_t width =
-                    16 * test::random_between(rng, 1, 5) + test::random_between(rng, 0, 2) - 1;
-                const Dims4 d{1, channels, test::random_between(rng, 1, 5), width};
-                FeatureStrides strides;
-                if (round % 2) {
-                    strides.line =
-                        (d.w + test::random_between(rng, 1, 3)) * uint64_t(hw.atom_bytes);
-                    strides.surface = d.h * strides.line + hw.atom_bytes;
-                }
-                check_case(rng, hw, fp16, HostLayout::NCHW, d, strides, level,
-                           round == 0 ? 0 : test::random_between(rng, 1, 63));
-                if (HasFatalFailure()) return;
-            }
+        check_whole_surfaces(rng, fp16, level, {16u, 32u, 48u + 5u}, 5);
+        if (HasFatalFailure()) return;
         // 4.3 MB of float32, planes of 90112 bytes, rows at two offsets from a cache line.
         for (size_t misalign : {0, 16})
             check_case(rng, hw, fp16, HostLayout::NCHW, {1, 48, 128, 176}, {}, level, misalign);

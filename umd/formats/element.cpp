@@ -12,18 +12,6 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "surfaces are little-endian; a big-endian host needs byte swaps here");
 
-template <class T>
-T load(const void* p) {
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-template <class T>
-void put(void* p, T v) {
-    std::memcpy(p, &v, sizeof v);
-}
-
 void count_saturation(const ConvertOptions& opt) {
     if (opt.stats) ++opt.stats->saturated;
 }
@@ -70,16 +58,16 @@ template <HostType H, Precision P>
 void encode(const void* host, void* surface, const ConvertOptions& opt) {
     if (opt.quant_scale == 1.0f) {
         if constexpr (H == HostType::Float16 && P == Precision::Fp16) {
-            put(surface, saturate_fp16_bits(load<uint16_t>(host), opt));
+            store_element(surface, saturate_fp16_bits(load_element<uint16_t>(host), opt));
             return;
         } else if constexpr (H == HostType::Int8 && P == Precision::Int8) {
-            put(surface, load<int8_t>(host));
+            store_element(surface, load_element<int8_t>(host));
             return;
         } else if constexpr (H == HostType::Int16 && P == Precision::Int16) {
-            put(surface, load<int16_t>(host));
+            store_element(surface, load_element<int16_t>(host));
             return;
         } else if constexpr (H == HostType::Float32 && P == Precision::Fp16) {
-            put(surface, to_fp16(load<float>(host), opt));
+            store_element(surface, to_fp16(load_element<float>(host), opt));
             return;
         }
     }
@@ -90,16 +78,16 @@ template <Precision P, HostType H>
 void decode(const void* surface, void* host, const ConvertOptions& opt) {
     if (opt.quant_scale == 1.0f) {
         if constexpr (H == HostType::Float16 && P == Precision::Fp16) {
-            put(host, saturate_fp16_bits(load<uint16_t>(surface), opt));
+            store_element(host, saturate_fp16_bits(load_element<uint16_t>(surface), opt));
             return;
         } else if constexpr (H == HostType::Int8 && P == Precision::Int8) {
-            put(host, load<int8_t>(surface));
+            store_element(host, load_element<int8_t>(surface));
             return;
         } else if constexpr (H == HostType::Int16 && P == Precision::Int16) {
-            put(host, load<int16_t>(surface));
+            store_element(host, load_element<int16_t>(surface));
             return;
         } else if constexpr (H == HostType::Float32 && P == Precision::Fp16) {
-            put(host, fp16::to_float(load<uint16_t>(surface)));
+            store_element(host, fp16::to_float(load_element<uint16_t>(surface)));
             return;
         }
     }
@@ -133,45 +121,53 @@ DecodeFn decoder_for(HostType to) {
 
 double host_value(HostType t, const void* p) {
     switch (t) {
-        case HostType::Float32: return load<float>(p);
-        case HostType::Float16: return fp16::to_float(load<uint16_t>(p));
-        case HostType::Int8: return load<int8_t>(p);
-        case HostType::Uint8: return load<uint8_t>(p);
-        case HostType::Int16: return load<int16_t>(p);
-        case HostType::Uint16: return load<uint16_t>(p);
+        case HostType::Float32: return load_element<float>(p);
+        case HostType::Float16: return fp16::to_float(load_element<uint16_t>(p));
+        case HostType::Int8: return load_element<int8_t>(p);
+        case HostType::Uint8: return load_element<uint8_t>(p);
+        case HostType::Int16: return load_element<int16_t>(p);
+        case HostType::Uint16: return load_element<uint16_t>(p);
     }
     return 0;
 }
 
 void store_host(HostType t, double v, void* p, const ConvertOptions& opt) {
     switch (t) {
-        case HostType::Float32: put(p, static_cast<float>(v)); return;
-        case HostType::Float16: put(p, to_fp16(v, opt)); return;
-        case HostType::Int8: put(p, static_cast<int8_t>(to_integer(v, -128, 127, opt))); return;
-        case HostType::Uint8: put(p, static_cast<uint8_t>(to_integer(v, 0, 255, opt))); return;
-        case HostType::Int16:
-            put(p, static_cast<int16_t>(to_integer(v, -32768, 32767, opt)));
+        case HostType::Float32: store_element(p, static_cast<float>(v)); return;
+        case HostType::Float16: store_element(p, to_fp16(v, opt)); return;
+        case HostType::Int8:
+            store_element(p, static_cast<int8_t>(to_integer(v, -128, 127, opt)));
             return;
-        case HostType::Uint16: put(p, static_cast<uint16_t>(to_integer(v, 0, 65535, opt))); return;
+        case HostType::Uint8:
+            store_element(p, static_cast<uint8_t>(to_integer(v, 0, 255, opt)));
+            return;
+        case HostType::Int16:
+            store_element(p, static_cast<int16_t>(to_integer(v, -32768, 32767, opt)));
+            return;
+        case HostType::Uint16:
+            store_element(p, static_cast<uint16_t>(to_integer(v, 0, 65535, opt)));
+            return;
     }
 }
 
 double surface_value(Precision p, const void* src) {
     switch (p) {
-        case Precision::Int8: return load<int8_t>(src);
-        case Precision::Int16: return load<int16_t>(src);
-        case Precision::Fp16: return fp16::to_float(load<uint16_t>(src));
+        case Precision::Int8: return load_element<int8_t>(src);
+        case Precision::Int16: return load_element<int16_t>(src);
+        case Precision::Fp16: return fp16::to_float(load_element<uint16_t>(src));
     }
     return 0;
 }
 
 void store_surface(Precision p, double v, void* dst, const ConvertOptions& opt) {
     switch (p) {
-        case Precision::Int8: put(dst, static_cast<int8_t>(to_integer(v, -128, 127, opt))); return;
-        case Precision::Int16:
-            put(dst, static_cast<int16_t>(to_integer(v, -32768, 32767, opt)));
+        case Precision::Int8:
+            store_element(dst, static_cast<int8_t>(to_integer(v, -128, 127, opt)));
             return;
-        case Precision::Fp16: put(dst, to_fp16(v, opt)); return;
+        case Precision::Int16:
+            store_element(dst, static_cast<int16_t>(to_integer(v, -32768, 32767, opt)));
+            return;
+        case Precision::Fp16: store_element(dst, to_fp16(v, opt)); return;
     }
 }
 

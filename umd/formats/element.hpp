@@ -12,6 +12,23 @@
 
 namespace nvdla::detail {
 
+// Host tensors and surfaces may hold an element at any byte: single elements are read and
+// written through memcpy.
+template <class T>
+T load_element(const void* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+template <class T>
+T load_element(const T* p) {
+    return load_element<T>(static_cast<const void*>(p));
+}
+template <class T>
+void store_element(void* p, T v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
 // Converts one element. src/dst point at one element of the respective type; surface elements
 // are little-endian int8, int16 or fp16 bit patterns.
 using EncodeFn = void (*)(const void* host, void* surface, const ConvertOptions& opt);

@@ -63,19 +63,6 @@ constexpr __mmask8 kAll8 = 0xff;
 constexpr __mmask16 kAll16 = 0xffff;
 
 // ---- Row conversions ----
-// Host tensors may start at any byte: the scalar tails load and store their elements through
-// memcpy.
-template <class T>
-T load_element(const T* p) {
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-template <class T>
-void store_element(T* p, T v) {
-    std::memcpy(p, &v, sizeof v);
-}
-
 // Pack: n host elements -> n surface elements. Unpack: n surface elements -> n host elements,
 // with non-temporal stores where `stream` and the destination is aligned.
 using PackRowFn = void (*)(const void* in, void* out, uint32_t n, double scale);
@@ -1028,23 +1015,24 @@ NVDLA_AVX2_INLINE void fp16_atoms_to_channel_rows(const uint8_t* atoms, __m256i*
     transpose8x8_epi16(hi);
 }
 
-// The pixels before the first whole line of row 0 alone; returns them. The rows' lines are
-// aligned alike where `pitch` is a multiple of 64 (otherwise the stores are unaligned ones).
-uint32_t fp16_rows_head(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint64_t pitch) {
+// Converts the pixels before the first whole line of row 0 alone and advances past them. The
+// rows' lines are aligned alike where `pitch` is a multiple of 64 (otherwise the stores are
+// unaligned ones); streaming needs them aligned.
+void fp16_rows_head(const uint8_t*& atoms, uint32_t& count, uint8_t*& rows, uint64_t pitch,
+                    bool& stream) {
     const auto address = reinterpret_cast<uintptr_t>(rows);
     const uint32_t head =
         address % 4 != 0 ? 0 : std::min<uint32_t>(count, uint32_t(-address % 64) / 4);
     fp16_atoms_to_fp32_rows_tail(atoms, head, rows, pitch);
-    return head;
-}
-
-NVDLA_AVX2 void fp16_atoms_to_fp32_rows_avx2(const uint8_t* atoms, uint32_t count, uint8_t* rows,
-                                             uint64_t pitch, bool stream) {
-    const uint32_t head = fp16_rows_head(atoms, count, rows, pitch);
     atoms += uint64_t(head) * 32;
     rows += uint64_t(head) * 4;
     count -= head;
     stream = stream && reinterpret_cast<uintptr_t>(rows) % 64 == 0 && pitch % 64 == 0;
+}
+
+NVDLA_AVX2 void fp16_atoms_to_fp32_rows_avx2(const uint8_t* atoms, uint32_t count, uint8_t* rows,
+                                             uint64_t pitch, bool stream) {
+    fp16_rows_head(atoms, count, rows, pitch, stream);
     const RowGroups at(pitch);
     uint8_t* g[2] = {rows, rows + 8 * pitch};
     const uint32_t whole = count / 16 * 16;
@@ -1080,11 +1068,7 @@ NVDLA_AVX2 void fp16_atoms_to_fp32_rows_avx2(const uint8_t* atoms, uint32_t coun
 
 NVDLA_AVX512 void fp16_atoms_to_fp32_rows_avx512(const uint8_t* atoms, uint32_t count,
                                                  uint8_t* rows, uint64_t pitch, bool stream) {
-    const uint32_t head = fp16_rows_head(atoms, count, rows, pitch);
-    atoms += uint64_t(head) * 32;
-    rows += uint64_t(head) * 4;
-    count -= head;
-    stream = stream && reinterpret_cast<uintptr_t>(rows) % 64 == 0 && pitch % 64 == 0;
+    fp16_rows_head(atoms, count, rows, pitch, stream);
     const RowGroups at(pitch);
     uint8_t* g[2] = {rows, rows + 8 * pitch};
     const uint32_t whole = count / 16 * 16;
