@@ -452,7 +452,9 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         std::vector<OperandLine> group_ops(lines_with_blocks ? 3 * size_t(s.groups) : 0);
         for (uint32_t g = 0; g < s.groups && lines_with_blocks; ++g) load(g, 0, &group_ops[3 * g]);
         const size_t slot_lines = size_t(s.groups) * block * s.batches;
-        std::vector<std::byte> out(lines_with_blocks ? slots * slot_lines * group_bytes : 0);
+        // (Only where the calling thread writes the lines: output lines that share bytes.)
+        const bool lines_in_slots = lines_with_blocks && output_lines_overlap(s);
+        std::vector<std::byte> out(lines_in_slots ? slots * slot_lines * group_bytes : 0);
         // Where line (g, h - y0, b) of a slot's output lines goes.
         const auto out_line = [&](uint32_t slot, uint32_t g, uint32_t row, uint32_t b) {
             return out.data() +
