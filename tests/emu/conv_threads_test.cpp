@@ -415,9 +415,32 @@ TEST_F(ManyThreads, ResidualAndOutputFaultsAreTheSameOnAnyThreadCount) {
     }
 }
 
+// The write DMA's writes fault past the first half of the output (and CDMA's reads past the
+// first half of the input in some layers) while the blocks' lines, which read no memory, are
+// made and copied to their checked places on the layer's threads: the same faults and memory.
+TEST_F(ManyThreads, OutputFaultsWithoutOperandReadsAreTheSameOnAnyThreadCount) {
+    auto rng = test::rng_for_test();
+    for (int i = 0; i < 9; ++i) {
+        Layer layer = random_layer(rng);
+        ConvSpec& c = layer.conv;
+        c.height = test::random_between(rng, 6, 16);    // several blocks
+        c.kernels = test::random_between(rng, 40, 72);  // several channel groups
+        Post& p = layer.post;
+        p.residual = false;
+        p.output_cut = true;
+        p.input_cut = i % 3 == 2;
+        p.over_input = p.residual_in_place = p.to_pdp = false;
+        const Outcome one = run(layer, 1);
+        EXPECT_GT(one.faults, 0u) << describe(layer);
+        for (unsigned threads : {2u, 3u, 4u})
+            EXPECT_TRUE(run(layer, threads) == one)
+                << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+    }
+}
+
 // Output lines that share bytes (a line stride of half a line), written with lines that read
-// a residual operand: the later line's bytes win, as on one thread, whichever threads make the
-// blocks.
+// a residual operand and with lines that read no memory: the later line's bytes win, as on one
+// thread, whichever threads make the blocks.
 TEST_F(ManyThreads, OverlappingOutputLinesAreTheSameOnAnyThreadCount) {
     auto rng = test::rng_for_test();
     for (int i = 0; i < 6; ++i) {
@@ -429,7 +452,7 @@ TEST_F(ManyThreads, OverlappingOutputLinesAreTheSameOnAnyThreadCount) {
         c.batches = 1;
         layer.group = 0;
         Post& p = layer.post;
-        p.residual = true;
+        p.residual = i % 2 == 0;  // odd layers: lines that read no memory, made with their blocks
         p.overlapping_lines = true;
         p.over_input = p.residual_in_place = p.to_pdp = false;
         const Outcome one = run(layer, 1);

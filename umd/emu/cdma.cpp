@@ -502,10 +502,10 @@ bool same_parts(const std::vector<std::byte>& kept,
 // Whether the `bytes` at `a` and `b` are equal, compared on up to `threads` threads (a large
 // layer's weights are compared with the cached ones on every run: megabytes per layer).
 bool same_bytes(const std::byte* a, const std::byte* b, uint64_t bytes, unsigned threads) {
-    constexpr uint64_t kChunk = 64 * 1024;
+    constexpr uint64_t kChunk = 16 * 1024;
     const uint64_t chunks = (bytes + kChunk - 1) / kChunk;
     std::atomic<bool> differ{false};
-    parallel_for(threads, chunks, bytes * kCopyWorkPerByte, [&](uint64_t c0, uint64_t c1) {
+    parallel_for(threads, chunks, bytes * kCompareWorkPerByte, [&](uint64_t c0, uint64_t c1) {
         for (uint64_t c = c0; c < c1 && !differ.load(std::memory_order_relaxed); ++c) {
             const uint64_t at = c * kChunk, n = std::min(kChunk, bytes - at);
             if (std::memcmp(a + at, b + at, n) != 0) differ.store(true, std::memory_order_relaxed);

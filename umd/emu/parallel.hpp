@@ -17,6 +17,10 @@ unsigned threads_for(unsigned threads, uint64_t work);
 // What threads_for counts for copying, encoding or comparing one byte: about as long as 8
 // multiply-adds.
 constexpr uint64_t kCopyWorkPerByte = 8;
+// ... and for comparing one byte with memcmp where nothing else is done with it (a layer's
+// weights with the cached ones): a second thread pays off from 64 KiB each, a fraction of what
+// it needs for MAC work, and the pool's threads wait while the calling thread compares.
+constexpr uint64_t kCompareWorkPerByte = 32;
 // Tests: the work per thread threads_for asks for (0: the default), so that small layers also
 // run on several threads.
 void set_work_per_thread(uint64_t work);

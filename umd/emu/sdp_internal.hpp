@@ -452,7 +452,9 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         std::vector<OperandLine> group_ops(lines_with_blocks ? 3 * size_t(s.groups) : 0);
         for (uint32_t g = 0; g < s.groups && lines_with_blocks; ++g) load(g, 0, &group_ops[3 * g]);
         const size_t slot_lines = size_t(s.groups) * block * s.batches;
-        std::vector<std::byte> out(lines_with_blocks ? slots * slot_lines * group_bytes : 0);
+        // (Only where the calling thread writes the lines: output lines that share bytes.)
+        const bool lines_in_slots = lines_with_blocks && output_lines_overlap(s);
+        std::vector<std::byte> out(lines_in_slots ? slots * slot_lines * group_bytes : 0);
         // Where line (g, h - y0, b) of a slot's output lines goes.
         const auto out_line = [&](uint32_t slot, uint32_t g, uint32_t row, uint32_t b) {
             return out.data() +
@@ -468,15 +470,16 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         };
         // Per part, summed after the pass (CACC's, SDP's).
         std::vector<uint32_t> cacc_saturations(parts, 0), sdp_saturations(parts, 0);
-        if (parts > 1 && per_element && !output_lines_overlap(s)) {
-            // Lines that read memory: this thread makes every DMA of a block first, in the
-            // one-thread order (each line's operand reads, copied into the block's slot, then
+        if (parts > 1 && !output_lines_overlap(s)) {
+            // This thread makes every DMA of a block first, in the one-thread order (each
+            // line's operand reads when lines read memory, copied into the block's slot, then
             // the checked places of its output lines), and the block's thread then computes
-            // the block, its lines and copies them to their places. The operands never lie
-            // where the output goes here (operands_overlap_output), so the copies hold what
-            // the lines would have read, and nothing reads the output before the pass ends;
-            // no two output lines share bytes (output_lines_overlap), so the order of the
-            // threads' copies does not matter.
+            // the block, its lines and copies them to their places, so that the end of the
+            // pass does not wait for this thread to write every block's lines. The operands
+            // never lie where the output goes here (operands_overlap_output), so the copies
+            // hold what the lines would have read, and nothing reads the output before the
+            // pass ends; no two output lines share bytes (output_lines_overlap), so the order
+            // of the threads' copies does not matter.
             const uint32_t per_group = writer.lines_per_group();
             const size_t line_bytes = group_bytes / per_group;
             const size_t elements = s.line_elements();
@@ -503,6 +506,13 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     size_t index = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index) {
+                            if (!per_element) {
+                                for (uint32_t b = 0; b < s.batches; ++b)
+                                    writer.place_lines(
+                                        b, g, h,
+                                        &places[slot][(index * s.batches + b) * per_group]);
+                                continue;
+                            }
                             load(g, h, ops);
                             for (int k = 0; k < 3; ++k) {
                                 OperandLine o = ops[k];
@@ -547,7 +557,8 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index)
                             for (uint32_t b = 0; b < s.batches; ++b) {
-                                line(source(values, y0, y1, g, h, b), &slot_ops[slot][3 * index],
+                                line(source(values, y0, y1, g, h, b),
+                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
                                      made, counted);
                                 std::byte* const* to =
                                     &places[slot][(index * s.batches + b) * per_group];
