@@ -323,6 +323,17 @@ class ManyThreads : public ::testing::Test {
     void TearDown() override { set_work_per_thread(0); }
 };
 
+// 2, 3 and 4 threads give `one`, the layer's outcome on one thread; `where` names the case.
+void expect_as_on_one_thread(const Layer& layer, const Outcome& one, const std::string& where) {
+    for (unsigned threads : {2u, 3u, 4u})
+        EXPECT_TRUE(run(layer, threads) == one) << where << ", " << threads << " threads";
+}
+
+// "layer i (its description)" for failure messages.
+std::string layer_case(int i, const Layer& layer) {
+    return "layer " + std::to_string(i) + " (" + describe(layer) + ")";
+}
+
 TEST_F(ManyThreads, FlyingLayersAreTheSameOnAnyThreadCount) {
     auto rng = test::rng_for_test();
     for (int i = 0; i < 24; ++i) {
@@ -330,10 +341,7 @@ TEST_F(ManyThreads, FlyingLayersAreTheSameOnAnyThreadCount) {
         for (IsaLevel level : levels_of_this_cpu()) {
             const IsaLimit limit(level);
             const Outcome one = run(layer, 1);
-            for (unsigned threads : {2u, 3u, 4u})
-                EXPECT_TRUE(run(layer, threads) == one)
-                    << "layer " << i << " (" << describe(layer) << "), " << isa_name(level) << ", "
-                    << threads << " threads";
+            expect_as_on_one_thread(layer, one, layer_case(i, layer) + ", " + isa_name(level));
         }
     }
 }
@@ -363,9 +371,7 @@ TEST_F(ManyThreads, BlockCountsOddEvenAndOne) {
             layer.post.cvt_scale = 1;
             layer.post.cvt_shift = 6;
             const Outcome one = run(layer, 1);
-            for (unsigned threads : {2u, 3u, 4u})
-                EXPECT_TRUE(run(layer, threads) == one)
-                    << describe(layer) << ", " << threads << " threads";
+            expect_as_on_one_thread(layer, one, describe(layer));
         }
 }
 
@@ -385,9 +391,7 @@ TEST_F(ManyThreads, InputReadFaultsAreTheSameOnAnyThreadCount) {
         p.over_input = p.residual_in_place = p.to_pdp = false;
         const Outcome one = run(layer, 1);
         EXPECT_GT(one.faults, 0u) << describe(layer);
-        for (unsigned threads : {2u, 3u, 4u})
-            EXPECT_TRUE(run(layer, threads) == one)
-                << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+        expect_as_on_one_thread(layer, one, layer_case(i, layer));
     }
 }
 
@@ -409,9 +413,7 @@ TEST_F(ManyThreads, ResidualAndOutputFaultsAreTheSameOnAnyThreadCount) {
         p.over_input = p.residual_in_place = p.to_pdp = false;
         const Outcome one = run(layer, 1);
         EXPECT_GT(one.faults, 0u) << describe(layer);
-        for (unsigned threads : {2u, 3u, 4u})
-            EXPECT_TRUE(run(layer, threads) == one)
-                << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+        expect_as_on_one_thread(layer, one, layer_case(i, layer));
     }
 }
 
@@ -432,9 +434,7 @@ TEST_F(ManyThreads, OutputFaultsWithoutOperandReadsAreTheSameOnAnyThreadCount) {
         p.over_input = p.residual_in_place = p.to_pdp = false;
         const Outcome one = run(layer, 1);
         EXPECT_GT(one.faults, 0u) << describe(layer);
-        for (unsigned threads : {2u, 3u, 4u})
-            EXPECT_TRUE(run(layer, threads) == one)
-                << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+        expect_as_on_one_thread(layer, one, layer_case(i, layer));
     }
 }
 
@@ -457,9 +457,7 @@ TEST_F(ManyThreads, OverlappingOutputLinesAreTheSameOnAnyThreadCount) {
         p.over_input = p.residual_in_place = p.to_pdp = false;
         const Outcome one = run(layer, 1);
         for (int again = 0; again < 3; ++again)
-            for (unsigned threads : {2u, 3u, 4u})
-                EXPECT_TRUE(run(layer, threads) == one)
-                    << "layer " << i << " (" << describe(layer) << "), " << threads << " threads";
+            expect_as_on_one_thread(layer, one, layer_case(i, layer));
     }
 }
 
@@ -500,10 +498,7 @@ TEST_F(ManyThreads, SaturationCountsAreTheSameOnAnyThreadCount) {
             if (c.precision == Precision::Int16 && !layer.group) {
                 EXPECT_GT(register_value(one, "CACC", "D_OUT_SATURATION"), 0u) << describe(layer);
             }
-            for (unsigned threads : {2u, 3u, 4u})
-                EXPECT_TRUE(run(layer, threads) == one)
-                    << "layer " << i << " (" << describe(layer) << "), " << isa_name(level) << ", "
-                    << threads << " threads";
+            expect_as_on_one_thread(layer, one, layer_case(i, layer) + ", " + isa_name(level));
         }
     }
 }
