@@ -28,6 +28,15 @@ constexpr std::chrono::microseconds kSpin{100};
 // parallel_for's ranges per thread.
 constexpr uint64_t kRangesPerThread = 4;
 
+// Spins while `waiting()` holds, for at most kSpin: handing work between threads often takes
+// less than a sleeping thread of this virtual machine takes to wake.
+template <class Waiting>
+void spin_while(const Waiting& waiting) {
+    const auto start = std::chrono::steady_clock::now();
+    while (waiting() && std::chrono::steady_clock::now() - start < kSpin)
+        for (int i = 0; i < 16; ++i) _mm_pause();
+}
+
 // The shared state of produce_in_order and prepare_then_make: a mutex for their counters and a
 // way to wait for another thread to change them. A wait spins first (kSpin): the threads hand
 // blocks to each other every few tens of microseconds, less than a sleeping thread of this
@@ -45,10 +54,7 @@ class Handoff {
     void wait(std::unique_lock<std::mutex>& lock) {
         const uint64_t seen = version_.load(std::memory_order_relaxed);
         lock.unlock();
-        const auto start = std::chrono::steady_clock::now();
-        while (version_.load(std::memory_order_acquire) == seen &&
-               std::chrono::steady_clock::now() - start < kSpin)
-            for (int i = 0; i < 16; ++i) _mm_pause();
+        spin_while([&] { return version_.load(std::memory_order_acquire) == seen; });
         lock.lock();
         if (version_.load(std::memory_order_relaxed) != seen) return;
         ++sleepers_;
@@ -108,10 +114,7 @@ class Pool {
         // The other parts often end within microseconds of this one: awaited spinning first.
         if (unfinished_.load(std::memory_order_relaxed) != 0) {
             lock.unlock();
-            const auto start = std::chrono::steady_clock::now();
-            while (unfinished_.load(std::memory_order_acquire) != 0 &&
-                   std::chrono::steady_clock::now() - start < kSpin)
-                for (int i = 0; i < 16; ++i) _mm_pause();
+            spin_while([this] { return unfinished_.load(std::memory_order_acquire) != 0; });
             lock.lock();
         }
         done_.wait(lock, [this] { return unfinished_.load(std::memory_order_relaxed) == 0; });
@@ -130,10 +133,7 @@ class Pool {
                 // awaited spinning for a while first.
                 const uint64_t seen = calls_.load(std::memory_order_relaxed);
                 lock.unlock();
-                const auto start = std::chrono::steady_clock::now();
-                while (calls_.load(std::memory_order_acquire) == seen &&
-                       std::chrono::steady_clock::now() - start < kSpin)
-                    for (int i = 0; i < 64; ++i) _mm_pause();
+                spin_while([&] { return calls_.load(std::memory_order_acquire) == seen; });
                 lock.lock();
             }
             wake_.wait(lock, ready);

@@ -452,8 +452,10 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         std::vector<OperandLine> group_ops(lines_with_blocks ? 3 * size_t(s.groups) : 0);
         for (uint32_t g = 0; g < s.groups && lines_with_blocks; ++g) load(g, 0, &group_ops[3 * g]);
         const size_t slot_lines = size_t(s.groups) * block * s.batches;
-        // (Only where the calling thread writes the lines: output lines that share bytes.)
-        const bool lines_in_slots = lines_with_blocks && output_lines_overlap(s);
+        // Output lines that share bytes are written by the calling thread, in order; the
+        // lines made with their blocks then wait in the slots.
+        const bool lines_overlap = output_lines_overlap(s);
+        const bool lines_in_slots = lines_with_blocks && lines_overlap;
         std::vector<std::byte> out(lines_in_slots ? slots * slot_lines * group_bytes : 0);
         // Where line (g, h - y0, b) of a slot's output lines goes.
         const auto out_line = [&](uint32_t slot, uint32_t g, uint32_t row, uint32_t b) {
@@ -470,7 +472,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         };
         // Per part, summed after the pass (CACC's, SDP's).
         std::vector<uint32_t> cacc_saturations(parts, 0), sdp_saturations(parts, 0);
-        if (parts > 1 && !output_lines_overlap(s)) {
+        if (parts > 1 && !lines_overlap) {
             // This thread makes every DMA of a block first, in the one-thread order (each
             // line's operand reads when lines read memory, copied into the block's slot, then
             // the checked places of its output lines), and the block's thread then computes
@@ -506,15 +508,8 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     size_t index = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index) {
-                            if (!per_element) {
-                                for (uint32_t b = 0; b < s.batches; ++b)
-                                    writer.place_lines(
-                                        b, g, h,
-                                        &places[slot][(index * s.batches + b) * per_group]);
-                                continue;
-                            }
-                            load(g, h, ops);
-                            for (int k = 0; k < 3; ++k) {
+                            if (per_element) load(g, h, ops);
+                            for (int k = 0; k < 3 && per_element; ++k) {
                                 OperandLine o = ops[k];
                                 std::array<size_t, 3> where{SIZE_MAX, SIZE_MAX, SIZE_MAX};
                                 // X's per-kernel operands are decoded once for the pass
@@ -575,7 +570,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
                     int32_t* values = storage + slot * slot_values;
                     cacc_saturations[part] += rows.compute(y0, y1, values);
-                    if (!lines_with_blocks) return;
+                    if (!lines_in_slots) return;
                     uint32_t flagged = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h)
@@ -589,7 +584,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     const int32_t* values = storage + slot * slot_values;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h) {
-                            if (lines_with_blocks) {
+                            if (lines_in_slots) {
                                 for (uint32_t b = 0; b < s.batches; ++b)
                                     writer.write_lines(b, g, h, out_line(slot, g, h - y0, b));
                                 continue;
