@@ -12,6 +12,8 @@ of ONNX's own test data (libonnx-testdata):
     <name>/test_data_set_<k>/output_<i>.pb  (PyTorch's float32 outputs)
 
 Run from anywhere: /usr/bin/python3 tests/onnx/models/generate.py [--only NAME...]
+(--out DIR writes elsewhere; --measured-statistics sets the batch-norm statistics from data
+instead, an experiment docs/onnx.md describes: it makes these random networks chaotic.)
 
 The trained classifiers (<arch>_trained/) are written by generate_trained.py beside this file,
 which trains these architectures on Fashion-MNIST; this script leaves them alone.
@@ -32,6 +34,7 @@ from torchvision.models import efficientnet, mobilenetv3
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 20261127
+STATISTICS_SEED = 20261128
 
 
 def randomize_batch_norms(model, generator):
@@ -43,6 +46,24 @@ def randomize_batch_norms(model, generator):
             m.running_var.copy_(torch.rand(n, generator=generator) * 1.5 + 0.5)
             m.weight.data.copy_(torch.rand(n, generator=generator) + 0.5)
             m.bias.data.copy_(torch.randn(n, generator=generator) * 0.2)
+
+
+def measure_batch_norm_statistics(model, shapes, name):
+    """Every running mean and variance replaced by the statistics of the activations it
+    normalizes: one pass over 64 seeded normal inputs (drawn like the tests' inputs, from a seed
+    of its own) with only the batch norms in training mode (cumulative average; no dropout or
+    stochastic depth). Not used for the stored models: it makes these random networks chaotic
+    (docs/onnx.md)."""
+    norms = [m for m in model.modules() if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d))]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # the cumulative average
+        m.train()
+    generator = torch.Generator().manual_seed(STATISTICS_SEED + sum(map(ord, name)))
+    model(*[torch.randn((64,) + tuple(s[1:]), generator=generator) for s in shapes])
+    for m in norms:
+        m.momentum = 0.1  # exported as the ONNX attribute: as without the measurement
+        m.eval()
 
 
 # ---- single operators ----
@@ -466,7 +487,7 @@ def tensor_file(path, array, name):
         f.write(t.SerializeToString())
 
 
-def write_model(name, make, shapes, opset, samples=2):
+def write_model(name, make, shapes, opset, out, measured_statistics, samples=2):
     generator = torch.Generator().manual_seed(SEED + sum(map(ord, name)))
     torch.manual_seed(SEED + len(name))
     model = make().eval()
@@ -478,6 +499,8 @@ def write_model(name, make, shapes, opset, samples=2):
             else:
                 p.copy_(torch.randn(p.shape, generator=generator) * 0.1)
         randomize_batch_norms(model, generator)
+        if measured_statistics:
+            measure_batch_norm_statistics(model, shapes, name)
     inputs = [torch.randn(s, generator=generator) for s in shapes]
     names = ["input_%d" % i for i in range(len(shapes))]
     buffer = io.BytesIO()
@@ -489,7 +512,7 @@ def write_model(name, make, shapes, opset, samples=2):
                       output_names=output_names, do_constant_folding=True)
     proto = onnx.load_from_string(buffer.getvalue())
     onnx.checker.check_model(proto)
-    directory = os.path.join(HERE, name)
+    directory = os.path.join(out, name)
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "model.onnx"), "wb") as f:
         f.write(buffer.getvalue())
@@ -535,12 +558,17 @@ def count_macs(model, inputs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", nargs="*", help="model names (default: all)")
+    parser.add_argument("--out", default=HERE, help="the directory to write (default: beside "
+                        "this script)")
+    parser.add_argument("--measured-statistics", action="store_true",
+                        help="batch-norm running statistics measured on data (an experiment "
+                        "of docs/onnx.md, not the stored models)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     for name, (make, shapes, opset) in catalogue().items():
         if args.only and name not in args.only:
             continue
-        write_model(name, make, shapes, opset)
+        write_model(name, make, shapes, opset, args.out, args.measured_statistics)
     return 0
 
 
