@@ -6,6 +6,7 @@
 #include "conv_test_rig.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
+#include "isa_levels.hpp"
 
 namespace nvdla::emu::conv_test {
 namespace {
@@ -235,6 +236,83 @@ TEST(ConvInt, ConvertorOnFeatureData) {
     const AccumulatorCube out = rig.execute();
     // (10-3)*6/4 = 10.5 -> 11; (-7-3)*6/4 = -15; (127-3)*6/4 = 186 -> 127; (-131)*6/4 -> -128.
     EXPECT_EQ(out.planar(), (std::vector<int32_t>{11, -15, 127, -128}));
+}
+
+// int8 data that no later layer can reuse stays in CDMA's atoms and CSC builds its plane from
+// them (ConvData::in_atoms); with SKIP_DATA_RLS CDMA copies it into (n, h, w, c) first, the plain
+// path. Random layers (channels below, at and past whole atoms, the stem's 3, padding with pad
+// values, strides, batches; memory's lanes past the channels holding junk, which CSC must read
+// as 0; a fetch that faults) give the same bits both ways, on every level, every kernel (oneDNN
+// takes its own int8 plane), nv_full's and nv_small's atoms, one and two threads, each after a
+// larger layer whose plane the scratch still holds.
+TEST(ConvInt, PlaneFromTheAtomsEqualsPlaneFromTheCopiedData) {
+    auto rng = test::rng_for_test();
+    constexpr uint32_t kSkipDataRelease = 1u << 24;
+    const uint32_t channel_choices[] = {1, 3, 4, 8, 16, 24, 32, 33, 45, 64, 96, 100};
+    for (int i = 0; i < 40; ++i) {
+        ConvSpec s;
+        s.batches = rng() % 4 ? 1 : 2;
+        s.width = 1 + static_cast<uint32_t>(rng() % 12);
+        s.height = 1 + static_cast<uint32_t>(rng() % 7);
+        s.channels = channel_choices[rng() % std::size(channel_choices)];
+        s.kernels = 1 + static_cast<uint32_t>(rng() % 40);
+        s.kernel_w = s.kernel_h = rng() % 2 ? 1 : 3;
+        s.pad_left = static_cast<uint32_t>(rng() % 2),
+        s.pad_right = static_cast<uint32_t>(rng() % 3);
+        s.pad_top = static_cast<uint32_t>(rng() % 2),
+        s.pad_bottom = static_cast<uint32_t>(rng() % 2);
+        if (s.width + s.pad_left + s.pad_right < s.kernel_w) s.pad_right = s.kernel_w;
+        if (s.height + s.pad_top + s.pad_bottom < s.kernel_h) s.pad_bottom = s.kernel_h;
+        s.stride_x = 1 + static_cast<uint32_t>(rng() % 2);
+        s.pad_value = static_cast<uint16_t>(rng() % 2 ? 0 : rng());
+        s.clip = static_cast<uint32_t>(rng() % 6);
+        const char* config = i % 3 == 2 ? "nv_small" : "nv_full";
+        const bool faults = i % 10 == 9;  // no memory at the data address
+        const uint64_t seed = rng();
+        const auto run = [&](uint32_t misc, unsigned threads) {
+            Rig rig(config);
+            rig.set_threads(threads);
+            std::mt19937_64 values(seed);
+            // A larger layer first: the case's plane lands on scratch holding that one's.
+            IntCase previous{s, {}, {}};
+            previous.spec.width += 5, previous.spec.height += 3, previous.spec.channels = 70;
+            previous.spec.pad_left = previous.spec.pad_top = 2, previous.spec.pad_value = 0x5a;
+            previous.fill_random(values);
+            previous.load(rig);
+            rig.execute();
+            IntCase c{s, {}, {}};
+            c.spec.misc_extra = misc;
+            c.fill_random(values);
+            c.load(rig);
+            if (faults) rig.set("CDMA", "D_DAIN_ADDR_HIGH_0", 0x7);
+            const CubeLayout layout{rig.cfg().atom_bytes, 1, s.width, s.height, s.channels};
+            uint8_t* data = rig.region(kDataBase, layout.batch() * s.batches);
+            const uint32_t lanes = rig.cfg().atom_bytes;
+            for (uint32_t n = 0; n < s.batches; ++n)  // junk past the channels
+                for (uint32_t h = 0; h < s.height; ++h)
+                    for (uint32_t w = 0; w < s.width; ++w)
+                        for (uint32_t c8 = s.channels; c8 % lanes != 0; ++c8)
+                            data[layout.offset(n, c8, h, w)] = static_cast<uint8_t>(values());
+            return rig.execute().planar();
+        };
+        const std::vector<int32_t> reference = [&] {
+            const IsaLimit limit(IsaLevel::Scalar);
+            return run(kSkipDataRelease, 1);
+        }();
+        ASSERT_FALSE(reference.empty()) << "layer " << i;
+        for (IsaLevel level : levels_of_this_cpu()) {
+            const IsaLimit limit(level);
+            for (conv::MacKernel kernel : {conv::MacKernel::Auto, conv::MacKernel::OneDnn}) {
+                conv::force_mac_kernel(kernel);
+                for (unsigned threads : {1u, 2u})
+                    for (uint32_t misc : {0u, kSkipDataRelease})
+                        EXPECT_EQ(run(misc, threads), reference)
+                            << "layer " << i << ", " << isa_name(level) << ", kernel "
+                            << int(kernel) << ", " << threads << " threads, misc " << misc;
+            }
+            conv::force_mac_kernel(conv::MacKernel::Auto);
+        }
+    }
 }
 
 }  // namespace

@@ -101,12 +101,15 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
     d.width = width;
     d.channels = channels;
     d.row_elements = uint64_t(width) * channels;
+    d.atom_bytes = atom;
+    d.surfaces = surfaces;
     // int8 data stays one byte per element (the convertor keeps int8 as int8); every element
-    // is written below.
+    // is written below, or, when it stays in the atoms (ConvData::in_atoms), none.
     const bool narrow = l.precision == Precision::Int8;
+    d.in_atoms = narrow && !l.convertor && !l.skip_data_release;
     if (narrow) {
         d.values.clear();
-        d.bytes.resize(d.row_elements * height * l.batches);
+        d.bytes.resize(d.in_atoms ? 0 : d.row_elements * height * l.batches);
     } else {
         d.bytes.clear();
         d.values.resize(d.row_elements * height * l.batches);
@@ -126,12 +129,13 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
     // each row is written whole while it is in the cache. A read that faults gives zeros (in
     // `staging`), as Dma::read would.
     std::vector<const uint8_t*>& lines = d.lines;
-    lines.assign(uint64_t(surfaces) * height, nullptr);
+    lines.assign(uint64_t(l.batches) * surfaces * height, nullptr);
     const auto view = [&](uint64_t address, uint64_t bytes, uint64_t first_line) {
         const std::byte* p = ctx.dma.view(NVDLA_UNIT_CDMA, l.data_port, address, bytes);
         if (!p) {
-            if (d.staging.size() < surface_bytes * surfaces)
-                d.staging.assign(surface_bytes * surfaces, 0);
+            // Sized once for every line: the lines kept point into it.
+            if (d.staging.size() < lines.size() * line_bytes)
+                d.staging.assign(lines.size() * line_bytes, 0);
             std::memset(d.staging.data() + first_line * line_bytes, 0, bytes);
             p = reinterpret_cast<const std::byte*>(d.staging.data() + first_line * line_bytes);
         }
@@ -144,7 +148,7 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
     // Row h of batch n of the cube from the surfaces' lines.
     const auto convert_row = [&](uint32_t n, uint32_t h) {
         for (uint32_t s = 0; s < surfaces; ++s) {
-            const uint8_t* line = lines[uint64_t(s) * height + h];
+            const uint8_t* line = lines[(uint64_t(n) * surfaces + s) * height + h];
             const uint32_t first = s * per_atom;
             const uint32_t lanes = std::min(per_atom, channels - first);
             const uint64_t row_offset = (uint64_t(n) * height + h) * d.row_elements + first;
@@ -180,8 +184,9 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
         for (uint32_t s = 0; s < surfaces; ++s) {
             const uint64_t surface_base =
                 batch_base + (one_by_one ? uint64_t(s) * atom : uint64_t(s) * l.surface_stride);
+            const uint64_t first_line = (uint64_t(n) * surfaces + s) * height;
             if (contiguous) {
-                view(surface_base, surface_bytes, uint64_t(s) * height);
+                view(surface_base, surface_bytes, first_line);
             } else {
                 for (uint32_t h = 0; h < height; ++h) {
                     const uint64_t offset =
@@ -189,10 +194,11 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
                             ? uint64_t(h / l.fetch_grain) * l.fetch_grain * l.line_stride +
                                   uint64_t(h % l.fetch_grain) * line_bytes
                             : uint64_t(h) * l.line_stride;
-                    view(surface_base + offset, line_bytes, uint64_t(s) * height + h);
+                    view(surface_base + offset, line_bytes, first_line + h);
                 }
             }
         }
+        if (d.in_atoms) continue;
         // The rows on the layer's threads (the reads above stay on this one, in order).
         parallel_for(l.threads, height, d.row_elements * height * bpe * kCopyWorkPerByte,
                      [&](uint64_t h0, uint64_t h1) {
@@ -275,6 +281,7 @@ bool load_image(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& cou
                             : static_cast<int16_t>(l.cdma_pad_value);
     d.kind = InputKind::Image;
     d.bytes.clear();
+    d.in_atoms = false;
     d.precision = l.precision;
     d.batches = 1;
     d.height = s.height;
@@ -307,6 +314,7 @@ bool load_winograd(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& 
     }
     d.kind = InputKind::Winograd;
     d.bytes.clear();
+    d.in_atoms = false;
     d.precision = l.precision;
     d.batches = 1;
     d.width = total_width / sx;

@@ -340,7 +340,8 @@ bool OnednnConvolution::run(const ConvLayer& l, const ConvData& d, const ConvWei
         const OneThread one_thread;
         Impl::Entry* e = nullptr;
         bool direct = false;
-        if (const Shape s = direct_shape(); zero_pad && s.pb >= 0 && s.pr >= 0) {
+        // (Data left in CDMA's atoms, ConvData::in_atoms, goes through the plane.)
+        if (const Shape s = direct_shape(); zero_pad && !d.in_atoms && s.pb >= 0 && s.pr >= 0) {
             e = m.entry(s);
             direct = e != nullptr;
         }

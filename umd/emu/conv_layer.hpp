@@ -92,23 +92,34 @@ bool check_buffer(Context& ctx, Group cdma, Group csc, const ConvLayer& layer);
 //             channels = the pixel format's components;
 //   Winograd: the channel-extended, padded cube E (rows = extended height, channels = extended
 //             channels), as CDMA writes it for the 4x4 tiles.
+// int8 feature data that no later layer can reuse (no SKIP_DATA_RLS) and that the convertor
+// leaves as it is stays in CDMA's atoms where it read them (`in_atoms`, `bytes` empty): CSC's
+// plane is built from them directly (csc.cpp), before SDP writes anything, so the copy into
+// (n, h, w, c) is saved.
 struct ConvData {
     InputKind kind = InputKind::Feature;
     Precision precision = Precision::Int8;
     uint32_t batches = 1, height = 0, width = 0, channels = 0;
     uint64_t row_elements = 0;
     std::vector<int16_t> values;  // empty for int8 feature data
-    std::vector<int8_t> bytes;    // int8 feature data, (n, h, w, c)
+    std::vector<int8_t> bytes;    // int8 feature data, (n, h, w, c), unless in_atoms
+    bool in_atoms = false;
+    uint32_t atom_bytes = 0, surfaces = 0;  // of the lines CDMA read (feature data)
 
-    bool narrow() const { return !bytes.empty(); }
+    bool narrow() const { return in_atoms || !bytes.empty(); }
     const int16_t* row(uint32_t n, uint32_t h) const {
         return values.data() + (uint64_t(n) * height + h) * row_elements;
     }
-    const int8_t* row8(uint32_t n, uint32_t h) const {
+    const int8_t* row8(uint32_t n, uint32_t h) const {  // not in_atoms
         return bytes.data() + (uint64_t(n) * height + h) * row_elements;
     }
-    // Where CDMA finds each line it reads (in place in memory, or zeros in `staging` for a read
-    // that faulted); kept to save the allocations.
+    // Line h of surface s of batch n as CDMA read it: `width` atoms, channel s * atom_bytes + e
+    // of column w at byte w * atom_bytes + e (int8; lanes past the channels as stored).
+    const int8_t* atom_line(uint32_t n, uint32_t s, uint32_t h) const {
+        return reinterpret_cast<const int8_t*>(lines[(uint64_t(n) * surfaces + s) * height + h]);
+    }
+    // Where CDMA finds each line it reads, [n][s][h] (in place in memory, or zeros in `staging`
+    // for a read that faulted); kept to save the allocations.
     std::vector<const uint8_t*> lines;
     std::vector<uint8_t> staging;
 };

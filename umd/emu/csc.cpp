@@ -101,6 +101,72 @@ void encode_run(T* dst, const S* src, uint64_t n, Encode encode) {
     }
 }
 
+uint32_t load_u32(const int8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Stores the first `bytes` (16, 8 or 4) int8 elements of v encoded.
+template <class T, class Encode>
+void store_encoded(T* to, __m128i v, uint32_t bytes, Encode) {
+    if constexpr (std::is_same_v<Encode, EncodeWord>) {  // widened with their signs
+        const __m128i sign = _mm_cmpgt_epi8(_mm_setzero_si128(), v);
+        const __m128i low = _mm_unpacklo_epi8(v, sign);
+        if (bytes == 4) {
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(to), low);
+            return;
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to), low);
+        if (bytes == 16)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + 8), _mm_unpackhi_epi8(v, sign));
+        return;
+    } else {
+        if constexpr (std::is_same_v<Encode, EncodeBiased>)
+            v = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
+        if (bytes == 16)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v);
+        else if (bytes == 8)
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(to), v);
+        else
+            std::memcpy(to, &v, 4);
+    }
+}
+
+// Element e < width of `count` columns (dst_stride elements apart) from the atoms at src
+// (src_stride bytes apart): encode(atom[e]) for e < lanes, encode(0) after (the atoms' lanes past
+// the channels hold whatever memory held). Widths that are multiples of 4 (the plane's columns)
+// go 16, 8 and 4 bytes at a time, the lanes kept by a mask.
+template <class T, class Encode>
+void encode_atom_columns(T* dst, uint64_t dst_stride, const int8_t* src, uint64_t src_stride,
+                         uint64_t count, uint32_t lanes, uint32_t width, Encode encode) {
+    if (width % 4 != 0) {
+        const T zero = encode(0);
+        for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
+            for (uint32_t e = 0; e < width; ++e) dst[e] = e < lanes ? encode(src[e]) : zero;
+        return;
+    }
+    int8_t keep_bytes[64 + 16] = {};  // width <= the atom <= 64 bytes
+    std::fill_n(keep_bytes, std::min(lanes, width), int8_t(-1));
+    const auto piece = [&](T* to, const int8_t* from, uint32_t at, uint32_t bytes) {
+        __m128i v;
+        if (bytes == 16)
+            v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at));
+        else if (bytes == 8)
+            v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(from + at));
+        else
+            v = _mm_cvtsi32_si128(static_cast<int>(load_u32(from + at)));
+        v = _mm_and_si128(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(keep_bytes + at)));
+        store_encoded(to + at, v, bytes, encode);
+    };
+    for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride) {
+        uint32_t at = 0;
+        for (; at + 16 <= width; at += 16) piece(dst, src, at, 16);
+        if (at + 8 <= width) piece(dst, src, at, 8), at += 8;
+        if (at < width) piece(dst, src, at, 4);
+    }
+}
+
 // The rows of the input a feature plane row reads from: the int8 or the int16 form.
 template <class S>
 const S* source_row(const ConvData& d, uint32_t n, uint32_t y) {
@@ -137,6 +203,26 @@ void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape&
         pad_columns(row, uint64_t(first));
         pad_columns(row + uint64_t(last) * stride, uint64_t(p.cols - last));
         if (last == first) return;
+        if constexpr (std::is_same_v<S, int8_t>) {
+            if (d.in_atoms) {  // straight from CDMA's atoms, surface by surface
+                const uint32_t per_atom = d.atom_bytes;
+                const uint64_t column = uint64_t(p.first_col + first);
+                const uint64_t count = uint64_t(last - first);
+                T* dst = row + uint64_t(first) * stride;
+                for (uint32_t s = 0; s < d.surfaces; ++s, dst += per_atom) {
+                    const int8_t* src =
+                        d.atom_line(n, s, static_cast<uint32_t>(y)) + column * per_atom;
+                    const uint32_t lanes = std::min(per_atom, channels - s * per_atom);
+                    const uint32_t width = std::min(per_atom, stride - s * per_atom);
+                    if (stride == per_atom && lanes == per_atom)  // the atoms are the row
+                        encode_run(dst, src, count * per_atom, encode);
+                    else
+                        encode_atom_columns(dst, stride, src, per_atom, count, lanes, width,
+                                            encode);
+                }
+                return;
+            }
+        }
         const S* src =
             source_row<S>(d, n, static_cast<uint32_t>(y)) + (p.first_col + first) * channels;
         T* dst = row + uint64_t(first) * stride;
@@ -219,13 +305,15 @@ MacProblem build_operands(const ConvLayer& l, const ConvData& d, const ConvWeigh
     m.cache = &w;
     m.threads = l.threads;
     // Slack after the last row: kernels read whole vectors past a kernel's last element.
+    // The scratch only grows: fill_plane writes every element up to `total`, and a vector
+    // shrunk by a small layer would zero what it grows by for the next large one.
     const uint64_t total = uint64_t(d.batches) * p.rows * m.row_elements + kMacReadSlack;
     if (biased) {
-        o.bytes.resize(total);
+        if (o.bytes.size() < total) o.bytes.resize(total);
         fill_plane(l, d, p, o.bytes.data(), m.row_elements, total, EncodeBiased{});
         m.bytes = o.bytes.data();
     } else {
-        o.words.resize(total);
+        if (o.words.size() < total) o.words.resize(total);
         fill_plane(l, d, p, o.words.data(), m.row_elements, total, EncodeWord{});
         m.words = o.words.data();
     }
