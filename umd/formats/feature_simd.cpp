@@ -53,8 +53,6 @@ constexpr uint32_t kPackHostBytes = 16384;
 constexpr uint64_t kStreamBytes = uint64_t(4) << 20;
 
 #define NVDLA_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
-// The same for lambdas (after the parameter list), which take no target from their function.
-#define NVDLA_AVX2_LAMBDA __attribute__((target("avx2,fma,f16c"), always_inline))
 #define NVDLA_AVX512_INLINE                                                    \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c"), \
                    always_inline)) inline
@@ -383,50 +381,33 @@ NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
 
 // Four stages of in-lane unpacks (bytes, words, dwords, qwords), 16 registers each: on AMD
 // Zen 5 every unpack width issues on all four vector pipes, where shifts, byte shuffles and
-// lane inserts issue on two (so the dword stage is unpacks, not shifts and blends). Rows i of
-// the input come from load(i), columns j of the output go to store(j, v). The first three
-// stages combine only rows 0..7 or 8..15, so each half goes through them as it is loaded and
-// each pair of columns is stored as it is made: done stage by stage over all 16 registers, the
-// transpose needed 17 live registers in every middle stage, and GCC spilled 6 of them per
-// block of int8 unpacking (now 1): at avx2 the kernel alone went from 0.62-0.72 to 0.75-0.79
-// of memcpy, the row in nvdla_bench_formats from 0.70-0.83 to 0.77-0.87.
-template <class Load, class Store>
-NVDLA_AVX2_INLINE void transpose16x16_epi8(Load&& load, Store&& store) {
-    // d[8h + 2q + t]: rows 8h..8h+7 of columns 4q + 2t, 4q + 2t + 1 (after the dword stage).
-    __m256i d[16];
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-        // w[4m + q]: rows 8h + 4m..8h + 4m + 3 of columns 4q..4q+3 (after the word stage).
-        __m256i w[8];
-#pragma GCC unroll 2
-        for (int m = 0; m < 2; ++m) {
-            const int row = 8 * h + 4 * m;
-            const __m256i r0 = load(row), r1 = load(row + 1);
-            const __m256i a0 = _mm256_unpacklo_epi8(r0, r1), a1 = _mm256_unpackhi_epi8(r0, r1);
-            const __m256i r2 = load(row + 2), r3 = load(row + 3);
-            const __m256i a2 = _mm256_unpacklo_epi8(r2, r3), a3 = _mm256_unpackhi_epi8(r2, r3);
-            w[4 * m] = _mm256_unpacklo_epi16(a0, a2);
-            w[4 * m + 1] = _mm256_unpackhi_epi16(a0, a2);
-            w[4 * m + 2] = _mm256_unpacklo_epi16(a1, a3);
-            w[4 * m + 3] = _mm256_unpackhi_epi16(a1, a3);
-        }
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) {
-            d[8 * h + 2 * q] = _mm256_unpacklo_epi32(w[q], w[4 + q]);
-            d[8 * h + 2 * q + 1] = _mm256_unpackhi_epi32(w[q], w[4 + q]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int s = 0; s < 8; ++s) {  // column 2s and 2s + 1, rows 0..15
-        store(2 * s, _mm256_unpacklo_epi64(d[s], d[8 + s]));
-        store(2 * s + 1, _mm256_unpackhi_epi64(d[s], d[8 + s]));
-    }
-}
-
-// In place (every row is loaded before the first column is stored).
+// lane inserts issue on two (so the dword stage is unpacks, not shifts and blends).
 NVDLA_AVX2_INLINE void transpose16x16_epi8(__m256i* r) {
-    transpose16x16_epi8([r](int i) NVDLA_AVX2_LAMBDA { return r[i]; },
-                        [r](int j, __m256i v) NVDLA_AVX2_LAMBDA { r[j] = v; });
+    __m256i a[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 8; ++i) {  // a[2i + h]: byte pairs of rows 2i, 2i+1, columns 8h..8h+7
+        a[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < 4; ++m) {  // r[4m + q]: rows 4m..4m+3 of columns 4q..4q+3
+        r[4 * m] = _mm256_unpacklo_epi16(a[4 * m], a[4 * m + 2]);
+        r[4 * m + 1] = _mm256_unpackhi_epi16(a[4 * m], a[4 * m + 2]);
+        r[4 * m + 2] = _mm256_unpacklo_epi16(a[4 * m + 1], a[4 * m + 3]);
+        r[4 * m + 3] = _mm256_unpackhi_epi16(a[4 * m + 1], a[4 * m + 3]);
+    }
+#pragma GCC unroll 16
+    for (int p = 0; p < 2; ++p)  // a[8p + 2q + t]: rows 8p..8p+7 of columns 4q+2t, 4q+2t+1
+#pragma GCC unroll 16
+        for (int q = 0; q < 4; ++q) {
+            a[8 * p + 2 * q] = _mm256_unpacklo_epi32(r[8 * p + q], r[8 * p + 4 + q]);
+            a[8 * p + 2 * q + 1] = _mm256_unpackhi_epi32(r[8 * p + q], r[8 * p + 4 + q]);
+        }
+#pragma GCC unroll 16
+    for (int s = 0; s < 8; ++s) {  // column 2s and 2s + 1, rows 0..15
+        r[2 * s] = _mm256_unpacklo_epi64(a[s], a[8 + s]);
+        r[2 * s + 1] = _mm256_unpackhi_epi64(a[s], a[8 + s]);
+    }
 }
 
 NVDLA_AVX2_INLINE __m128i load128(const uint8_t* p) {
@@ -898,16 +879,19 @@ NVDLA_AVX2 void int8_atoms_to_rows_avx2(const uint8_t* atoms, uint32_t count, ui
             const uint8_t* in = atoms + uint64_t(p0) * 32 + half * 16;
             for (uint32_t p = p0; p < end; p += 32) {
                 if (half == 0) prefetch_atoms_ahead(in, count - p);
-                transpose16x16_epi8(
-                    [in](int i)
-                        NVDLA_AVX2_LAMBDA { return load_lanes(in + i * 32, in + (16 + i) * 32); },
-                    [&](int j, __m256i v) NVDLA_AVX2_LAMBDA {
-                        auto* row = reinterpret_cast<__m256i*>(at.at(g[j / 8], j % 8));
-                        if (stream)
-                            _mm256_stream_si256(row, v);
-                        else
-                            _mm256_storeu_si256(row, v);
-                    });
+                __m256i v[16];
+#pragma GCC unroll 16
+                for (uint32_t i = 0; i < 16; ++i)
+                    v[i] = load_lanes(in + i * 32, in + (16 + i) * 32);
+                transpose16x16_epi8(v);
+#pragma GCC unroll 16
+                for (uint32_t j = 0; j < 16; ++j) {
+                    auto* row = reinterpret_cast<__m256i*>(at.at(g[j / 8], j % 8));
+                    if (stream)
+                        _mm256_stream_si256(row, v[j]);
+                    else
+                        _mm256_storeu_si256(row, v[j]);
+                }
                 in += 32 * 32;
                 g[0] += 32;
                 g[1] += 32;
