@@ -428,52 +428,85 @@ TEST(PixelSurface, EightBitRowsGiveTheBytesOfSixteenBitValues) {
     EXPECT_GE(cases, 10);  // R8 and the 8-bit RGBA/YUV orders
 }
 
+// A dense one-line A8B8G8R8 surface of `width` pixels written `offset` bytes into a buffer from
+// 8-bit rows `source_offset` bytes past a 64-byte boundary at `level`: the same bytes as through
+// 16-bit values (the element-wise path).
+void expect_eight_bit_line_as_sixteen_bit(std::mt19937_64& rng, emu::IsaLevel level, uint32_t width,
+                                          uint32_t offset, uint32_t source_offset) {
+    const PixelFormatInfo& f = pixel_format_info(PixelFormat::A8B8G8R8);
+    const auto s = dense_pixel_surface(nv_full(), f.format, width, 1);
+    ASSERT_TRUE(s.ok()) << s.message();
+    SCOPED_TRACE(::testing::Message()
+                 << "width " << width << " at byte " << offset << ", rows at byte " << source_offset
+                 << " at " << emu::isa_name(level));
+    const auto bytes = pixel_surface_bytes(nv_full(), *s);
+    ASSERT_TRUE(bytes.ok()) << bytes.message();
+    Host in(HostType::Uint8, HostLayout::NCHW, 4, 1, width);
+    fill_random(rng, f, in);
+    Host in_wide(HostType::Uint16, HostLayout::NCHW, 4, 1, width);
+    for (uint32_t ch = 0; ch < 4; ++ch)
+        for (uint32_t x = 0; x < width; ++x) in_wide.set(ch, 0, x, in.bytes[in.index(ch, 0, x)]);
+    // The rows source_offset bytes past a 64-byte boundary.
+    std::vector<uint8_t> rows(in.bytes.size() + 128);
+    const size_t start = (64 - reinterpret_cast<uintptr_t>(rows.data()) % 64) % 64 + source_offset;
+    std::memcpy(rows.data() + start, in.bytes.data(), in.bytes.size());
+    const ConstTensorView shifted{rows.data() + start, in.bytes.size(), in.type, in.layout,
+                                  in.dims};
+    // The pixels `offset` bytes past a 64-byte boundary (in both buffers).
+    auto got = sentinel_buffer(*bytes + offset + 64), expected = got;
+    const auto at = [&](std::vector<std::byte>& buffer) {
+        return std::span(buffer).subspan(
+            (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64 + offset, *bytes);
+    };
+    {
+        const emu::IsaLimit limit(level);
+        ASSERT_TRUE(pack_pixels(nv_full(), shifted, *s, at(got)).ok());
+    }
+    ASSERT_TRUE(pack_pixels(nv_full(), in_wide.view(), *s, at(expected)).ok());
+    ASSERT_TRUE(std::equal(at(got).begin(), at(got).end(), at(expected).begin()));
+    // Nothing outside the surface written.
+    const auto inside = at(got);
+    const auto sentinel = [](std::byte b) { return b == kSentinel; };
+    ASSERT_TRUE(std::all_of(got.data(), inside.data(), sentinel));
+    ASSERT_TRUE(std::all_of(inside.data() + inside.size(), got.data() + got.size(), sentinel));
+}
+
 // The 8-bit shortcut's vector loops wherever the destination and the host rows start (AVX2
 // starts where the row loads are aligned, AVX-512 where the pixel stores are): dense A8B8G8R8
 // surfaces written at every byte offset into a buffer from rows at every 16-byte and some
 // other offsets from a 64-byte boundary, widths around the 32-, 64- and 128-pixel blocks and up
-// to several blocks after the longest unaligned start, the same bytes as through 16-bit values
-// at every level.
+// to several blocks after the longest unaligned start.
 TEST(PixelSurface, EightBitRowsAtEveryAlignment) {
     auto rng = test::rng_for_test();
-    const PixelFormatInfo& f = pixel_format_info(PixelFormat::A8B8G8R8);
     for (emu::IsaLevel level : emu::levels_of_this_cpu())
         for (uint32_t offset = 0; offset < 72; ++offset)
             for (uint32_t source_offset : {0u, 16u, 32u, 48u, 8u + offset % 8, offset}) {
                 const uint32_t whole_blocks[] = {64, 127, 128, 129, 140, 160, 191, 192};
                 const uint32_t width =
                     offset < 64 ? test::random_between(rng, 1, 400) : whole_blocks[offset - 64];
-                const auto s = dense_pixel_surface(nv_full(), f.format, width, 1);
-                ASSERT_TRUE(s.ok()) << s.message();
-                SCOPED_TRACE(::testing::Message()
-                             << "width " << width << " at byte " << offset << ", rows at byte "
-                             << source_offset << " at " << emu::isa_name(level));
-                const auto bytes = pixel_surface_bytes(nv_full(), *s);
-                ASSERT_TRUE(bytes.ok()) << bytes.message();
-                Host in(HostType::Uint8, HostLayout::NCHW, 4, 1, width);
-                fill_random(rng, f, in);
-                Host in_wide(HostType::Uint16, HostLayout::NCHW, 4, 1, width);
-                for (uint32_t ch = 0; ch < 4; ++ch)
-                    for (uint32_t x = 0; x < width; ++x)
-                        in_wide.set(ch, 0, x, in.bytes[in.index(ch, 0, x)]);
-                // The rows source_offset bytes past a 64-byte boundary.
-                std::vector<uint8_t> rows(in.bytes.size() + 128);
-                const size_t start =
-                    (64 - reinterpret_cast<uintptr_t>(rows.data()) % 64) % 64 + source_offset;
-                std::memcpy(rows.data() + start, in.bytes.data(), in.bytes.size());
-                const ConstTensorView shifted{rows.data() + start, in.bytes.size(), in.type,
-                                              in.layout, in.dims};
-                auto got = sentinel_buffer(*bytes + offset), expected = got;
-                {
-                    const emu::IsaLimit limit(level);
-                    ASSERT_TRUE(
-                        pack_pixels(nv_full(), shifted, *s, std::span(got).subspan(offset)).ok());
-                }
-                ASSERT_TRUE(
-                    pack_pixels(nv_full(), in_wide.view(), *s, std::span(expected).subspan(offset))
-                        .ok());
-                ASSERT_EQ(got, expected);
+                expect_eight_bit_line_as_sixteen_bit(rng, level, width, offset, source_offset);
+                if (HasFatalFailure()) return;
             }
+}
+
+// AVX2 stores the pixels a 128-bit lane after the blocks' aligned row loads where that aligns
+// them (pixels 16 bytes past a 32-byte boundary, as from malloc), carrying each block's last
+// lane into the next and writing the last one alone: every width up to several two-block steps,
+// from rows whose first aligned load is at pixel 0 or 2 (the first block then starts a block
+// later, after the lane before it), 4, 16 and 28, and the same with the pixels 8 bytes further
+// (not shifted, unaligned).
+TEST(PixelSurface, EightBitRowsWithThePixelStoresALaneAfterTheLoads) {
+    auto rng = test::rng_for_test();
+    for (emu::IsaLevel level : emu::levels_of_this_cpu())
+        for (uint32_t source_offset : {0u, 30u, 28u, 16u, 4u}) {
+            const uint32_t first_aligned = (32 - source_offset % 32) % 32;
+            const uint32_t lane_later = (16 + 64 - first_aligned * 4 % 32) % 32;
+            for (uint32_t offset : {lane_later, lane_later + 32, lane_later + 8})
+                for (uint32_t width = 1; width <= 330; ++width) {
+                    expect_eight_bit_line_as_sixteen_bit(rng, level, width, offset, source_offset);
+                    if (HasFatalFailure()) return;
+                }
+        }
 }
 
 TEST(PixelSurface, Fp16FormatsTakeFloat32RoundedToNearestEven) {

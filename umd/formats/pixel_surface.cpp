@@ -354,57 +354,101 @@ void interleave_bytes4_from(uint32_t x, const uint8_t* const* rows, uint32_t wid
 }
 
 #if defined(__x86_64__)
-// 32 pixels at a time; the in-lane unpacks leave pixels 0..3 and 16..19 in one register, so
-// 128-bit permutes put them back in order. The next block's loads go before this block's
-// stores: host rows and pixels at the same offset in their pages (as from malloc) otherwise
-// stall the loads behind the stores (4 KiB aliasing: 0.67 -> 0.78 of memcpy, alone).
-__attribute__((target("avx2"), always_inline)) inline __m256i load256(const uint8_t* p) {
+#define NVDLA_PIXEL_AVX2 __attribute__((target("avx2")))
+#define NVDLA_PIXEL_AVX2_INLINE __attribute__((target("avx2"), always_inline)) inline
+
+NVDLA_PIXEL_AVX2_INLINE __m256i load256(const uint8_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// Blocks of 32 pixels from pixel x (x + 32 <= width); returns the first pixel not written.
-__attribute__((target("avx2"))) uint32_t interleave_blocks_avx2(const uint8_t* const* rows,
-                                                                uint32_t x, uint32_t width,
-                                                                std::byte* line) {
-    const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
-    __m256i b0 = load256(r0 + x), b1 = load256(r1 + x), b2 = load256(r2 + x), b3 = load256(r3 + x);
-    for (;; x += 32) {
-        const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
-        const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
-        const bool last = x + 64 > width;
-        if (!last) {
-            b0 = load256(r0 + x + 32);
-            b1 = load256(r1 + x + 32);
-            b2 = load256(r2 + x + 32);
-            b3 = load256(r3 + x + 32);
-        }
-        const __m256i p0 = _mm256_unpacklo_epi16(lo01, lo23);  // pixels 0..3, 16..19
-        const __m256i p1 = _mm256_unpackhi_epi16(lo01, lo23);  // 4..7, 20..23
-        const __m256i p2 = _mm256_unpacklo_epi16(hi01, hi23);  // 8..11, 24..27
-        const __m256i p3 = _mm256_unpackhi_epi16(hi01, hi23);  // 12..15, 28..31
-        auto* out = reinterpret_cast<__m256i*>(line + uint64_t(x) * 4);
-        _mm256_storeu_si256(out, _mm256_permute2x128_si256(p0, p1, 0x20));
-        _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(p2, p3, 0x20));
-        _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(p0, p1, 0x31));
-        _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(p2, p3, 0x31));
-        if (last) break;
+// 32 pixels from 32 bytes of each row, interleaved within 128-bit lanes: lane 0 of q[k] holds
+// pixels 4k..4k+3, lane 1 pixels 16 + 4k..16 + 4k + 3, so the block's 128 bytes are the lanes
+// q[0..3].lo, then q[0..3].hi, and 128-bit permutes put them in order.
+struct PixelQuads {
+    __m256i q[4];
+};
+
+NVDLA_PIXEL_AVX2_INLINE PixelQuads interleave_lanes(__m256i b0, __m256i b1, __m256i b2,
+                                                    __m256i b3) {
+    const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
+    const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
+    return {{_mm256_unpacklo_epi16(lo01, lo23), _mm256_unpackhi_epi16(lo01, lo23),
+             _mm256_unpacklo_epi16(hi01, hi23), _mm256_unpackhi_epi16(hi01, hi23)}};
+}
+
+// Stores one block's 128 bytes at `out` (its first pixel). LaneLater: each store starts one
+// lane (4 pixels) earlier, so that stores 16 bytes past an alignment are aligned: the first
+// carries the previous block's last lane (lane 1 of `carry`), and this block's goes to the next.
+template <bool LaneLater>
+NVDLA_PIXEL_AVX2_INLINE void store_block(const PixelQuads& p, __m256i& carry, std::byte* out) {
+    const __m256i* q = p.q;
+    if constexpr (LaneLater) {
+        auto* o = reinterpret_cast<__m256i*>(out - 16);
+        _mm256_storeu_si256(o, _mm256_permute2x128_si256(carry, q[0], 0x21));
+        _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(q[1], q[2], 0x20));
+        _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(q[3], q[0], 0x30));
+        _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(q[1], q[2], 0x31));
+        carry = q[3];
+    } else {
+        auto* o = reinterpret_cast<__m256i*>(out);
+        _mm256_storeu_si256(o, _mm256_permute2x128_si256(q[0], q[1], 0x20));
+        _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(q[2], q[3], 0x20));
+        _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(q[0], q[1], 0x31));
+        _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(q[2], q[3], 0x31));
     }
-    return x + 32;
+}
+
+// Two blocks of 32 pixels a step from pixel x (x + 64 <= width), each step's row loads issued
+// a step before its stores (host rows and pixels at the same offset in their pages, as from
+// malloc, otherwise stall the loads behind the stores: 4 KiB aliasing); returns the first pixel
+// not written. LaneLater (see store_block) needs pixels x - 4..x - 1 written already.
+template <bool LaneLater>
+NVDLA_PIXEL_AVX2 uint32_t interleave_blocks_avx2(const uint8_t* const* rows, uint32_t x,
+                                                 uint32_t width, std::byte* line) {
+    const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+    __m256i carry = _mm256_setzero_si256();
+    if constexpr (LaneLater)
+        carry = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + uint64_t(x) * 4 - 16)));
+    __m256i a0 = load256(r0 + x), a1 = load256(r1 + x), a2 = load256(r2 + x), a3 = load256(r3 + x);
+    __m256i c0 = load256(r0 + x + 32), c1 = load256(r1 + x + 32), c2 = load256(r2 + x + 32),
+            c3 = load256(r3 + x + 32);
+    for (; x + 128 <= width; x += 64) {
+        const PixelQuads first = interleave_lanes(a0, a1, a2, a3);
+        a0 = load256(r0 + x + 64), a1 = load256(r1 + x + 64), a2 = load256(r2 + x + 64),
+        a3 = load256(r3 + x + 64);
+        store_block<LaneLater>(first, carry, line + uint64_t(x) * 4);
+        const PixelQuads second = interleave_lanes(c0, c1, c2, c3);
+        c0 = load256(r0 + x + 96), c1 = load256(r1 + x + 96), c2 = load256(r2 + x + 96),
+        c3 = load256(r3 + x + 96);
+        store_block<LaneLater>(second, carry, line + uint64_t(x) * 4 + 128);
+    }
+    store_block<LaneLater>(interleave_lanes(a0, a1, a2, a3), carry, line + uint64_t(x) * 4);
+    store_block<LaneLater>(interleave_lanes(c0, c1, c2, c3), carry, line + uint64_t(x) * 4 + 128);
+    x += 64;
+    if constexpr (LaneLater)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(line + uint64_t(x) * 4 - 16),
+                         _mm256_extracti128_si256(carry, 1));
+    return x;
 }
 
 // The blocks start where row 0's loads are 32-byte aligned (pixels before that go singly):
 // rows 16 bytes into a page, as from malloc, otherwise cross a cache line every other load
-// (0.73-0.75 -> 0.76-0.81 of memcpy in nvdla_bench_formats). Aligning the pixel stores
-// instead, or both (the stores one 128-bit lane later), measured 0.73-0.78.
-__attribute__((target("avx2"))) void interleave_bytes4_avx2(const uint8_t* const* rows,
-                                                            uint32_t width, std::byte* line) {
-    uint32_t x = 0;
-    const auto aligned = uint32_t(-reinterpret_cast<uintptr_t>(rows[0]) % 32);
-    if (aligned + 64 <= width) {
-        interleave_bytes4_from(0, rows, aligned, line);
-        x = interleave_blocks_avx2(rows, aligned, width, line);
-    } else if (width >= 32) {
-        x = interleave_blocks_avx2(rows, 0, width, line);
+// (0.73-0.75 -> 0.76-0.81 of memcpy in nvdla_bench_formats). Where the pixel stores are then
+// 16 bytes past a 32-byte boundary (pixels from malloc are), they go a lane later, aligned too.
+// Two blocks a step with both aligned: 0.69-0.79 -> 0.79-0.84 in nvdla_bench_formats's image
+// row (one block a step, or two with only the loads aligned, in between).
+NVDLA_PIXEL_AVX2 void interleave_bytes4_avx2(const uint8_t* const* rows, uint32_t width,
+                                             std::byte* line) {
+    uint32_t x = uint32_t(-reinterpret_cast<uintptr_t>(rows[0]) % 32);
+    const bool lane_later = (reinterpret_cast<uintptr_t>(line) + uint64_t(x) * 4) % 32 == 16;
+    if (lane_later && x < 4) x += 32;  // the lane before the first block goes singly
+    if (x + 64 <= width) {
+        interleave_bytes4_from(0, rows, x, line);
+        x = lane_later ? interleave_blocks_avx2<true>(rows, x, width, line)
+                       : interleave_blocks_avx2<false>(rows, x, width, line);
+    } else {
+        x = width >= 64 ? interleave_blocks_avx2<false>(rows, 0, width, line) : 0;
     }
     interleave_bytes4_from(x, rows, width, line);
 }
@@ -438,8 +482,8 @@ NVDLA_PIXEL_AVX512 __attribute__((always_inline)) inline void interleave_block_a
 // Two blocks per step from pixel x (x + 128 <= width), each block's row loads issued a step
 // before its stores; returns the first pixel not written. One block a step (the next block's
 // loads before this one's stores) measured 0.81-0.82 of memcpy in nvdla_bench_formats's image
-// row, this 0.84-0.86. (The same at AVX2, from the first aligned line of pixels, measured
-// 0.74-0.76 against 0.76-0.79 for its kept form.)
+// row, this 0.84-0.86. (At AVX2 the same from the first aligned line of pixels, the row loads
+// unaligned, measured 0.74-0.76; from aligned row loads it is the AVX2 form above.)
 NVDLA_PIXEL_AVX512 uint32_t interleave_blocks_avx512(const uint8_t* const* rows, uint32_t x,
                                                      uint32_t width, std::byte* line) {
     const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
