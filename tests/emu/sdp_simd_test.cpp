@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -371,7 +373,7 @@ class TestRows final : public DeferredRows {
     mutable bool in_order_ = true;
 };
 
-Program random_program(std::mt19937_64& rng) {
+Program random_program(std::mt19937_64& rng, uint32_t max_channels = 70) {
     Program p;
     // nv_small's 8-byte atoms: channel groups of 8 (the fused pass's 8-lane form).
     const uint64_t which = pick(rng, 6);
@@ -385,7 +387,7 @@ Program random_program(std::mt19937_64& rng) {
     const uint32_t batches = cfg.max_batch > 1 && pick(rng, 4) == 0 ? 2 : 1;
     const uint32_t W = pick(rng, 6) == 0 ? 1 : 1 + static_cast<uint32_t>(pick(rng, 9));
     const uint32_t H = pick(rng, 6) == 0 ? 1 : 1 + static_cast<uint32_t>(pick(rng, 4));
-    const uint32_t C = 1 + static_cast<uint32_t>(pick(rng, 70));
+    const uint32_t C = 1 + static_cast<uint32_t>(pick(rng, max_channels));
 
     Words& sdp = p.sdp;
     sdp.set(NVDLA_SDP_D_DATA_CUBE_WIDTH, W - 1);
@@ -603,48 +605,62 @@ struct Outcome {
     bool operator==(const Outcome&) const = default;
 };
 
-Outcome run(Program p, bool scalar) {
+// Programs run one after the other by one SDP unit over one memory (each region mapped by the
+// first program that uses it), each outcome taken after its program (the counts of bytes and
+// faults summed from the first).
+std::vector<Outcome> run_in_a_row(const std::vector<Program>& programs, bool scalar) {
     force_scalar(scalar);
-    const HwConfig& cfg = test::config(p.config);
     FlatMemory memory;
     DeviceStats stats;
     Dma dma(memory, stats);
-    Context ctx{cfg, dma, stats};
-    auto* dst = reinterpret_cast<uint8_t*>(memory.add_region(MemoryPort::Primary, kDst, kRegion));
-    if (!p.output.empty()) std::memcpy(dst, p.output.data(), kRegion);
-    const uint64_t operand_base[3] = {kBs, kBn, kEw};
-    for (int i = 0; i < 3; ++i)
-        if (!p.operands[i].empty()) {
-            std::byte* at = memory.add_region(MemoryPort::Primary, operand_base[i], kRegion);
-            std::memcpy(at, p.operands[i].data(), kRegion);
-        }
-    if (p.offline) {
-        std::byte* at = memory.add_region(MemoryPort::Primary, kSrc, kRegion);
-        std::memcpy(at, p.input.data(), kRegion);
-    }
+    std::map<uint64_t, std::byte*> regions;
+    const auto region = [&](uint64_t address) {
+        const auto [at, added] = regions.try_emplace(address, nullptr);
+        if (added) at->second = memory.add_region(MemoryPort::Primary, address, kRegion);
+        return at->second;
+    };
     Words single;
     Sdp unit;
-    ElementCube to_pdp;
-    unit.execute(ctx, single.group(), p.sdp.group(), p.uses_rdma ? p.rdma.group() : Group(),
-                 p.offline ? nullptr : &p.cube, p.to_pdp ? &to_pdp : nullptr);
+    std::vector<Outcome> outcomes;
+    for (Program p : programs) {
+        const HwConfig& cfg = test::config(p.config);
+        Context ctx{cfg, dma, stats};
+        auto* dst = reinterpret_cast<uint8_t*>(region(kDst));
+        if (p.output.empty())
+            std::memset(dst, 0, kRegion);
+        else
+            std::memcpy(dst, p.output.data(), kRegion);
+        const uint64_t operand_base[3] = {kBs, kBn, kEw};
+        for (int i = 0; i < 3; ++i)
+            if (!p.operands[i].empty())
+                std::memcpy(region(operand_base[i]), p.operands[i].data(), kRegion);
+        if (p.offline) std::memcpy(region(kSrc), p.input.data(), kRegion);
+        ElementCube to_pdp;
+        unit.execute(ctx, single.group(), p.sdp.group(), p.uses_rdma ? p.rdma.group() : Group(),
+                     p.offline ? nullptr : &p.cube, p.to_pdp ? &to_pdp : nullptr);
+        Outcome& o = outcomes.emplace_back();
+        o.memory.assign(dst, dst + kRegion);
+        for (uint32_t reg : {NVDLA_SDP_D_STATUS, NVDLA_SDP_D_PERF_OUT_SATURATION,
+                             NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM, NVDLA_SDP_D_PERF_LUT_LE_HIT})
+            o.sdp_status.push_back(p.sdp.w[reg / 4]);
+        for (uint32_t reg :
+             {NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM, NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM})
+            o.rdma_status.push_back(p.rdma.w[reg / 4]);
+        o.bytes_written = stats.bytes_written;
+        o.bytes_read = stats.bytes_read;
+        o.faults = stats.faults;
+        o.errors = stats.programming_errors;
+        o.error = stats.last_error;
+        o.pdp = to_pdp.values;
+        if (!p.offline && p.cube.deferred)
+            o.deferred_used_once = static_cast<TestRows&>(*p.cube.deferred).used_once();
+    }
     force_scalar(false);
-    Outcome o;
-    o.memory.assign(dst, dst + kRegion);
-    for (uint32_t reg : {NVDLA_SDP_D_STATUS, NVDLA_SDP_D_PERF_OUT_SATURATION,
-                         NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM, NVDLA_SDP_D_PERF_LUT_LE_HIT})
-        o.sdp_status.push_back(p.sdp.w[reg / 4]);
-    for (uint32_t reg :
-         {NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM, NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM})
-        o.rdma_status.push_back(p.rdma.w[reg / 4]);
-    o.bytes_written = stats.bytes_written;
-    o.bytes_read = stats.bytes_read;
-    o.faults = stats.faults;
-    o.errors = stats.programming_errors;
-    o.error = stats.last_error;
-    o.pdp = to_pdp.values;
-    if (!p.offline && p.cube.deferred)
-        o.deferred_used_once = static_cast<TestRows&>(*p.cube.deferred).used_once();
-    return o;
+    return outcomes;
+}
+
+Outcome run(const Program& p, bool scalar) {
+    return run_in_a_row({p}, scalar).front();
 }
 
 // SDP_RDMA programmed for a program whose input comes from CACC (no input read) but whose
@@ -948,16 +964,67 @@ TEST(SdpSimd, ClipsAfterRequantisationMatchTheScalarStages) {
     }
 }
 
-// A convolution's requantisation with its ReLU, alone or then bounded by X2 (MobileNetV2's
-// ReLU6), which the fused pass computes after the ReLU (the rectified forms) on lines whose
-// multipliers are all >= 0 and whose inputs lie within 2^30, and a convertor without its
-// saturation count as a clamp of its input (plan_c_clamp): X1 summing and multiplying with
-// its ReLU (shifts of 14 to 18, 0 to 15 or 0 to 45), multipliers mostly >= 0 (from a register
-// or per kernel; half the time small ones and small biases, with X2's operands and the
-// convertor's offset small enough to show X's rounding), X2 a MIN (mostly), a MAX or its ALU
-// bypassed, or off, whose operands now and then reach the 32-bit limit of the forms below a shift
-// of 16; convertors of shift 0 to 30 and either sign, their flag counted or not; CACC's values
-// within 2^20 or anything.
+// p programmed as a convolution's requantisation with its ReLU, alone or then bounded by X2
+// (MobileNetV2's ReLU6), which the fused pass computes after the ReLU (the rectified forms) on
+// lines whose multipliers are all >= 0 and whose inputs lie within 2^30, and a convertor without
+// its saturation count as a clamp of its input (plan_c_clamp): X1 summing and multiplying with its
+// ReLU (shifts of 14 to 18, 0 to 15 or 0 to 45), multipliers mostly >= 0 (from a register or per
+// kernel; half the time small ones and small biases, with X2's operands and the convertor's offset
+// small enough to show X's rounding), X2 a MIN (mostly), a MAX or its ALU bypassed, or off, whose
+// operands now and then reach the 32-bit limit of the forms below a shift of 16; convertors of
+// shift 0 to 30 and either sign, their flag counted or not; CACC's values within 2^20 or anything.
+void program_rectified(Program& p, std::mt19937_64& rng) {
+    Words& sdp = p.sdp;
+    sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2);  // SUM, MUL, ReLU
+    // Small multipliers and biases (from registers) half the time, whose products
+    // land within the output's range, where X's rounding shows.
+    const bool small = pick(rng, 2);
+    const bool bs_memory = !small && pick(rng, 2);
+    const uint64_t kind = pick(rng, 3);
+    const auto shift = static_cast<uint32_t>(kind == 0   ? 14 + pick(rng, 5)
+                                             : kind == 1 ? pick(rng, 16)
+                                                         : pick(rng, 46));
+    sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
+            static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
+    sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, shift << 8 | (bs_memory ? 1u : 0u));
+    sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE, static_cast<uint16_t>(small ? 1 + pick(rng, 4096)
+                                                                   : pick(rng, 5) ? pick(rng, 32768)
+                                                                                  : rng()));
+    if (small) {
+        sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, bs_memory ? 1u : 0u);
+        sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE, static_cast<uint16_t>(pick(rng, 1001)));
+    }
+    // X2: a bound (MIN mostly) without multiplier or shift, or off.
+    const bool bn_on = pick(rng, 5) != 0;
+    const bool bn_alu_bypass = pick(rng, 8) == 0;
+    const uint32_t bn_algo = pick(rng, 4) == 0 ? 0u : 1u;
+    sdp.set(NVDLA_SDP_D_DP_BN_CFG, (bn_on ? 0u : 1u) | (bn_alu_bypass ? 2u : 0u) | bn_algo << 2 |
+                                       1u << 4 | (pick(rng, 2) ? 1u << 6 : 0u));
+    const bool bn_memory = bn_on && !bn_alu_bypass && pick(rng, 2);
+    // From a register, shifted now and then to the limit of the forms below a shift
+    // of 16 (2^31 - 2^(17 - shift)).
+    sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG,
+            static_cast<uint32_t>(pick(rng, 3) ? pick(rng, 16) : 14 + pick(rng, 4)) << 8 |
+                (bn_memory ? 1u : 0u));
+    sdp.set(NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE,
+            static_cast<uint16_t>(pick(rng, 2) && !small ? awkward16(rng) : 0x7ffe + pick(rng, 2)));
+    sdp.set(NVDLA_SDP_D_DP_BN_MUL_CFG, 0);
+    sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
+    // Small convertor shifts and scales now and then, which keep X's last bit.
+    const bool fine = small || pick(rng, 2);
+    sdp.set(NVDLA_SDP_D_CVT_SHIFT, static_cast<uint32_t>(fine ? pick(rng, 3) : pick(rng, 31)));
+    sdp.set(NVDLA_SDP_D_CVT_SCALE, static_cast<uint16_t>(fine           ? 1 + pick(rng, 4)
+                                                         : pick(rng, 4) ? 1 + pick(rng, 32767)
+                                                                        : awkward16(rng)));
+    sdp.set(
+        NVDLA_SDP_D_CVT_OFFSET,
+        static_cast<uint32_t>(pick(rng, 2) || small ? int32_t(pick(rng, 9)) - 4 : awkward(rng)));
+    if (pick(rng, 2)) sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
+    // The BRDMA multipliers >= 0 in most programs.
+    const bool positive = pick(rng, 5) != 0;
+    program_kernel_operands(p, rng, {bs_memory, bn_memory}, positive);
+}
+
 TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
@@ -965,63 +1032,39 @@ TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
         int ran = 0;
         for (int i = 0; i < 150; ++i) {
             Program p = random_program(rng);
-            Words& sdp = p.sdp;
-            sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2);  // SUM, MUL, ReLU
-            // Small multipliers and biases (from registers) half the time, whose products
-            // land within the output's range, where X's rounding shows.
-            const bool small = pick(rng, 2);
-            const bool bs_memory = !small && pick(rng, 2);
-            const uint64_t kind = pick(rng, 3);
-            const auto shift = static_cast<uint32_t>(kind == 0   ? 14 + pick(rng, 5)
-                                                     : kind == 1 ? pick(rng, 16)
-                                                                 : pick(rng, 46));
-            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG,
-                    static_cast<uint32_t>(pick(rng, 16)) << 8 | (bs_memory ? 1u : 0u));
-            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, shift << 8 | (bs_memory ? 1u : 0u));
-            sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
-                    static_cast<uint16_t>(small          ? 1 + pick(rng, 4096)
-                                          : pick(rng, 5) ? pick(rng, 32768)
-                                                         : rng()));
-            if (small) {
-                sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, bs_memory ? 1u : 0u);
-                sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE, static_cast<uint16_t>(pick(rng, 1001)));
-            }
-            // X2: a bound (MIN mostly) without multiplier or shift, or off.
-            const bool bn_on = pick(rng, 5) != 0;
-            const bool bn_alu_bypass = pick(rng, 8) == 0;
-            const uint32_t bn_algo = pick(rng, 4) == 0 ? 0u : 1u;
-            sdp.set(NVDLA_SDP_D_DP_BN_CFG, (bn_on ? 0u : 1u) | (bn_alu_bypass ? 2u : 0u) |
-                                               bn_algo << 2 | 1u << 4 |
-                                               (pick(rng, 2) ? 1u << 6 : 0u));
-            const bool bn_memory = bn_on && !bn_alu_bypass && pick(rng, 2);
-            // From a register, shifted now and then to the limit of the forms below a shift
-            // of 16 (2^31 - 2^(17 - shift)).
-            sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG,
-                    static_cast<uint32_t>(pick(rng, 3) ? pick(rng, 16) : 14 + pick(rng, 4)) << 8 |
-                        (bn_memory ? 1u : 0u));
-            sdp.set(NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE,
-                    static_cast<uint16_t>(pick(rng, 2) && !small ? awkward16(rng)
-                                                                 : 0x7ffe + pick(rng, 2)));
-            sdp.set(NVDLA_SDP_D_DP_BN_MUL_CFG, 0);
-            sdp.set(NVDLA_SDP_D_DP_EW_CFG, 1);  // Y off
-            // Small convertor shifts and scales now and then, which keep X's last bit.
-            const bool fine = small || pick(rng, 2);
-            sdp.set(NVDLA_SDP_D_CVT_SHIFT,
-                    static_cast<uint32_t>(fine ? pick(rng, 3) : pick(rng, 31)));
-            sdp.set(NVDLA_SDP_D_CVT_SCALE,
-                    static_cast<uint16_t>(fine           ? 1 + pick(rng, 4)
-                                          : pick(rng, 4) ? 1 + pick(rng, 32767)
-                                                         : awkward16(rng)));
-            sdp.set(NVDLA_SDP_D_CVT_OFFSET,
-                    static_cast<uint32_t>(pick(rng, 2) || small ? int32_t(pick(rng, 9)) - 4
-                                                                : awkward(rng)));
-            if (pick(rng, 2)) sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
-            // The BRDMA multipliers >= 0 in most programs.
-            const bool positive = pick(rng, 5) != 0;
-            program_kernel_operands(p, rng, {bs_memory, bn_memory}, positive);
+            program_rectified(p, rng);
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
         EXPECT_GT(ran, 100) << isa_name(level);
+    }
+}
+// The rectified lines' constants, made once per channel group before the pass (GroupConstants):
+// operations of up to 400 channels (13 groups of 32, 50 of 8 on nv_small), whose per-kernel X1
+// and X2 operands differ from group to group, on cubes taken whole or by blocks; two programmings
+// of one cube run by one SDP unit over one memory, then the first again (other operands in the
+// same places, other multipliers and shifts, another convertor): constants kept from another
+// group or an earlier operation would show in the bytes.
+TEST(SdpSimd, RectifiedLinesTakeTheConstantsOfTheirOwnGroupAndOperation) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        SCOPED_TRACE(isa_name(level));
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 40; ++i) {
+            Program first = random_program(rng, 400);
+            program_rectified(first, rng);
+            Program second = first;
+            program_rectified(second, rng);
+            const std::vector<Program> programs{first, second, first};
+            const std::vector<Outcome> scalar = run_in_a_row(programs, true);
+            const std::vector<Outcome> at_level = run_in_a_row(programs, false);
+            for (size_t k = 0; k < programs.size(); ++k)
+                ASSERT_TRUE(at_level[k] == scalar[k]) << "program " << i << ", operation " << k
+                                                      << ": error '" << at_level[k].error << "'";
+            ran += scalar.back().errors == 0 && scalar.back().faults == 0 &&
+                   scalar.front().bytes_written > 0;
+        }
+        EXPECT_GT(ran, 25);
     }
 }
 

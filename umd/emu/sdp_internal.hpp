@@ -407,6 +407,70 @@ class OutputWriter {
     std::vector<std::byte> kept_;
 };
 
+// Constants a line form derives from its channel group's X1 and X2 operand lines, made once per
+// group before the pass instead of on every line. Per-kernel operands are read when their reader
+// is made and decoded once (OperandReader::load with one_element), so every line of group g gets
+// the very operand lines (pointers) that load(g, 0, true) gave here, over the same values;
+// register operands are null pointers. find() gives the group's constants for a line whose X
+// operand lines are a group's, else nullptr (the line then makes its own). Empty when an X
+// operand is per element: its reads belong to the pass's order.
+template <class Constants>
+class GroupConstants {
+  public:
+    // make(ops): the constants of operand lines ops[0] (X1), ops[1] (X2).
+    template <class Make>
+    GroupConstants(const Settings& s, FusedOperands operands, Make&& make) : group_(s.group) {
+        if ((operands.bs && s.bs_dma.per_element) || (operands.bn && s.bn_dma.per_element)) return;
+        // Without operand readers every group has the same (register) operands.
+        const uint32_t groups = operands.bs || operands.bn ? s.groups : 1;
+        entries_.reserve(groups);
+        for (uint32_t g = 0; g < groups; ++g) {
+            Entry& e = entries_.emplace_back();
+            e.ops[0] = operands.bs ? operands.bs->load(g, 0, true) : OperandLine{};
+            e.ops[1] = operands.bn ? operands.bn->load(g, 0, true) : OperandLine{};
+            e.constants = make(e.ops);
+        }
+    }
+
+    const Constants* find(const OperandLine* ops) const {
+        if (entries_.empty()) return nullptr;
+        // A group's operands lie group values after the previous group's in each reader's
+        // array: the group from the first pointer there is, checked whole below.
+        size_t g = 0;
+        const int16_t* first = first_pointer(entries_[0].ops);
+        if (first) {
+            const int16_t* mine = first_pointer(ops);
+            if (!mine) return nullptr;
+            const uintptr_t apart =
+                reinterpret_cast<uintptr_t>(mine) - reinterpret_cast<uintptr_t>(first);
+            g = apart / (size_t(group_) * sizeof(int16_t));
+            if (g >= entries_.size()) return nullptr;
+        }
+        const Entry& e = entries_[g];
+        return same(e.ops[0], ops[0]) && same(e.ops[1], ops[1]) ? &e.constants : nullptr;
+    }
+
+  private:
+    struct Entry {
+        OperandLine ops[2];
+        Constants constants;
+    };
+    static const int16_t* first_pointer(const OperandLine* ops) {
+        for (int k = 0; k < 2; ++k) {
+            if (ops[k].alu) return ops[k].alu;
+            if (ops[k].mul) return ops[k].mul;
+        }
+        return nullptr;
+    }
+    static bool same(const OperandLine& a, const OperandLine& b) {
+        return a.alu == b.alu && a.mul == b.mul && a.alu_bytes == b.alu_bytes &&
+               a.same_for_every_element == b.same_for_every_element;
+    }
+
+    uint32_t group_;
+    std::vector<Entry> entries_;
+};
+
 // The fused pass's lines in order, each made by line(from, operand lines, line buffers,
 // saturation count) and handed to the write DMA: channel group, line, batch, the order of
 // Sdp::execute; a deferred cube by blocks of rows computed just before (block, channel group,

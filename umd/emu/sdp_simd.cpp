@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -789,6 +790,16 @@ constexpr int unrectified(int x) {
 // its flag not counted: the narrowing does it), its clamp form (CParams::clamp), any.
 constexpr int kCvtSaturate = 0, kCvtClamp = 1, kCvtAny = 2;
 
+// Fused::bounded_line's per-channel constants for one channel group's X operands (up to two
+// pieces of 16 channels): X1's operand and factor, a's cap, the clamp's bounds; whether the
+// group's lines take that form at all, and whether the convertor's products are >= 0.
+// (alignas: outside the AVX-512 functions the vector types align less, which a std::vector's
+// allocation would follow, and the functions' aligned moves would fault.)
+struct alignas(64) BoundedConstants {
+    __m512i bias[2], factor[2], cap[2], lower[2], upper[2];
+    bool takes = false, positive = false;
+};
+
 // The constants of the fused pass, set up once per operation.
 struct Fused {
     const Settings& s;
@@ -797,6 +808,8 @@ struct Fused {
     XParams x1, x2;
     YParams y;
     CParams c;
+    // bounded_line's constants of each channel group (run() makes them for the pass).
+    const GroupConstants<BoundedConstants>* bounded = nullptr;
 
     // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
     NVDLA_SDP_SIMD Fused(const Settings& settings, uint32_t clip)
@@ -1017,71 +1030,106 @@ struct Fused {
     //   (min(max(r, lower), upper); lower >= 0 as r is);
     // - a is capped at `cap` = (2^31 - 1 - 2^(shift - 1)) / factor, below which X1's product and
     //   rounding fit 32-bit lanes, when the output at the cap is already the output of every
-    //   larger a (that of r = INT32_MAX, checked per line: the monotone output then takes no
-    //   other value in between);
+    //   larger a (that of r = INT32_MAX, checked per channel group: the monotone output then
+    //   takes no other value in between);
     // - the convertor's product and rounding lose their sign terms when (x - offset) * scale
     //   is >= 0 for every x it takes (`positive`).
+    // What depends on the channel group's X operands (BoundedConstants) is made once per group
+    // and pass (`bounded`, set up by run()), or by a line whose operands are no group's.
     // False (nothing written) when a line does not take this form; a line with an input beyond
     // 2^30 is computed again by the unrectified form, as `line` does.
-    template <bool Int8Out, int Cvt, int X, uint32_t Pieces>
-    NVDLA_SDP_SIMD bool bounded_line(FusedSource from, const OperandLine* ops, std::byte* lines,
-                                     uint32_t& saturations) const {
-        static_assert(Cvt != kCvtAny && (X == kRectifiedStages || X == kRectifiedClipStages));
-        if (cacc.clip != 0 || x1.shift > 30 || c.shift > 30) return false;
-        const auto constant = [](const XStage& x, const OperandLine& o) {
-            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
-        };
-        if (!constant(s.bs, ops[0])) return false;
-        const bool bound = X == kRectifiedClipStages && x2.alu;
-        if (bound && !constant(s.bn, ops[1])) return false;
-        const __m512i zero = _mm512_setzero_si512();
-        const __m512i int32_min = _mm512_set1_epi32(INT32_MIN),
-                      int32_max = _mm512_set1_epi32(INT32_MAX);
-        const __m512i clamp_lower = Cvt == kCvtClamp ? c.clamp_lower : int32_min;
-        const __m512i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
+    bool bounded_form() const { return cacc.clip == 0 && x1.shift <= 30 && c.shift <= 30; }
+
+    // X1's product and rounding and the convertor's terms of bounded_line.
+    struct BoundedTerms {
+        int32_t x1_half;  // 2^(shift - 1), 0 for shift 0
+        __m512i x1_round;
+        __m128i x1_count;
+        __m512i scale, half;
+        __m128i count;
+        uint32_t shift;
+        // (x - offset) * scale as x * scale + offset_term, wrapping (the result fits 32 bits),
+        // and with the rounding's half when it is >= 0.
+        __m512i offset_term, positive_term;
+    };
+    NVDLA_SDP_SIMD BoundedTerms bounded_terms() const {
         const int32_t x1_half = x1.shift ? int32_t(1) << (x1.shift - 1) : 0;
-        const __m512i x1_round = _mm512_set1_epi32(x1_half);
-        const __m128i x1_count = _mm_cvtsi32_si128(static_cast<int>(x1.shift));
-        const __m512d cap_numerator = _mm512_set1_pd(double(INT32_MAX - x1_half));
-        const __m512i scale = c.scale;
-        // (x - offset) * scale as x * scale + offset_term, wrapping (the result fits 32 bits).
         const uint32_t offset_product = uint32_t(s.cvt.offset) * uint32_t(s.cvt.scale);
-        const __m512i offset_term = _mm512_set1_epi32(static_cast<int32_t>(0u - offset_product));
-        const __m512i positive_term = _mm512_set1_epi32(
-            static_cast<int32_t>(uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product));
-        const __m512i offset = c.offset, cvt_half = c.half;
-        const uint32_t cvt_shift = c.shift;
-        const __m128i cvt_count = c.count;
-        const __m512i out_lo = c.lo, out_hi = c.hi;
-        __m512i bias[Pieces], factor[Pieces], cap[Pieces], lower[Pieces], upper[Pieces];
-        __mmask16 negative = 0, below_offset = 0, above_offset = 0;
-        for (uint32_t j = 0; j < Pieces; ++j) {
+        return {x1_half,
+                _mm512_set1_epi32(x1_half),
+                _mm_cvtsi32_si128(static_cast<int>(x1.shift)),
+                c.scale,
+                c.half,
+                c.count,
+                c.shift,
+                _mm512_set1_epi32(static_cast<int32_t>(0u - offset_product)),
+                _mm512_set1_epi32(static_cast<int32_t>(
+                    uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product))};
+    }
+    NVDLA_SDP_SIMD_STEP static __m512i bounded_requantise(__m512i a, __m512i factor,
+                                                          const BoundedTerms& t) {
+        return _mm512_maskz_srl_epi32(
+            kAll16, _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, a, factor), t.x1_round),
+            t.x1_count);
+    }
+    template <int Cvt, bool Positive>
+    NVDLA_SDP_SIMD_STEP static __m512i bounded_finish(__m512i x, __m512i lower, __m512i upper,
+                                                      const BoundedTerms& t) {
+        x = _mm512_maskz_min_epi32(kAll16, _mm512_maskz_max_epi32(kAll16, x, lower), upper);
+        if constexpr (Cvt == kCvtSaturate) return x;
+        if constexpr (Positive)
+            return _mm512_maskz_sra_epi32(
+                kAll16,
+                _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, x, t.scale), t.positive_term),
+                t.count);
+        const __m512i p =
+            _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, x, t.scale), t.offset_term);
+        return round_shift32(p, t.shift, t.count, t.half);
+    }
+
+    // The constants of bounded_line's lines with X operands `ops` (X1's the same for every
+    // element, X2's too for the clip form), two pieces of 16 channels.
+    template <int Cvt>
+    NVDLA_SDP_SIMD BoundedConstants bounded_constants(const OperandLine* ops, bool clip_form,
+                                                      uint32_t pieces) const {
+        BoundedConstants k;
+        const bool bound = clip_form && x2.alu;
+        const BoundedTerms t = bounded_terms();
+        const __m512i zero = _mm512_setzero_si512();
+        const __m512i int32_max = _mm512_set1_epi32(INT32_MAX);
+        const __m512i clamp_lower = Cvt == kCvtClamp ? c.clamp_lower : _mm512_set1_epi32(INT32_MIN);
+        const __m512i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
+        const __m512d cap_numerator = _mm512_set1_pd(double(INT32_MAX - t.x1_half));
+        const __m512i offset = c.offset, out_lo = c.lo, out_hi = c.hi;
+        __mmask16 negative = 0, below_offset = 0, above_offset = 0, differ = 0;
+        for (uint32_t j = 0; j < pieces; ++j) {
             const XLanes16 k1 = x1.lanes16(ops[0].alu ? ops[0].alu + 16 * j : nullptr,
                                            ops[0].mul ? ops[0].mul + 16 * j : nullptr);
-            bias[j] = k1.operand32;
-            factor[j] = k1.factor32;
-            negative |= _mm512_movepi32_mask(factor[j]);
-            lower[j] = clamp_lower;
-            upper[j] = clamp_upper;
+            k.bias[j] = k1.operand32;
+            k.factor[j] = k1.factor32;
+            negative |= _mm512_movepi32_mask(k.factor[j]);
+            k.lower[j] = clamp_lower;
+            k.upper[j] = clamp_upper;
             if (bound) {
                 const XLanes16 k2 = x2.lanes16(ops[1].alu ? ops[1].alu + 16 * j : nullptr,
                                                ops[1].mul ? ops[1].mul + 16 * j : nullptr);
                 if (x2.algo == 0) {
-                    lower[j] = _mm512_maskz_max_epi32(kAll16, k2.operand32, clamp_lower);
+                    k.lower[j] = _mm512_maskz_max_epi32(kAll16, k2.operand32, clamp_lower);
                 } else {
                     const __m512i limit =
                         x2.relu ? _mm512_maskz_max_epi32(kAll16, k2.operand32, zero) : k2.operand32;
-                    upper[j] = _mm512_maskz_min_epi32(
+                    k.upper[j] = _mm512_maskz_min_epi32(
                         kAll16, _mm512_maskz_max_epi32(kAll16, limit, clamp_lower), clamp_upper);
                 }
             }
             // X1's results are >= 0, so the clamp's lower bound may be too; the convertor then
             // takes x in [min(lower, upper), upper].
-            lower[j] = _mm512_maskz_max_epi32(kAll16, lower[j], zero);
-            below_offset |=
-                _mm512_cmplt_epi32_mask(_mm512_maskz_min_epi32(kAll16, lower[j], upper[j]), offset);
-            above_offset |= _mm512_cmpgt_epi32_mask(upper[j], offset);
-            const __m512i divisor = _mm512_maskz_max_epi32(kAll16, factor[j], _mm512_set1_epi32(1));
+            k.lower[j] = _mm512_maskz_max_epi32(kAll16, k.lower[j], zero);
+            below_offset |= _mm512_cmplt_epi32_mask(
+                _mm512_maskz_min_epi32(kAll16, k.lower[j], k.upper[j]), offset);
+            above_offset |= _mm512_cmpgt_epi32_mask(k.upper[j], offset);
+            const __m512i divisor =
+                _mm512_maskz_max_epi32(kAll16, k.factor[j], _mm512_set1_epi32(1));
             const __m256i cap_low = _mm512_maskz_cvttpd_epi32(
                 kAll8, _mm512_maskz_div_round_pd(kAll8, cap_numerator,
                                                  _mm512_maskz_cvtepi32_pd(kAll8, low_half(divisor)),
@@ -1091,45 +1139,53 @@ struct Fused {
                 _mm512_maskz_div_round_pd(kAll8, cap_numerator,
                                           _mm512_maskz_cvtepi32_pd(kAll8, high_half(divisor)),
                                           _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
-            cap[j] = join(cap_low, cap_high);
-        }
-        if (negative) return false;
-        // Whether (x - offset) * scale >= 0 for every x the convertor takes.
-        const bool positive = s.cvt.scale >= 0 ? below_offset == 0 : above_offset == 0;
-        const auto requantise = [&](__m512i a, uint32_t j) NVDLA_SDP_SIMD_STEP {
-            return _mm512_maskz_srl_epi32(
-                kAll16, _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, a, factor[j]), x1_round),
-                x1_count);
-        };
-        const auto finish = [&](__m512i x, uint32_t j, auto positive_form) NVDLA_SDP_SIMD_STEP {
-            x = _mm512_maskz_min_epi32(kAll16, _mm512_maskz_max_epi32(kAll16, x, lower[j]),
-                                       upper[j]);
-            if constexpr (Cvt == kCvtSaturate) return x;
-            if constexpr (decltype(positive_form)::value)
-                return _mm512_maskz_sra_epi32(
-                    kAll16,
-                    _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, x, scale), positive_term),
-                    cvt_count);
-            const __m512i p =
-                _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, x, scale), offset_term);
-            return round_shift32(p, cvt_shift, cvt_count, cvt_half);
-        };
-        // The output at the cap against the output beyond every a (X1's result at INT32_MAX),
-        // on the lanes the cap can bound: a factor of 0 multiplies every a to 0, and inputs
-        // below 2^30 (`beyond`) keep a at most operand + 2^30 - 1.
-        __mmask16 differ = 0;
-        for (uint32_t j = 0; j < Pieces; ++j) {
-            const __m512i at_cap =
-                clamp32(finish(requantise(cap[j], j), j, std::false_type{}), out_lo, out_hi);
-            const __m512i beyond_all =
-                clamp32(finish(int32_max, j, std::false_type{}), out_lo, out_hi);
+            k.cap[j] = join(cap_low, cap_high);
+            // The output at the cap against the output beyond every a (X1's result at
+            // INT32_MAX), on the lanes the cap can bound: a factor of 0 multiplies every a to 0,
+            // and inputs below 2^30 keep a at most operand + 2^30 - 1.
+            const auto out = [&](__m512i x) NVDLA_SDP_SIMD_STEP {
+                return clamp32(bounded_finish<Cvt, false>(x, k.lower[j], k.upper[j], t), out_lo,
+                               out_hi);
+            };
             const __mmask16 capped =
-                _mm512_cmpgt_epi32_mask(_mm512_add_epi32(bias[j], _mm512_set1_epi32((1 << 30) - 1)),
-                                        cap[j]) &
-                _mm512_test_epi32_mask(factor[j], factor[j]);
-            differ |= _mm512_mask_cmpneq_epi32_mask(capped, at_cap, beyond_all);
+                _mm512_cmpgt_epi32_mask(
+                    _mm512_add_epi32(k.bias[j], _mm512_set1_epi32((1 << 30) - 1)), k.cap[j]) &
+                _mm512_test_epi32_mask(k.factor[j], k.factor[j]);
+            differ |= _mm512_mask_cmpneq_epi32_mask(
+                capped, out(bounded_requantise(k.cap[j], k.factor[j], t)), out(int32_max));
         }
-        if (differ) return false;
+        k.takes = negative == 0 && differ == 0;
+        // Whether (x - offset) * scale >= 0 for every x the convertor takes.
+        k.positive = s.cvt.scale >= 0 ? below_offset == 0 : above_offset == 0;
+        return k;
+    }
+
+    template <bool Int8Out, int Cvt, int X, uint32_t Pieces>
+    NVDLA_SDP_SIMD bool bounded_line(FusedSource from, const OperandLine* ops, std::byte* lines,
+                                     uint32_t& saturations) const {
+        static_assert(Cvt != kCvtAny && (X == kRectifiedStages || X == kRectifiedClipStages));
+        if (!bounded_form()) return false;
+        const auto constant = [](const XStage& x, const OperandLine& o) {
+            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+        };
+        if (!constant(s.bs, ops[0])) return false;
+        if (X == kRectifiedClipStages && x2.alu && !constant(s.bn, ops[1])) return false;
+        const BoundedConstants* group = bounded ? bounded->find(ops) : nullptr;
+        BoundedConstants made;
+        if (!group) made = bounded_constants<Cvt>(ops, X == kRectifiedClipStages, Pieces);
+        const BoundedConstants& k = group ? *group : made;
+        if (!k.takes) return false;
+        // Locals, so that the stores through `lines` cannot make the compiler reload them.
+        __m512i bias[Pieces], factor[Pieces], cap[Pieces], lower[Pieces], upper[Pieces];
+        for (uint32_t j = 0; j < Pieces; ++j) {
+            bias[j] = k.bias[j];
+            factor[j] = k.factor[j];
+            cap[j] = k.cap[j];
+            lower[j] = k.lower[j];
+            upper[j] = k.upper[j];
+        }
+        const BoundedTerms t = bounded_terms();
+        const __m512i zero = _mm512_setzero_si512();
         const __m512i bias30 = _mm512_set1_epi32(1 << 30);
         __m512i beyond = zero;
         const auto run = [&](auto positive_form) NVDLA_SDP_SIMD {
@@ -1141,10 +1197,11 @@ struct Fused {
                     const __m512i a = _mm512_maskz_min_epi32(
                         kAll16, _mm512_maskz_max_epi32(kAll16, _mm512_add_epi32(v, bias[j]), zero),
                         cap[j]);
-                    return finish(requantise(a, j), j, positive_form);
+                    return bounded_finish<Cvt, decltype(positive_form)::value>(
+                        bounded_requantise(a, factor[j], t), lower[j], upper[j], t);
                 });
         };
-        if (positive)
+        if (k.positive)
             run(std::true_type{});
         else
             run(std::false_type{});
@@ -1229,7 +1286,7 @@ struct Fused {
 
     template <bool Int8Out, int Cvt>
     NVDLA_SDP_SIMD void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
-                            OutputWriter& writer, Counters& counters) const {
+                            OutputWriter& writer, Counters& counters) {
         const int x = s.bs.enabled || s.bn.enabled || s.ew.enabled ? common_stages() : kNoStages;
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
@@ -1257,6 +1314,15 @@ struct Fused {
             operands.ew->hand_bytes_in_place();
         if (x == kMemorySumStages && operands.bn && !operands_overlap_output(s))
             operands.bn->hand_bytes_in_place();
+        std::optional<GroupConstants<BoundedConstants>> groups;
+        if constexpr (Cvt != kCvtAny)
+            if ((x == kRectifiedStages || x == kRectifiedClipStages) && bounded_form()) {
+                const uint32_t pieces = s.group == 32 ? 2 : 1;
+                groups.emplace(s, operands, [&](const OperandLine* ops) {
+                    return bounded_constants<Cvt>(ops, x == kRectifiedClipStages, pieces);
+                });
+                bounded = &*groups;
+            }
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines,
                        uint32_t& saturations) { (this->*line_fn)(from, ops, lines, saturations); });
@@ -1350,7 +1416,7 @@ NVDLA_SDP_VBMI void run_byte_table(const Settings& s, InputReader& input, Output
 
 NVDLA_SDP_SIMD void fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                           FusedOperands operands, OutputWriter& writer, Counters& counters) {
-    const Fused f(s, cube ? cube->clip : 0);
+    Fused f(s, cube ? cube->clip : 0);
     const int cvt =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation
             ? kCvtSaturate

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -718,6 +719,13 @@ NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
     counters.saturations += saturations;
 }
 
+// Fused::bounded_line's per-channel constants for one channel group's X operands (up to four
+// pieces of 8 channels), as sdp_simd.cpp's (alignas too).
+struct alignas(64) BoundedConstants {
+    __m256i bias[4], factor[4], cap[4], lower[4], upper[4];
+    bool takes = false, positive = false;
+};
+
 // The constants of the fused pass (sdp_simd.cpp's Fused, 8 channels at a time).
 struct Fused {
     const Settings& s;
@@ -727,6 +735,8 @@ struct Fused {
     XParams x1, x2;
     YParams y;
     CParams c;
+    // bounded_line's constants of each channel group (run() makes them for the pass).
+    const GroupConstants<BoundedConstants>* bounded = nullptr;
 
     // `clip`: CACC's delivery of a channels-last cube, 0 for values taken as they are.
     NVDLA_SDP_AVX2 Fused(const Settings& settings, uint32_t clip)
@@ -781,110 +791,157 @@ struct Fused {
     // unrounded and X1's shift at most 30, in about half their steps (sdp_simd.cpp's
     // Fused::bounded_line: X2's bound and the convertor's clamp as one clamp to [lower, upper],
     // a capped where the output no longer changes so that X1's product fits 32-bit lanes, the
-    // convertor's sign terms dropped when (x - offset) * scale >= 0 on [lower, upper]). False
-    // (nothing written) when a line does not take this form.
-    template <bool Int8Out, int Cvt, Form F>
-    NVDLA_SDP_AVX2 bool bounded_line(FusedSource from, const OperandLine* ops, std::byte* lines,
-                                     uint32_t& saturations) const {
-        static_assert(Cvt != kCvtAny && (F == kRectified || F == kRectifiedBound));
-        if (cacc.clip != 0 || x1.shift > 30 || c.shift > 30) return false;
-        const auto constant = [](const XStage& x, const OperandLine& o) {
-            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
-        };
-        if (!constant(s.bs, ops[0])) return false;
-        const bool bound = F == kRectifiedBound && x2.alu;
-        if (bound && !constant(s.bn, ops[1])) return false;
-        const uint32_t valid = from.valid, group = s.group, width = s.width;
-        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
-        const uint32_t lanes_out = s.out_lanes;
-        constexpr size_t kElementBytes = Int8Out ? 1 : 2;
-        const __m256i zero = _mm256_setzero_si256();
-        const __m256i int32_min = _mm256_set1_epi32(INT32_MIN),
-                      int32_max = _mm256_set1_epi32(INT32_MAX);
-        const __m256i clamp_lower = Cvt == kCvtClamp ? c.clamp_lower : int32_min;
-        const __m256i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
+    // convertor's sign terms dropped when (x - offset) * scale >= 0 on [lower, upper]; what
+    // depends on the channel group's X operands made once per group and pass). False (nothing
+    // written) when a line does not take this form.
+    bool bounded_form() const { return cacc.clip == 0 && x1.shift <= 30 && c.shift <= 30; }
+
+    // X1's product and rounding and the convertor's terms of bounded_line.
+    struct BoundedTerms {
+        int32_t x1_half;  // 2^(shift - 1), 0 for shift 0
+        __m256i x1_round;
+        __m128i x1_count;
+        __m256i scale, half;
+        __m128i count;
+        uint32_t shift;
+        // (x - offset) * scale as x * scale + offset_term, wrapping (the result fits 32 bits),
+        // and with the rounding's half when it is >= 0.
+        __m256i offset_term, positive_term;
+    };
+    NVDLA_SDP_AVX2 BoundedTerms bounded_terms() const {
         const int32_t x1_half = x1.shift ? int32_t(1) << (x1.shift - 1) : 0;
-        const __m256i x1_round = _mm256_set1_epi32(x1_half);
-        const __m128i x1_count = _mm_cvtsi32_si128(static_cast<int>(x1.shift));
-        const __m256d cap_numerator = _mm256_set1_pd(double(INT32_MAX - x1_half));
-        const __m256i scale = c.scale, offset = c.offset, cvt_half = c.half;
-        const uint32_t cvt_shift = c.shift;
-        const __m128i cvt_count = c.count;
         const uint32_t offset_product = uint32_t(s.cvt.offset) * uint32_t(s.cvt.scale);
-        const __m256i offset_term = _mm256_set1_epi32(static_cast<int32_t>(0u - offset_product));
-        const __m256i positive_term = _mm256_set1_epi32(static_cast<int32_t>(
-            uint32_t(cvt_shift ? 1u << (cvt_shift - 1) : 0u) - offset_product));
-        const __m256i out_lo = c.lo, out_hi = c.hi;
-        constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
-        __m256i bias[kMaxPieces], factor[kMaxPieces], cap[kMaxPieces], lower[kMaxPieces],
-            upper[kMaxPieces];
-        __m256i negative = zero, below_offset = zero, above_offset = zero;
+        return {x1_half,
+                _mm256_set1_epi32(x1_half),
+                _mm_cvtsi32_si128(static_cast<int>(x1.shift)),
+                c.scale,
+                c.half,
+                c.count,
+                c.shift,
+                _mm256_set1_epi32(static_cast<int32_t>(0u - offset_product)),
+                _mm256_set1_epi32(static_cast<int32_t>(
+                    uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product))};
+    }
+    NVDLA_SDP_AVX2_STEP static __m256i bounded_requantise(__m256i a, __m256i factor,
+                                                          const BoundedTerms& t) {
+        return _mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(a, factor), t.x1_round),
+                                t.x1_count);
+    }
+    template <int Cvt, bool Positive>
+    NVDLA_SDP_AVX2_STEP static __m256i bounded_finish(__m256i x, __m256i lower, __m256i upper,
+                                                      const BoundedTerms& t) {
+        x = _mm256_min_epi32(_mm256_max_epi32(x, lower), upper);
+        if constexpr (Cvt == kCvtSaturate) return x;
+        if constexpr (Positive)
+            return _mm256_sra_epi32(
+                _mm256_add_epi32(_mm256_mullo_epi32(x, t.scale), t.positive_term), t.count);
+        const __m256i p = _mm256_add_epi32(_mm256_mullo_epi32(x, t.scale), t.offset_term);
+        return round_shift32(p, t.shift, t.count, t.half);
+    }
+
+    // The constants of bounded_line's lines with X operands `ops` (X1's the same for every
+    // element, X2's too for the bounded form), 8 channels at a time.
+    template <int Cvt>
+    NVDLA_SDP_AVX2 BoundedConstants bounded_constants(const OperandLine* ops,
+                                                      bool bound_form) const {
+        BoundedConstants k;
+        const bool bound = bound_form && x2.alu;
+        const BoundedTerms t = bounded_terms();
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i int32_max = _mm256_set1_epi32(INT32_MAX);
+        const __m256i clamp_lower = Cvt == kCvtClamp ? c.clamp_lower : _mm256_set1_epi32(INT32_MIN);
+        const __m256i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
+        const __m256d cap_numerator = _mm256_set1_pd(double(INT32_MAX - t.x1_half));
+        const __m256i offset = c.offset, out_lo = c.lo, out_hi = c.hi;
+        __m256i negative = zero, below_offset = zero, above_offset = zero, differ = zero;
         const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
-        const uint32_t pieces = std::min(group, 32u) / 8;
+        const uint32_t pieces = std::min(s.group, 32u) / 8;
         for (uint32_t j = 0; j < pieces; ++j) {
             const XLanes k1 = x1.lanes(at_(ops[0].alu, 8 * j), at_(ops[0].mul, 8 * j));
-            bias[j] = k1.op32;
-            factor[j] = k1.factor32;
-            negative = _mm256_or_si256(negative, factor[j]);
-            lower[j] = clamp_lower;
-            upper[j] = clamp_upper;
+            k.bias[j] = k1.op32;
+            k.factor[j] = k1.factor32;
+            negative = _mm256_or_si256(negative, k.factor[j]);
+            k.lower[j] = clamp_lower;
+            k.upper[j] = clamp_upper;
             if (bound) {
                 const XLanes k2 = x2.lanes(at_(ops[1].alu, 8 * j), at_(ops[1].mul, 8 * j));
                 if (x2.algo == 0) {
-                    lower[j] = _mm256_max_epi32(k2.op32, clamp_lower);
+                    k.lower[j] = _mm256_max_epi32(k2.op32, clamp_lower);
                 } else {
                     const __m256i limit = x2.relu ? _mm256_max_epi32(k2.op32, zero) : k2.op32;
-                    upper[j] = _mm256_min_epi32(_mm256_max_epi32(limit, clamp_lower), clamp_upper);
+                    k.upper[j] =
+                        _mm256_min_epi32(_mm256_max_epi32(limit, clamp_lower), clamp_upper);
                 }
             }
             // X1's results are >= 0, so the clamp's lower bound may be too; the convertor then
             // takes x in [min(lower, upper), upper].
-            lower[j] = _mm256_max_epi32(lower[j], zero);
+            k.lower[j] = _mm256_max_epi32(k.lower[j], zero);
             below_offset = _mm256_or_si256(
-                below_offset, _mm256_cmpgt_epi32(offset, _mm256_min_epi32(lower[j], upper[j])));
-            above_offset = _mm256_or_si256(above_offset, _mm256_cmpgt_epi32(upper[j], offset));
+                below_offset, _mm256_cmpgt_epi32(offset, _mm256_min_epi32(k.lower[j], k.upper[j])));
+            above_offset = _mm256_or_si256(above_offset, _mm256_cmpgt_epi32(k.upper[j], offset));
             // The quotient of integers below 2^31 rounded to nearest is not rounded up to the
             // next integer (its distance to one is at least 1 / factor, far above an ulp).
-            const __m256i divisor = _mm256_max_epi32(factor[j], _mm256_set1_epi32(1));
+            const __m256i divisor = _mm256_max_epi32(k.factor[j], _mm256_set1_epi32(1));
             const __m128i cap_low = _mm256_cvttpd_epi32(
                 _mm256_div_pd(cap_numerator, _mm256_cvtepi32_pd(_mm256_castsi256_si128(divisor))));
             const __m128i cap_high = _mm256_cvttpd_epi32(_mm256_div_pd(
                 cap_numerator, _mm256_cvtepi32_pd(_mm256_extracti128_si256(divisor, 1))));
-            cap[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(cap_low), cap_high, 1);
-        }
-        if (_mm256_movemask_ps(_mm256_castsi256_ps(negative))) return false;
-        const bool positive = s.cvt.scale >= 0 ? _mm256_testz_si256(below_offset, below_offset)
-                                               : _mm256_testz_si256(above_offset, above_offset);
-        const auto requantise = [&](__m256i a, uint32_t j) NVDLA_SDP_AVX2_STEP {
-            return _mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(a, factor[j]), x1_round),
-                                    x1_count);
-        };
-        const auto finish = [&](__m256i x, uint32_t j, auto positive_form) NVDLA_SDP_AVX2_STEP {
-            x = _mm256_min_epi32(_mm256_max_epi32(x, lower[j]), upper[j]);
-            if constexpr (Cvt == kCvtSaturate) return x;
-            if constexpr (decltype(positive_form)::value)
-                return _mm256_sra_epi32(
-                    _mm256_add_epi32(_mm256_mullo_epi32(x, scale), positive_term), cvt_count);
-            const __m256i p = _mm256_add_epi32(_mm256_mullo_epi32(x, scale), offset_term);
-            return round_shift32(p, cvt_shift, cvt_count, cvt_half);
-        };
-        // The output at the cap against the output beyond every a (X1's result at INT32_MAX),
-        // on the lanes the cap can bound: a factor of 0 multiplies every a to 0, and inputs
-        // below 2^30 (`beyond`) keep a at most operand + 2^30 - 1.
-        __m256i differ = zero;
-        for (uint32_t j = 0; j < pieces; ++j) {
-            const __m256i at_cap =
-                clamp32(finish(requantise(cap[j], j), j, std::false_type{}), out_lo, out_hi);
-            const __m256i beyond_all =
-                clamp32(finish(int32_max, j, std::false_type{}), out_lo, out_hi);
+            k.cap[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(cap_low), cap_high, 1);
+            // The output at the cap against the output beyond every a (X1's result at
+            // INT32_MAX), on the lanes the cap can bound: a factor of 0 multiplies every a to 0,
+            // and inputs below 2^30 keep a at most operand + 2^30 - 1.
+            const auto out = [&](__m256i x) NVDLA_SDP_AVX2_STEP {
+                return clamp32(bounded_finish<Cvt, false>(x, k.lower[j], k.upper[j], t), out_lo,
+                               out_hi);
+            };
             const __m256i capped = _mm256_andnot_si256(
-                _mm256_cmpeq_epi32(factor[j], zero),
-                _mm256_cmpgt_epi32(_mm256_add_epi32(bias[j], _mm256_set1_epi32((1 << 30) - 1)),
-                                   cap[j]));
+                _mm256_cmpeq_epi32(k.factor[j], zero),
+                _mm256_cmpgt_epi32(_mm256_add_epi32(k.bias[j], _mm256_set1_epi32((1 << 30) - 1)),
+                                   k.cap[j]));
+            const __m256i at_cap = out(bounded_requantise(k.cap[j], k.factor[j], t));
             differ = _mm256_or_si256(
-                differ, _mm256_andnot_si256(_mm256_cmpeq_epi32(at_cap, beyond_all), capped));
+                differ, _mm256_andnot_si256(_mm256_cmpeq_epi32(at_cap, out(int32_max)), capped));
         }
-        if (!_mm256_testz_si256(differ, differ)) return false;
+        k.takes = !_mm256_movemask_ps(_mm256_castsi256_ps(negative)) &&
+                  _mm256_testz_si256(differ, differ);
+        // Whether (x - offset) * scale >= 0 for every x the convertor takes.
+        k.positive = s.cvt.scale >= 0 ? _mm256_testz_si256(below_offset, below_offset)
+                                      : _mm256_testz_si256(above_offset, above_offset);
+        return k;
+    }
+
+    template <bool Int8Out, int Cvt, Form F>
+    NVDLA_SDP_AVX2 bool bounded_line(FusedSource from, const OperandLine* ops, std::byte* lines,
+                                     uint32_t& saturations) const {
+        static_assert(Cvt != kCvtAny && (F == kRectified || F == kRectifiedBound));
+        if (!bounded_form()) return false;
+        const auto constant = [](const XStage& x, const OperandLine& o) {
+            return x.enabled && (o.same_for_every_element || (!o.alu && !o.mul));
+        };
+        if (!constant(s.bs, ops[0])) return false;
+        if (F == kRectifiedBound && x2.alu && !constant(s.bn, ops[1])) return false;
+        const BoundedConstants* group_constants = bounded ? bounded->find(ops) : nullptr;
+        BoundedConstants made;
+        if (!group_constants) made = bounded_constants<Cvt>(ops, F == kRectifiedBound);
+        const BoundedConstants& k = group_constants ? *group_constants : made;
+        if (!k.takes) return false;
+        const uint32_t valid = from.valid, group = s.group, width = s.width;
+        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
+        size_t place[4];
+        piece_places<Int8Out>(line_bytes, place);
+        // Locals, so that the stores through `lines` cannot make the compiler reload them.
+        constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
+        __m256i bias[kMaxPieces], factor[kMaxPieces], cap[kMaxPieces], lower[kMaxPieces],
+            upper[kMaxPieces];
+        for (uint32_t j = 0; j < group / 8; ++j) {
+            bias[j] = k.bias[j];
+            factor[j] = k.factor[j];
+            cap[j] = k.cap[j];
+            lower[j] = k.lower[j];
+            upper[j] = k.upper[j];
+        }
+        const BoundedTerms t = bounded_terms();
+        const __m256i zero = _mm256_setzero_si256();
         const __m256i bias30 = _mm256_set1_epi32(1 << 30);
         __m256i beyond = zero;
         const auto run = [&](auto positive_form) NVDLA_SDP_AVX2 {
@@ -901,19 +958,30 @@ struct Fused {
                     beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
                     const __m256i a = _mm256_min_epi32(
                         _mm256_max_epi32(_mm256_add_epi32(v, bias[j / 8]), zero), cap[j / 8]);
-                    store8<Int8Out>(lines + (j / lanes_out) * line_bytes + w * atom +
-                                        (j % lanes_out) * kElementBytes,
-                                    finish(requantise(a, j / 8), j / 8, positive_form));
+                    store8<Int8Out>(lines + w * atom + place[j / 8],
+                                    bounded_finish<Cvt, decltype(positive_form)::value>(
+                                        bounded_requantise(a, factor[j / 8], t), lower[j / 8],
+                                        upper[j / 8], t));
                 }
             }
         };
-        if (positive)
+        if (k.positive)
             run(std::true_type{});
         else
             run(std::false_type{});
         if (_mm256_movemask_ps(_mm256_castsi256_ps(beyond)))
             line<Int8Out, Cvt, unrectified(F)>(from, ops, lines, saturations);
         return true;
+    }
+
+    // Where the 8 values of channels j to j + 7 of an element go in a line's buffers, for
+    // j = 0, 8, 16, 24: output surface j / out_lanes, element j % out_lanes (set up before the
+    // loops, which then divide by nothing).
+    template <bool Int8Out>
+    NVDLA_SDP_AVX2_STEP void piece_places(size_t line_bytes, size_t (&place)[4]) const {
+        constexpr size_t kElementBytes = Int8Out ? 1 : 2;
+        for (uint32_t p = 0; p < 4; ++p)
+            place[p] = (8 * p / out_lanes) * line_bytes + (8 * p % out_lanes) * kElementBytes;
     }
 
     // 8 output values (int32) into the line buffer, narrowed by saturating packs (which leave
@@ -942,8 +1010,8 @@ struct Fused {
         const int32_t* src = from.values;
         const size_t step = from.step, atom = s.atom, group = s.group;
         const uint32_t width = s.width;
-        const size_t line_bytes = size_t(width) * atom;
-        constexpr size_t kElementBytes = Int8Out ? 1 : 2;
+        size_t place[4];
+        piece_places<Int8Out>(size_t(width) * atom, place);
         // X operands the same for every element (per kernel or registers): once for the line,
         // 8 channels at a time (a group has at most 32).
         const auto constant = [](const XStage& x, const OperandLine& o) {
@@ -1024,11 +1092,7 @@ struct Fused {
                     v = f.c.clamped(v);
                 else if constexpr (Cvt == kCvtAny)
                     v = f.c.apply(v, 8, flagged);
-                // Element j goes to output surface j / out_lanes, element j % out_lanes; the
-                // saturating packs leave in-range values as they are.
-                store8<Int8Out>(lines + (j / f.out_lanes) * line_bytes + w * atom +
-                                    (j % f.out_lanes) * kElementBytes,
-                                v);
+                store8<Int8Out>(lines + w * atom + place[j / 8], v);
             }
         }
         if constexpr (kRectifiedForm)
@@ -1039,7 +1103,7 @@ struct Fused {
 
     template <bool Int8Out, int Cvt>
     NVDLA_SDP_AVX2 void run(const AccumulatorCube* cube, InputReader* input, FusedOperands operands,
-                            OutputWriter& writer, Counters& counters) const {
+                            OutputWriter& writer, Counters& counters) {
         using LineFn =
             void (Fused::*)(FusedSource, const OperandLine*, std::byte*, uint32_t&) const;
         static constexpr LineFn kLines[6] = {&Fused::line<Int8Out, Cvt, kAnyStages>,
@@ -1048,7 +1112,17 @@ struct Fused {
                                              &Fused::line<Int8Out, Cvt, kRectified>,
                                              &Fused::line<Int8Out, Cvt, kRectifiedBound>,
                                              &Fused::line<Int8Out, Cvt, kRequantiseSum>};
-        const LineFn line_fn = kLines[form()];
+        const Form form_of_lines = form();
+        const LineFn line_fn = kLines[form_of_lines];
+        std::optional<GroupConstants<BoundedConstants>> groups;
+        if constexpr (Cvt != kCvtAny)
+            if ((form_of_lines == kRectified || form_of_lines == kRectifiedBound) &&
+                bounded_form()) {
+                groups.emplace(s, operands, [&](const OperandLine* ops) {
+                    return bounded_constants<Cvt>(ops, form_of_lines == kRectifiedBound);
+                });
+                bounded = &*groups;
+            }
         fused_pass(s, cube, input, operands, writer, counters,
                    [&](FusedSource from, const OperandLine* ops, std::byte* lines,
                        uint32_t& saturations) { (this->*line_fn)(from, ops, lines, saturations); });
@@ -1077,7 +1151,7 @@ void run_c(const Settings& s, std::span<const int32_t> line, std::span<uint16_t>
 
 void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                FusedOperands operands, OutputWriter& writer, Counters& counters) {
-    const Fused f(s, cube ? cube->clip : 0);
+    Fused f(s, cube ? cube->clip : 0);
     const int cvt =
         s.cvt.offset == 0 && s.cvt.scale == 1 && (s.cvt.shift & 63u) == 0 && !s.count_saturation
             ? kCvtSaturate
