@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <tuple>
@@ -372,10 +373,12 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
     std::map<std::string, double> units;  // seconds per operation kind, over the timed runs
     std::vector<double> times;
     double cpu = 0;
-    uint64_t onednn_layers = 0;  // convolutions the emulator gave oneDNN, over the timed runs
+    uint64_t onednn_layers = 0;       // convolutions the emulator gave oneDNN, over the timed runs
+    nvdla::emu::ParallelStats waits;  // the layers' threads' waits, over the timed runs
     for (uint32_t i = 0; i <= images; ++i) {
         const double cpu_start = process_cpu_seconds();
         const uint64_t onednn_start = nvdla::emu::conv::onednn_layers();
+        const nvdla::emu::ParallelStats waits_start = nvdla::emu::parallel_stats();
         const auto start = Clock::now();
         Result<nvdla::Job> job = (*ctx)->submit();
         Status done = job ? job->wait() : job.status();
@@ -390,6 +393,12 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
         times.push_back(seconds);
         cpu += process_cpu_seconds() - cpu_start;
         onednn_layers += nvdla::emu::conv::onednn_layers() - onednn_start;
+        const nvdla::emu::ParallelStats waits_end = nvdla::emu::parallel_stats();
+        waits.calls += waits_end.calls - waits_start.calls;
+        waits.end_idle += waits_end.end_idle - waits_start.end_idle;
+        waits.caller_waited += waits_end.caller_waited - waits_start.caller_waited;
+        waits.others_waited += waits_end.others_waited - waits_start.others_waited;
+        waits.others_busy += waits_end.others_busy - waits_start.others_busy;
         for (const nvdla::OperationTime& op : job->timing().operations)
             units[op.name.substr(0, op.name.find(' '))] +=
                 std::chrono::duration<double>(op.duration).count();
@@ -403,6 +412,14 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
         "%.4f s of CPU per image (%.2f GMAC/s per CPU second), %u thread(s); GMAC/s here and "
         "below count the model's MACs\n",
         emulator, images, 1 / emulator, gmac / emulator, cpu, gmac / cpu, threads);
+    if (threads > 1)
+        std::printf(
+            "  threads per image (mean wall-clock %.4f s): %.0f calls on several threads; "
+            "waited (s, summed over threads): %.4f at the calls' ends, %.4f calling thread "
+            "and %.4f others for blocks; the pool's threads ran parts %.4f s\n",
+            std::accumulate(times.begin(), times.end(), 0.0) / images, double(waits.calls) / images,
+            waits.end_idle / images, waits.caller_waited / images, waits.others_waited / images,
+            waits.others_busy / images);
     std::printf(
         "  %.0f convolution operations through oneDNN inside the emulator (the network's %zu "
         "convolutions, as the builder split them)\n",

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -574,6 +575,19 @@ TEST(RunParts, NestedAndConcurrentCallsRunEveryPart) {
         });
     for (std::thread& t : callers) t.join();
     EXPECT_EQ(runs.load(), 3 * 50 * 3 * 2);
+}
+
+// A part that returns 20 ms before the other counts those 20 ms as waited at the call's end
+// (whichever thread runs the other part), and the call is counted: the pool is free here.
+TEST(RunParts, StatsCountTheWaitAtTheCallsEnd) {
+    const ParallelStats before = parallel_stats();
+    run_parts(2, [](unsigned part) {
+        if (part == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+    const ParallelStats after = parallel_stats();
+    EXPECT_EQ(after.calls, before.calls + 1);
+    EXPECT_GE(after.end_idle - before.end_idle, 0.020);
+    EXPECT_LT(after.end_idle - before.end_idle, 10.0);
 }
 
 // A child forked after the pool's threads started (which it does not have) runs parts on

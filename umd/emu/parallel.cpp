@@ -28,6 +28,31 @@ constexpr std::chrono::microseconds kSpin{100};
 // parallel_for's ranges per thread.
 constexpr uint64_t kRangesPerThread = 4;
 
+using Clock = std::chrono::steady_clock;
+
+// parallel_stats()'s sums, in nanoseconds.
+struct Waits {
+    std::atomic<uint64_t> calls{0}, end_idle{0}, caller_waited{0}, others_waited{0}, others_busy{0};
+    static void add(std::atomic<uint64_t>& sum, Clock::duration d) {
+        sum.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(d).count()),
+                      std::memory_order_relaxed);
+    }
+};
+Waits g_waits;
+
+// Adds the time from its making to its end to a sum of Waits.
+class Timed {
+  public:
+    explicit Timed(std::atomic<uint64_t>& sum) : sum_(sum) {}
+    Timed(const Timed&) = delete;
+    Timed& operator=(const Timed&) = delete;
+    ~Timed() { Waits::add(sum_, Clock::now() - start_); }
+
+  private:
+    std::atomic<uint64_t>& sum_;
+    const Clock::time_point start_ = Clock::now();
+};
+
 // Spins while `waiting()` holds, for at most kSpin: handing work between threads often takes
 // less than a sleeping thread of this virtual machine takes to wake.
 template <class Waiting>
@@ -51,7 +76,8 @@ class Handoff {
         if (sleepers_ > 0) wake_.notify_all();
     }
     // With the lock held: returns, the lock held again, once another thread called changed().
-    void wait(std::unique_lock<std::mutex>& lock) {
+    void wait(std::unique_lock<std::mutex>& lock, unsigned part) {
+        const Timed timed(part == 0 ? g_waits.caller_waited : g_waits.others_waited);
         const uint64_t seen = version_.load(std::memory_order_relaxed);
         lock.unlock();
         spin_while([&] { return version_.load(std::memory_order_acquire) == seen; });
@@ -141,7 +167,10 @@ class Pool {
             const unsigned part = next_++;
             const std::function<void(unsigned)>& fn = *job_;
             lock.unlock();
-            fn(part);
+            {
+                const Timed timed(g_waits.others_busy);
+                fn(part);
+            }
             lock.lock();
             if (--unfinished_ == 0) done_.notify_all();
         }
@@ -224,7 +253,18 @@ void run_parts(unsigned parts, const std::function<void(unsigned)>& fn) {
             if (!h.pool) h.pool = new Pool;
             pool = h.pool;
         }
-        if (pool->run(parts, fn)) return;
+        // Each part's end, for the time the others wait at the call's end.
+        std::vector<Clock::time_point> ends(parts);
+        if (pool->run(parts, [&](unsigned part) {
+                fn(part);
+                ends[part] = Clock::now();
+            })) {
+            const Clock::time_point end = Clock::now();
+            g_waits.calls.fetch_add(1, std::memory_order_relaxed);
+            for (const Clock::time_point part_end : ends)
+                Waits::add(g_waits.end_idle, end - part_end);
+            return;
+        }
     }
     for (unsigned part = 0; part < parts; ++part) fn(part);
 }
@@ -253,13 +293,13 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
         std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
             while (next < count)
-                if (!make_next(lock, part)) handoff.wait(lock);
+                if (!make_next(lock, part)) handoff.wait(lock, part);
             return;
         }
         // The consumer makes blocks too while the next one is not there.
         for (uint32_t block = 0; block < count; ++block) {
             while (made[block % slots] != block)
-                if (!make_next(lock, 0)) handoff.wait(lock);
+                if (!make_next(lock, 0)) handoff.wait(lock, 0);
             lock.unlock();
             consume(block, block % slots);
             lock.lock();
@@ -294,13 +334,13 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
         std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
             while (started < count)
-                if (!make_next(lock, part)) handoff.wait(lock);
+                if (!make_next(lock, part)) handoff.wait(lock, part);
             return;
         }
         for (uint32_t block = 0; block < count; ++block) {
             // The slot is free once the block before it there is made.
             while (block >= slots && made[block % slots] != block - slots)
-                if (!make_next(lock, 0)) handoff.wait(lock);
+                if (!make_next(lock, 0)) handoff.wait(lock, 0);
             lock.unlock();
             prepare(block, block % slots);
             lock.lock();
@@ -308,8 +348,17 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
             handoff.changed();
         }
         while (finished < count)
-            if (!make_next(lock, 0)) handoff.wait(lock);
+            if (!make_next(lock, 0)) handoff.wait(lock, 0);
     });
+}
+
+ParallelStats parallel_stats() {
+    const auto seconds = [](const std::atomic<uint64_t>& ns) {
+        return double(ns.load(std::memory_order_relaxed)) * 1e-9;
+    };
+    return {g_waits.calls.load(std::memory_order_relaxed), seconds(g_waits.end_idle),
+            seconds(g_waits.caller_waited), seconds(g_waits.others_waited),
+            seconds(g_waits.others_busy)};
 }
 
 void parallel_for(unsigned threads, uint64_t count, uint64_t work,

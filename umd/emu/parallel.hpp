@@ -59,4 +59,15 @@ void prepare_then_make(
 void parallel_for(unsigned threads, uint64_t count, uint64_t work,
                   const std::function<void(uint64_t, uint64_t)>& fn);
 
+// Where the threads of the process's calls on several threads waited, in seconds summed over
+// threads (nvdla_bench_networks prints them per image): what a split leaves idle.
+struct ParallelStats {
+    uint64_t calls = 0;        // run_parts calls that ran on the pool's threads
+    double end_idle = 0;       // parts from their return to their call's end
+    double caller_waited = 0;  // part 0 in produce_in_order's and prepare_then_make's waits
+    double others_waited = 0;  // the other parts there
+    double others_busy = 0;    // the pool's threads running parts (their waits included)
+};
+ParallelStats parallel_stats();
+
 }  // namespace nvdla::emu
