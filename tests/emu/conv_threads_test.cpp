@@ -597,7 +597,17 @@ TEST(RunParts, ForkedChildRunsPartsAtTheSameTime) {
 #if defined(__SANITIZE_THREAD__)
     GTEST_SKIP() << "ThreadSanitizer does not follow a multi-threaded fork";
 #endif
-    run_parts(2, [](unsigned) {});
+    // The parent's pool thread runs part 1 while part 0 waits, so it is past its start when the
+    // process forks: a thread still starting holds AddressSanitizer's locks (GCC 12's libasan
+    // takes none around fork), and the child's copies of them would stay held.
+    std::atomic<bool> taken{false};
+    run_parts(2, [&](unsigned part) {
+        if (part == 1) {
+            taken = true;
+            return;
+        }
+        for (int i = 0; i < 5000 && !taken; ++i) usleep(1000);
+    });
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
