@@ -28,8 +28,9 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config libgtest-dev libgmock-de
                 protobuf-compiler \
                 dt-schema device-tree-compiler \
                 linux-source
-# The kernel tests (test-kmd, test-vp, test-dkms; debootstrap: the Debian 13 chroot of KVER=newest).
-DEB_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64 \
+# The kernel tests (test-kmd, test-vp, test-dkms; debootstrap: the Debian 13 chroot of KVER=newest;
+# dwarves: pahole, which the 6.12 headers run to add BTF to a module).
+DEB_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64 dwarves \
                 debootstrap dkms
 # make test-kmd-arm64: QEMU's arm64 virt machine, the module and test program cross-built.
 DEB_PACKAGES += qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
