@@ -5,8 +5,8 @@
 # (Debian 12's, or Debian 13's newest through a Debian 13 chroot), booted under
 # QEMU (KVM when it works, else TCG) with no root filesystem.
 #
-#  1. Debian packages (qemu-system-x86 busybox-static cpio kmod xz-utils
-#     linux-headers-amd64), installed if missing.
+#  1. Debian packages (qemu-system-x86 busybox-static cpio kmod xz-utils zstd
+#     linux-headers-amd64 dwarves: pahole, for 6.12's module BTF), installed if missing.
 #  2. The kernel: KVER, or the ABI linux-headers-amd64 depends on; its image
 #     package(s) downloaded (not installed) and only vmlinuz and the DRM
 #     modules extracted, cached in $WORK/cache (Debian 12) or
@@ -63,7 +63,7 @@ start=$(date +%s)
 . "$here/lib.sh"
 
 # ---- 1. packages -------------------------------------------------------------
-lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64
+lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64 dwarves
 
 # ---- 2. the kernel -------------------------------------------------------------
 lib_kernel "$WORK/cache"

@@ -83,7 +83,7 @@ start=$(date +%s)
 . "$root/tests/kmd/lib.sh"
 
 # ---- 1. packages and kernel -------------------------------------------------------
-lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64
+lib_packages qemu-system-x86 busybox-static cpio kmod xz-utils zstd linux-headers-amd64 dwarves
 lib_kernel "$KMD_CACHE"
 
 # ---- 2. module, programs ------------------------------------------------------------
