@@ -156,11 +156,25 @@ if [ ! -f "$cache/.complete" ] || [ ! -d "$kroot/lib/modules/$KVER/kernel/driver
 		die "no linux-headers-$KVER in the arm64 package lists"
 	fi
 	arm64_download "$cache/debs" "linux-image-$KVER" "linux-headers-$KVER" "$common" busybox-static
-	# The kbuild tools run on this host: the amd64 package of the same version.
-	(cd "$cache/debs" && $SUDO apt-get download "$series=$version" >/dev/null 2>&1) || {
+	# The kbuild tools run on this host: the amd64 package of the same version, or of the
+	# same upstream version when the archive already carries a newer Debian revision of
+	# linux-kbuild than of the arm64 headers (the security suite keeps only the newest).
+	kbuild_version() { # the exact version if listed, else the newest of the same upstream
+		apt-cache madison "$series" | awk -F' *[|] *' '{ print $2 }' |
+			awk -v v="$version" -v u="${version%-*}-" '$0 == v { e = $0 }
+				index($0, u) == 1 && c == "" { c = $0 }
+				END { print (e != "" ? e : c) }'
+	}
+	kbuild=$(kbuild_version)
+	if [ -z "$kbuild" ]; then
 		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
-		(cd "$cache/debs" && $SUDO apt-get download "$series=$version" >/dev/null 2>&1)
-	} || die "apt-get download $series=$version (amd64) failed"
+		kbuild=$(kbuild_version)
+	fi
+	[ -n "$kbuild" ] || die "no amd64 $series of version ${version%-*} in this host's package lists"
+	[ "$kbuild" = "$version" ] ||
+		say "using the host's $series $kbuild with the arm64 headers $version (same upstream version)"
+	(cd "$cache/debs" && $SUDO apt-get download "$series=$kbuild" >/dev/null 2>&1) ||
+		die "apt-get download $series=$kbuild (amd64) failed"
 	for deb in "$cache"/debs/linux-headers-*.deb "$cache"/debs/linux-kbuild-*.deb; do
 		$SUDO dpkg-deb -x "$deb" "$hdrs"
 	done
