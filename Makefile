@@ -16,6 +16,10 @@ SHARED_DIR ?= $(abspath ../shared)
 CMAKE_ARGS ?=
 # Extra arguments for the benchmark program, e.g. BENCH_ARGS=--benchmark_min_time=1
 BENCH_ARGS ?=
+# ccache hits across checkouts in other directories (CI's clean clone): paths are hashed
+# relative to the tree, and the build directory is left out of debug builds' hashes.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 

@@ -42,6 +42,7 @@
 #include "nvdla/emu/device.hpp"
 #include "nvdla/formats/weights.hpp"
 #include "nvdla/hw/register_map.hpp"
+#include "test_paths.hpp"
 
 #if defined(NVDLA_BENCH_WITH_DNNL)
 #include <oneapi/dnnl/dnnl.hpp>
@@ -292,7 +293,7 @@ constexpr double kCModelSeconds = 84.0;  // the C model on the same trace (docs/
 
 std::filesystem::path trace_dir() {
     const char* env = std::getenv("NVDLA_SHARED_DIR");
-    const std::filesystem::path shared = env ? env : NVDLA_SHARED_DIR_DEFAULT;
+    const std::filesystem::path shared = env ? env : nvdla::test::shared_dir_default();
     return shared / "vectors/hw-traces/nv_full" / kTrace;
 }
 

@@ -50,7 +50,7 @@ struct Setup {
 Setup& setup() {
     static Setup instance = [] {
         Setup s;
-        auto model = load_model(NVDLA_LENET_WEIGHTS_DEFAULT);
+        auto model = load_model(default_weights_path());
         if (!model) {
             s.error = model.message();
             return s;

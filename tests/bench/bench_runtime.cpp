@@ -21,6 +21,7 @@
 #include "nvdla/hw/dla_interface.h"
 #include "nvdla/runtime.hpp"
 #include "runtime/loadable.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -176,7 +177,7 @@ BENCHMARK(BM_TrivialTask)
 // NVDLA_SHARED_DIR, else the build's (../shared beside the checkout by default).
 fs::path shared_dir() {
     if (const char* env = std::getenv("NVDLA_SHARED_DIR")) return env;
-    return NVDLA_SHARED_DIR_DEFAULT;
+    return nvdla::test::shared_dir_default();
 }
 
 // One benchmark per regression loadable.

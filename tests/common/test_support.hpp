@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nvdla/hw_config.hpp"
+#include "test_paths.hpp"
 
 namespace nvdla::test {
 
@@ -25,7 +26,7 @@ inline const HwConfig& nv_full() {
 // ../shared (overridable with NVDLA_SHARED_DIR); empty when absent.
 inline std::filesystem::path shared_dir() {
     const char* env = std::getenv("NVDLA_SHARED_DIR");
-    std::filesystem::path dir = env ? env : NVDLA_SHARED_DIR_DEFAULT;
+    std::filesystem::path dir = env ? env : shared_dir_default();
     return std::filesystem::is_directory(dir) ? dir : std::filesystem::path();
 }
 

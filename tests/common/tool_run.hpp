@@ -1,5 +1,5 @@
 // Runs one of the project's command-line tools as a user would (the build's bin/ directory is
-// NVDLA_TOOLS_DIR, defined by the suites that use this), capturing its exit code and output.
+// tools_build_dir()), capturing its exit code and output.
 #pragma once
 
 #include <sys/wait.h>
@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdio>
 #include <string>
+
+#include "test_paths.hpp"
 
 namespace nvdla::test {
 
@@ -17,7 +19,7 @@ struct ToolRun {
 
 // `tool args 2>&1` through the shell; args are shell words.
 inline ToolRun run_tool(const std::string& tool, const std::string& args) {
-    const std::string cmd = std::string(NVDLA_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1";
+    const std::string cmd = std::string(tools_build_dir()) + "/" + tool + " " + args + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return {-1, "popen failed for " + cmd};
     std::string out;

@@ -36,7 +36,7 @@ using nvdla::test::ToolRun;
 namespace fs = std::filesystem;
 using namespace nvdla;
 
-const std::string kModels = std::string(NVDLA_TESTS_DIR) + "/compiler/models/";
+const std::string kModels = std::string(nvdla::test::tests_source_dir()) + "/compiler/models/";
 
 ToolRun compile(const std::string& args) {
     return run_tool("nvdla_compiler", args);

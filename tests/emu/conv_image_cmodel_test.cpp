@@ -10,6 +10,7 @@
 #include "conv_test_rig.hpp"
 #include "nvdla/formats/pixel.hpp"
 #include "nvdla/formats/weights.hpp"
+#include "test_paths.hpp"
 
 namespace nvdla::emu::conv_test {
 namespace {
@@ -267,8 +268,9 @@ std::vector<uint8_t> run_on_device(const Program& p, DeviceStats& stats) {
 }
 
 std::vector<uint8_t> cmodel_output(const char* name) {
-    std::ifstream in(std::string(NVDLA_TESTS_DIR) + "/emu/data/cmodel_image/" + name + ".bin",
-                     std::ios::binary);
+    std::ifstream in(
+        std::string(nvdla::test::tests_source_dir()) + "/emu/data/cmodel_image/" + name + ".bin",
+        std::ios::binary);
     return {std::istreambuf_iterator<char>(in), {}};
 }
 

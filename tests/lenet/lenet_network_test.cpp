@@ -57,7 +57,7 @@ const std::optional<Dataset>& dataset(bool train, std::string* why = nullptr) {
 
 const Model& model() {
     static const Model m = [] {
-        auto r = load_model(NVDLA_LENET_WEIGHTS_DEFAULT);
+        auto r = load_model(default_weights_path());
         if (!r) {
             ADD_FAILURE() << r.message();
             return Model{};
@@ -68,12 +68,12 @@ const Model& model() {
 }
 
 TEST(LenetWeights, TheCommittedFileHoldsTheNetwork) {
-    auto tensors = read_weights(NVDLA_LENET_WEIGHTS_DEFAULT);
+    auto tensors = read_weights(default_weights_path());
     ASSERT_TRUE(tensors) << tensors.message();
     uint64_t parameters = 0;
     for (const WeightTensor& t : *tensors) parameters += t.values.size();
     EXPECT_EQ(parameters, 61706u);  // LeNet-5: 156 + 2416 + 48120 + 10164 + 850
-    EXPECT_LT(fs::file_size(NVDLA_LENET_WEIGHTS_DEFAULT), 500u * 1024);
+    EXPECT_LT(fs::file_size(default_weights_path()), 500u * 1024);
     auto m = model_from_tensors(*tensors);
     ASSERT_TRUE(m) << m.message();
     for (float v : m->fc1_w) ASSERT_TRUE(std::isfinite(v));
@@ -82,7 +82,7 @@ TEST(LenetWeights, TheCommittedFileHoldsTheNetwork) {
 TEST(LenetWeights, MalformedFilesAreRefused) {
     const fs::path dir = fs::temp_directory_path() / ("lenet_weights_" + std::to_string(getpid()));
     fs::create_directories(dir);
-    auto tensors = read_weights(NVDLA_LENET_WEIGHTS_DEFAULT);
+    auto tensors = read_weights(default_weights_path());
     ASSERT_TRUE(tensors) << tensors.message();
     // Round trip.
     const std::string copy = (dir / "copy.weights").string();

@@ -35,6 +35,7 @@
 #include "nvdla/builder.hpp"
 #include "nvdla/onnx.hpp"
 #include "nvdla/runtime.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -65,7 +66,7 @@ int top1_input_count() {
 // more test images, docs/onnx.md).
 std::string models_dir() {
     if (const char* e = std::getenv("NVDLA_TEST_MODELS_DIR"); e && *e) return e;
-    return std::string(NVDLA_TESTS_DIR) + "/onnx/models";
+    return std::string(nvdla::test::tests_source_dir()) + "/onnx/models";
 }
 
 std::vector<std::string> model_names() {

@@ -468,8 +468,9 @@ TEST(LoadableMalformed, EveryTruncationIsRejected) {
 // Found by the loadable fuzzer: a SET offsets vector ([ulong]) 4 bytes off its 8-byte
 // boundary passes the FlatBuffers verifier; reading it would be a misaligned load.
 TEST(LoadableMalformed, MisalignedSetOffsets) {
-    const std::vector<std::byte> bytes = read_file(std::filesystem::path(NVDLA_TESTS_DIR) /
-                                                   "runtime/data/misaligned_set_offsets.nvdla");
+    const std::vector<std::byte> bytes =
+        read_file(std::filesystem::path(nvdla::test::tests_source_dir()) /
+                  "runtime/data/misaligned_set_offsets.nvdla");
     ASSERT_FALSE(bytes.empty());
     const std::string error = error_of(bytes);
     EXPECT_NE(error.find("its SET offsets are not on 8-byte boundaries"), std::string::npos)

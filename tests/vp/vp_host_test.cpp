@@ -28,6 +28,7 @@
 
 #include "nvdla/hw/nvdla_ivshmem.h"
 #include "nvdla/hw/nvdla_regs.h"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -80,10 +81,15 @@ class VpHost : public ::testing::Test {
         dir_ = fs::temp_directory_path() /
                ("nvdla-vp-test-" + std::to_string(::getpid()) + "-" + std::to_string(++serial_));
         fs::create_directories(dir_);
-        std::vector<std::string> args = {
-            NVDLA_VP_PROGRAM, "--instance", "nv_full:4M",
-            "--ring-entries", "64",         "--socket-dir",
-            dir_.string(),    "--stats",    (dir_ / "stats.json").string()};
+        std::vector<std::string> args = {std::string(nvdla::test::tools_build_dir()) + "/nvdla_vp",
+                                         "--instance",
+                                         "nv_full:4M",
+                                         "--ring-entries",
+                                         "64",
+                                         "--socket-dir",
+                                         dir_.string(),
+                                         "--stats",
+                                         (dir_ / "stats.json").string()};
         if (test_hooks) args.push_back("--test-hooks");
         pid_ = ::fork();
         if (pid_ == 0) {

@@ -213,6 +213,10 @@ std::vector<WeightTensor> tensors_from_model(const Model& model) {
     return out;
 }
 
+std::string default_weights_path() {
+    return NVDLA_LENET_WEIGHTS_DEFAULT;
+}
+
 Result<Model> load_model(const std::string& path) {
     Result<std::vector<WeightTensor>> tensors = read_weights(path);
     if (!tensors) return tensors.status();

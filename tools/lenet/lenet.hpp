@@ -83,6 +83,8 @@ inline constexpr uint32_t kConv1 = 6, kConv2 = 16, kFc1 = 120, kFc2 = 84, kKerne
 Result<Model> model_from_tensors(const std::vector<WeightTensor>& tensors);
 std::vector<WeightTensor> tensors_from_model(const Model& model);
 Result<Model> load_model(const std::string& path);
+// The weights file committed with the sources (tools/lenet/lenet_fmnist.weights).
+std::string default_weights_path();
 
 // The input the network takes: pixel / 255, 1x28x28.
 void image_to_input(const uint8_t* pixels, float* input);

@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
         "every test image.",
         "nvdla_mainjob"};
     app.set_help_flag("-h,--help", "print this help and exit");
-    std::string weights = NVDLA_LENET_WEIGHTS_DEFAULT, dataset = kDefaultDatasetDir;
+    std::string weights = default_weights_path(), dataset = kDefaultDatasetDir;
     std::string out_dir = "build", config, backend = "auto";
     std::vector<std::string> precisions = {"int8", "fp16"};
     uint32_t images = 10000, calibration_images = 1000, examples = 10, jobs = 0;
