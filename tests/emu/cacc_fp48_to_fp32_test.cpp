@@ -1,14 +1,18 @@
 // CACC's fp48 -> fp32 delivery (cacc_fp48_to_fp32) runs without branches on the sign and the
 // rounding bit; checked here against the C model's branching form (cacc.cpp's before, kept
 // below as the reference) on every exponent with mantissas at the rounding boundary, rounding
-// carries into the next power of two, -2^39, zero, NaNs and random accumulators.
+// carries into the next power of two, -2^39, zero, NaNs and random accumulators; and the vector
+// form the fp16 kernels deliver with (cacc_fp48_to_fp32_lanes) against it on every level.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
+#include "isa_levels.hpp"
 
 namespace nvdla::emu::conv {
 namespace {
@@ -93,6 +97,49 @@ TEST(CaccFp48ToFp32, EqualsTheBranchingFormAtEveryExponent) {
     // Both rounding forms were met often.
     EXPECT_GT(rounded_up, 500000);
     EXPECT_GT(carried, 50000);
+}
+
+TEST(CaccFp48ToFp32, LanesEqualTheScalarDeliveryOnEveryLevel) {
+    // The boundary mantissas above at every exponent (NaNs and -2^39 among them), then random
+    // accumulators, converted in runs of 1 .. 17 (whole vectors and tails).
+    std::vector<uint64_t> accumulators;
+    std::vector<uint64_t> mantissas = {0,
+                                       uint64_t(1) << 39,
+                                       (uint64_t(1) << 39) - 1,
+                                       (uint64_t(1) << 39) - (uint64_t(1) << 14),
+                                       (uint64_t(1) << 38) | (uint64_t(1) << 14),
+                                       (uint64_t(1) << 38) | 0x3fff,
+                                       (uint64_t(1) << 38) | 0x4000 | 1,
+                                       uint64_t(1) << 14,
+                                       1};
+    const size_t base = mantissas.size();
+    for (size_t i = 0; i < base; ++i) mantissas.push_back((~mantissas[i] + 1) & kMask40);
+    for (uint64_t exponent = 0; exponent < 256; ++exponent)
+        for (uint64_t m : mantissas) accumulators.push_back(fp48(exponent, m));
+    std::mt19937_64 rng(4832);
+    for (int i = 0; i < 200000; ++i) {
+        uint64_t m = rng() & kMask40;
+        if (i % 3 == 1) m = (m & ~uint64_t(0x7fff)) | 0x4000;
+        if (i % 3 == 2) m |= ~uint64_t(0x7fff) & ((uint64_t(1) << 39) - 1);
+        accumulators.push_back(fp48(rng() >> 56, m));
+    }
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        std::vector<uint32_t> out(accumulators.size() + 1);
+        size_t at = 0;
+        for (unsigned n = 1; at < accumulators.size(); n = n % 17 + 1) {
+            const unsigned count = unsigned(std::min<size_t>(n, accumulators.size() - at));
+            out[at + count] = 0x5a5a5a5a;  // past the run: must stay as it is
+            cacc_fp48_to_fp32_lanes(accumulators.data() + at, count, out.data() + at);
+            ASSERT_EQ(out[at + count], 0x5a5a5a5au)
+                << "level " << int(level) << ", run of " << count;
+            for (unsigned i = 0; i < count; ++i)
+                ASSERT_EQ(out[at + i], cacc_fp48_to_fp32(accumulators[at + i]))
+                    << "level " << int(level) << ", accumulator 0x" << std::hex
+                    << accumulators[at + i];
+            at += count;
+        }
+    }
 }
 
 }  // namespace

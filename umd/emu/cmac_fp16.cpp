@@ -188,6 +188,16 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_sum_prod
     std::memcpy(out, &sums[0], 8 * sizeof(uint64_t));
 }
 
+__attribute__((target("avx2"))) void fp48_to_fp32_avx2(const uint64_t* accumulators, unsigned n,
+                                                       uint32_t* out) {
+    avx2::fp48_to_fp32_many(accumulators, n, out);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_to_fp32_avx512(
+    const uint64_t* accumulators, unsigned n, uint32_t* out) {
+    avx512::fp48_to_fp32_many(accumulators, n, out);
+}
+
 // Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8); of the decoded
 // mantissas ORed, the sign and whether any bit is set.
 __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
@@ -321,6 +331,15 @@ void cacc_fp48_sum_products_lanes(const int32_t* products, const int32_t* expone
                 }
                 out[i] = acc;
             }
+    }
+}
+
+void cacc_fp48_to_fp32_lanes(const uint64_t* accumulators, unsigned n, uint32_t* out) {
+    switch (isa_level()) {
+        case IsaLevel::Avx512: return fp48_to_fp32_avx512(accumulators, n, out);
+        case IsaLevel::Avx2: return fp48_to_fp32_avx2(accumulators, n, out);
+        default:
+            for (unsigned i = 0; i < n; ++i) out[i] = cacc_fp48_to_fp32(accumulators[i]);
     }
 }
 

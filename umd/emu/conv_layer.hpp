@@ -306,6 +306,8 @@ void cacc_fp48_sum_lanes(const uint64_t* macs, unsigned n, uint64_t out[8]);
 // kernel adds them on this ISA level. Exposed for tests.
 void cacc_fp48_sum_products_lanes(const int32_t* products, const int32_t* exponents, unsigned n,
                                   uint64_t out[8]);
+// cacc_fp48_to_fp32 on n accumulators by the vector form of this ISA level.
+void cacc_fp48_to_fp32_lanes(const uint64_t* accumulators, unsigned n, uint32_t* out);
 // One product of the fp16 multiplier array (cal_fp16_booth): mantissas already shifted by
 // their exponents' low bits, truncated by `shift` (a multiple of 4) as the Booth partial
 // products are. Exposed for tests.

@@ -640,7 +640,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     const size_t kernel_bytes = size_t(stored) * width * (sizeof(uint32_t) * 2 + sizeof(uint16_t));
     const uint32_t per_pass =
         uint32_t(std::clamp<size_t>((size_t(64) << 20) / kernel_bytes, 1, l.kernels));
-    constexpr uint32_t kBlock = 16;
+    constexpr uint32_t kBlock = 32;
     const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
     const uint64_t blocks = (positions + kBlock - 1) / kBlock;
     Fp16Operands kernels;
@@ -689,11 +689,13 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                 const uint32_t k_begin = pass * slice / slices, k_end = pass * (slice + 1) / slices;
                 for (uint32_t k = k_begin; k < k_end; ++k) {
                     uint64_t acc[kBlock];
+                    uint32_t fp32[kBlock];
                     cmac_fp16_accumulate(data, 0, stored, count, kernels, size_t(k) * stored,
                                          stored, acc);
+                    cacc_fp48_to_fp32_lanes(acc, count, fp32);
                     for (uint32_t p = 0; p < count; ++p)
                         out[out_index(l, n[p], k_first + k, y[p], x[p])] =
-                            static_cast<int32_t>(cacc_fp48_to_fp32(acc[p]));
+                            static_cast<int32_t>(fp32[p]);
                 }
             }
         });
