@@ -317,11 +317,16 @@ template <int XB, int KB>
 NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint8_t* plane,
                            uint32_t y, uint32_t x0, uint32_t b0, uint32_t t0, uint32_t t1,
                            const int32_t* bias, int clip, int32_t* out, uint32_t stride) {
+    // The sums start at -bias (the biased data's correction): modulo 2^32, as vpdpbusd adds,
+    // the same as subtracting it at the end, one instruction per sum fewer.
     __m512i acc[XB][KB];
-#pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i)
 #pragma GCC unroll 4
-        for (int j = 0; j < KB; ++j) acc[i][j] = _mm512_setzero_si512();
+    for (int j = 0; j < KB; ++j) {
+        const __m512i start =
+            _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(bias + j * 16));
+#pragma GCC unroll 8
+        for (int i = 0; i < XB; ++i) acc[i][j] = start;
+    }
     const uint64_t block_stride = uint64_t(p.taps) * p.quads * 64;
     for (uint32_t t = t0; t < t1; ++t) {
         const uint32_t r = t / m.taps_s, s = t % m.taps_s;
@@ -350,7 +355,7 @@ NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint
     for (int i = 0; i < XB; ++i)
 #pragma GCC unroll 4
         for (int j = 0; j < KB; ++j) {
-            __m512i v = _mm512_sub_epi32(acc[i][j], _mm512_loadu_si512(bias + j * 16));
+            __m512i v = acc[i][j];
             if (clip > 0) {  // (clip 0 delivers the sum as it is)
                 // The maskz forms: GCC 12's unmasked ones warn about their undefined pass-through.
                 const __mmask16 all = 0xffff;

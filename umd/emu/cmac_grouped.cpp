@@ -201,22 +201,31 @@ NVDLA_AVX2 inline __m256i load8(const void* plane, uint64_t at) {
             reinterpret_cast<const __m128i*>(static_cast<const int16_t*>(plane) + at)));
 }
 
-// The XB positions' sums of block b delivered through CACC (round half away by 2^clip; the
-// sums are below 2^31 in magnitude, nothing saturates) into out[i * kernels + lane].
-template <bool Biased, int XB>
-NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProblem& m,
-                                                                   const GroupedWeights& p,
-                                                                   uint32_t b, uint32_t clip,
+// Where block b's sums start: 0, or for biased data -bias (the data's correction), which
+// modulo 2^32, as the sums add, is subtracting it after them.
+template <bool Biased>
+NVDLA_AVX512 inline __m512i start512(const GroupedWeights& p, uint32_t b) {
+    if constexpr (Biased)
+        return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(p.bias.data() + b * 16));
+    else
+        return _mm512_setzero_si512();
+}
+
+// The XB positions' sums of block b (started at start512) delivered through CACC (round half
+// away by 2^clip; the sums are below 2^31 in magnitude, nothing saturates) into
+// out[i * kernels + lane].
+template <int XB>
+NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProblem& m, uint32_t b,
+                                                                   uint32_t clip,
                                                                    const __m512i* acc,
                                                                    int32_t* out) {
-    const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * 16);
     const __m512i half = _mm512_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
     const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
     const uint32_t count = std::min(16u, m.kernels - b * 16);
     const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
 #pragma GCC unroll 8
     for (int i = 0; i < XB; ++i) {
-        __m512i v = Biased ? _mm512_sub_epi32(acc[i], bias) : acc[i];
+        __m512i v = acc[i];
         if (clip > 0) {
             const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);
             const __m512i q = _mm512_maskz_srl_epi32(
@@ -234,7 +243,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
                                     int32_t* out) {
     __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    for (int i = 0; i < XB; ++i) acc[i] = start512<Biased>(p, b);
     const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
     const uint64_t first = p.offset + uint64_t(b) * 16;
     for (uint32_t t = 0; t < p.taps; ++t) {
@@ -250,7 +259,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
                     _mm512_madd_epi16(load16<Biased>(plane, row + i * m.x_step + j + first), w));
         }
     }
-    deliver512<Biased, XB>(m, p, b, clip, acc, out);
+    deliver512<XB>(m, b, clip, acc, out);
     return 0;
 }
 
@@ -262,7 +271,7 @@ NVDLA_AVX512_VNNI uint32_t int8_block512_vnni(const MacProblem& m, const Grouped
                                               uint32_t b, uint32_t clip, int32_t* out) {
     __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    for (int i = 0; i < XB; ++i) acc[i] = start512<Biased>(p, b);
     const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
     const uint64_t first = p.offset + uint64_t(b) * 16;
     for (uint32_t t = 0; t < p.taps; ++t) {
@@ -277,7 +286,7 @@ NVDLA_AVX512_VNNI uint32_t int8_block512_vnni(const MacProblem& m, const Grouped
                     acc[i], load16<Biased>(plane, row + i * m.x_step + j + first), w);
         }
     }
-    deliver512<Biased, XB>(m, p, b, clip, acc, out);
+    deliver512<XB>(m, b, clip, acc, out);
     return 0;
 }
 
@@ -301,7 +310,7 @@ NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWei
                                            uint32_t clip, int32_t* out) {
     __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    for (int i = 0; i < XB; ++i) acc[i] = start512<true>(p, b);
     const __m512i order = _mm512_loadu_si512(kRowsOrder[b].data());
     // The columns past the second: only the third's 32 bytes for 3 taps.
     const __mmask64 rest = m.taps_s == 4 ? ~__mmask64(0) : __mmask64(0xffffffff);
@@ -321,7 +330,7 @@ NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWei
             acc[i] = _mm512_dpbusd_epi32(acc[i], columns, w);
         }
     }
-    deliver512<true, XB>(m, p, b, clip, acc, out);
+    deliver512<XB>(m, b, clip, acc, out);
     return 0;
 }
 
