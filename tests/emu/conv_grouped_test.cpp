@@ -287,6 +287,36 @@ TEST(GroupedKernel, DepthwiseChunksOf32ChannelsMatchThePlainSum) {
     }
 }
 
+// An int16 depthwise layer whose every sum is beyond int32 (CACC's delivery saturates each
+// output), 7 outputs wide: one call of 4 positions and 3 left over, which the int8 forms take
+// as an overlapping call of 4 and the int16 forms must not (they would count 1 output twice).
+// Every level counts each output once, as the plain sum does.
+TEST(GroupedKernel, SaturatedInt16OutputsAreCountedOnceEach) {
+    Layer l;
+    l.precision = Precision::Int16;
+    l.depth = l.kernels = l.groups = 32;
+    l.rows = 4;
+    l.cols = 9;  // 7 outputs per row
+    l.plane.assign(uint64_t(l.rows) * l.cols * l.depth, 32767);
+    const uint32_t taps = l.taps * l.taps;
+    l.weights.assign(uint64_t(l.kernels) * taps * l.depth, 0);
+    for (uint32_t k = 0; k < l.kernels; ++k)  // 9 products of about +-2^30 per output
+        for (uint32_t t = 0; t < taps; ++t)
+            l.weights[(uint64_t(k) * taps + t) * l.depth + k] = k % 2 ? 32767 : -32768;
+    uint32_t expected_saturations = 0;
+    const std::vector<int32_t> expected = plain(l, expected_saturations);
+    ASSERT_EQ(expected_saturations, expected.size());
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        SCOPED_TRACE(isa_name(level));
+        bool took = false;
+        uint32_t saturations = 0;
+        EXPECT_EQ(through_kernels(l, MacKernel::Auto, 1, saturations, &took), expected);
+        EXPECT_EQ(saturations, expected_saturations);
+        EXPECT_EQ(took, level != IsaLevel::Scalar);
+    }
+}
+
 TEST(GroupedKernel, DenseAndWideBandWeightsNeverTakeIt) {
     std::mt19937 rng(77);
     std::uniform_int_distribution<int32_t> value(-128, 127);

@@ -294,6 +294,21 @@ VnniWeights pack_vnni(const MacProblem& m) {
     return p;
 }
 
+// f(begin, size) for [0, count) cut into as few near-equal pieces of at most `most` as there
+// can be (7 by 6 as 3 + 4, not 6 + 1; 9 by 4 as 3 + 3 + 3, not 4 + 4 + 1), for the kernels
+// whose multiply-adds accumulate in place (vpdpbusd, FMA): a call over one position or block
+// keeps too few sums in flight to hide their latency. (vpmaddwd's sums are added by a
+// separate one-cycle add, so madd_rows keeps its whole blocks.)
+template <class F>
+void split_evenly(uint32_t count, uint32_t most, F&& f) {
+    const uint32_t pieces = (count + most - 1) / most;
+    for (uint32_t i = 0, begin = 0; i < pieces; ++i) {
+        const uint32_t end = uint32_t(uint64_t(count) * (i + 1) / pieces);
+        f(begin, end - begin);
+        begin = end;
+    }
+}
+
 // One output row piece: XB outputs from x0, KB blocks of 16 kernels from block b0, taps
 // [t0, t1). out[i * stride + j * 16 + lane] receives the biased sums.
 // When `clip` >= 0 the sums (then below 2^31 in magnitude) leave through CACC's delivery:
@@ -302,11 +317,16 @@ template <int XB, int KB>
 NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint8_t* plane,
                            uint32_t y, uint32_t x0, uint32_t b0, uint32_t t0, uint32_t t1,
                            const int32_t* bias, int clip, int32_t* out, uint32_t stride) {
+    // The sums start at -bias (the biased data's correction): modulo 2^32, as vpdpbusd adds,
+    // the same as subtracting it at the end, one instruction per sum fewer.
     __m512i acc[XB][KB];
-#pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i)
 #pragma GCC unroll 4
-        for (int j = 0; j < KB; ++j) acc[i][j] = _mm512_setzero_si512();
+    for (int j = 0; j < KB; ++j) {
+        const __m512i start =
+            _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(bias + j * 16));
+#pragma GCC unroll 8
+        for (int i = 0; i < XB; ++i) acc[i][j] = start;
+    }
     const uint64_t block_stride = uint64_t(p.taps) * p.quads * 64;
     for (uint32_t t = t0; t < t1; ++t) {
         const uint32_t r = t / m.taps_s, s = t % m.taps_s;
@@ -335,7 +355,7 @@ NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint
     for (int i = 0; i < XB; ++i)
 #pragma GCC unroll 4
         for (int j = 0; j < KB; ++j) {
-            __m512i v = _mm512_sub_epi32(acc[i][j], _mm512_loadu_si512(bias + j * 16));
+            __m512i v = acc[i][j];
             if (clip > 0) {  // (clip 0 delivers the sum as it is)
                 // The maskz forms: GCC 12's unmasked ones warn about their undefined pass-through.
                 const __mmask16 all = 0xffff;
@@ -388,16 +408,14 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
         for (uint32_t run = 0; run < runs; ++run) {
             const uint32_t t0 = run * taps_per_run, t1 = std::min(p.taps, t0 + taps_per_run);
             int32_t* target = in_place ? out : row.data();
-            for (uint32_t b0 = 0; b0 < p.blocks; b0 += 4) {
-                const uint32_t kb = std::min(4u, p.blocks - b0);
-                for (uint32_t x0 = 0; x0 < m.out_width; x0 += kVnniMaxX) {
-                    const uint32_t xb = std::min<uint32_t>(kVnniMaxX, m.out_width - x0);
+            split_evenly(p.blocks, 4, [&](uint32_t b0, uint32_t kb) {
+                split_evenly(m.out_width, kVnniMaxX, [&](uint32_t x0, uint32_t xb) {
                     kVnniBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, t0, t1,
                                                 p.bias.data() + uint64_t(run) * stride + b0 * 16,
                                                 single_run ? static_cast<int>(clip) : -1,
                                                 target + uint64_t(x0) * stride + b0 * 16, stride);
-                }
-            }
+                });
+            });
             if (in_place) continue;
             for (uint32_t x = 0; x < m.out_width; ++x) {
                 const int32_t* in = row.data() + uint64_t(x) * stride;
@@ -507,17 +525,15 @@ uint32_t double_rows(const MacProblem& m, const DoubleWeights& p, bool avx512, u
     uint32_t clamped = 0;
     const int16_t* plane = m.words + uint64_t(n) * m.plane_rows * m.row_elements;
     for (uint32_t y = y0; y < y1; ++y) {
-        for (uint32_t b0 = 0; b0 < p.blocks; b0 += max_blocks) {
-            const uint32_t kb = std::min(max_blocks, p.blocks - b0);
-            for (uint32_t x0 = 0; x0 < m.out_width; x0 += max_x) {
-                const uint32_t xb = std::min(max_x, m.out_width - x0);
+        split_evenly(p.blocks, max_blocks, [&](uint32_t b0, uint32_t kb) {
+            split_evenly(m.out_width, max_x, [&](uint32_t x0, uint32_t xb) {
                 double* out = row.data() + uint64_t(x0) * stride + b0 * lanes;
                 if (avx512)
                     kAvx512Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
                 else
                     kAvx2Blocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, out, stride);
-            }
-        }
+            });
+        });
         int32_t* out = delivered + size_t(y - y0) * m.out_width * m.kernels;
         for (uint32_t x = 0; x < m.out_width; ++x, out += m.kernels) {
             const double* in = row.data() + uint64_t(x) * stride;

@@ -201,22 +201,31 @@ NVDLA_AVX2 inline __m256i load8(const void* plane, uint64_t at) {
             reinterpret_cast<const __m128i*>(static_cast<const int16_t*>(plane) + at)));
 }
 
-// The XB positions' sums of block b delivered through CACC (round half away by 2^clip; the
-// sums are below 2^31 in magnitude, nothing saturates) into out[i * kernels + lane].
-template <bool Biased, int XB>
-NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProblem& m,
-                                                                   const GroupedWeights& p,
-                                                                   uint32_t b, uint32_t clip,
+// Where block b's sums start: 0, or for biased data -bias (the data's correction), which
+// modulo 2^32, as the sums add, is subtracting it after them.
+template <bool Biased>
+NVDLA_AVX512 inline __m512i start512(const GroupedWeights& p, uint32_t b) {
+    if constexpr (Biased)
+        return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(p.bias.data() + b * 16));
+    else
+        return _mm512_setzero_si512();
+}
+
+// The XB positions' sums of block b (started at start512) delivered through CACC (round half
+// away by 2^clip; the sums are below 2^31 in magnitude, nothing saturates) into
+// out[i * kernels + lane].
+template <int XB>
+NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProblem& m, uint32_t b,
+                                                                   uint32_t clip,
                                                                    const __m512i* acc,
                                                                    int32_t* out) {
-    const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * 16);
     const __m512i half = _mm512_set1_epi32(clip > 0 ? int32_t(1u << (clip - 1)) : 0);
     const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
     const uint32_t count = std::min(16u, m.kernels - b * 16);
     const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
 #pragma GCC unroll 8
     for (int i = 0; i < XB; ++i) {
-        __m512i v = Biased ? _mm512_sub_epi32(acc[i], bias) : acc[i];
+        __m512i v = acc[i];
         if (clip > 0) {
             const __m512i sign = _mm512_maskz_srai_epi32(all, v, 31);
             const __m512i q = _mm512_maskz_srl_epi32(
@@ -234,7 +243,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
                                     int32_t* out) {
     __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    for (int i = 0; i < XB; ++i) acc[i] = start512<Biased>(p, b);
     const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
     const uint64_t first = p.offset + uint64_t(b) * 16;
     for (uint32_t t = 0; t < p.taps; ++t) {
@@ -250,7 +259,7 @@ NVDLA_AVX512 uint32_t int8_block512(const MacProblem& m, const GroupedWeights& p
                     _mm512_madd_epi16(load16<Biased>(plane, row + i * m.x_step + j + first), w));
         }
     }
-    deliver512<Biased, XB>(m, p, b, clip, acc, out);
+    deliver512<XB>(m, b, clip, acc, out);
     return 0;
 }
 
@@ -262,7 +271,7 @@ NVDLA_AVX512_VNNI uint32_t int8_block512_vnni(const MacProblem& m, const Grouped
                                               uint32_t b, uint32_t clip, int32_t* out) {
     __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    for (int i = 0; i < XB; ++i) acc[i] = start512<Biased>(p, b);
     const int32_t* wt = p.int8.data() + uint64_t(b) * p.taps * p.width * 16;
     const uint64_t first = p.offset + uint64_t(b) * 16;
     for (uint32_t t = 0; t < p.taps; ++t) {
@@ -277,7 +286,7 @@ NVDLA_AVX512_VNNI uint32_t int8_block512_vnni(const MacProblem& m, const Grouped
                     acc[i], load16<Biased>(plane, row + i * m.x_step + j + first), w);
         }
     }
-    deliver512<Biased, XB>(m, p, b, clip, acc, out);
+    deliver512<XB>(m, b, clip, acc, out);
     return 0;
 }
 
@@ -301,7 +310,7 @@ NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWei
                                            uint32_t clip, int32_t* out) {
     __m512i acc[XB];
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = _mm512_setzero_si512();
+    for (int i = 0; i < XB; ++i) acc[i] = start512<true>(p, b);
     const __m512i order = _mm512_loadu_si512(kRowsOrder[b].data());
     // The columns past the second: only the third's 32 bytes for 3 taps.
     const __mmask64 rest = m.taps_s == 4 ? ~__mmask64(0) : __mmask64(0xffffffff);
@@ -321,7 +330,7 @@ NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWei
             acc[i] = _mm512_dpbusd_epi32(acc[i], columns, w);
         }
     }
-    deliver512<true, XB>(m, p, b, clip, acc, out);
+    deliver512<XB>(m, b, clip, acc, out);
     return 0;
 }
 
@@ -513,25 +522,35 @@ using BlockFn = uint32_t (*)(const MacProblem&, const GroupedWeights&, const voi
                              uint32_t, uint32_t, uint32_t, int32_t*);
 constexpr int kPositions = 4;  // positions per block call (weights loaded once for them)
 
-// A form's block functions: one position, kPositions.
-using BlockTable = BlockFn[2];
+// A form's block functions: one position, kPositions, and 2 kPositions or nullptr. int8_rows4
+// takes 8 positions a call: its call's fixed work (the weights, the permute's order, the
+// delivery's constants) and the latency of each position's chain of vpdpbusd (one per row)
+// then spread over twice the positions.
+using BlockTable = BlockFn[3];
 
 template <bool Biased>
-constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>};
+constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>,
+                                    nullptr};
 template <bool Biased>
 constexpr BlockTable kInt8Avx512Vnni = {int8_block512_vnni<Biased, 1>,
-                                        int8_block512_vnni<Biased, kPositions>};
+                                        int8_block512_vnni<Biased, kPositions>, nullptr};
 template <bool Biased>
-constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>};
-constexpr BlockTable kInt8Rows4 = {int8_rows4<1>, int8_rows4<kPositions>};
-constexpr BlockTable kInt8Pairs256 = {int8_pairs256<1>, int8_pairs256<kPositions>};
-constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>};
-constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>};
+constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>,
+                                  nullptr};
+constexpr BlockTable kInt8Rows4 = {int8_rows4<1>, int8_rows4<kPositions>,
+                                   int8_rows4<2 * kPositions>};
+constexpr BlockTable kInt8Pairs256 = {int8_pairs256<1>, int8_pairs256<kPositions>, nullptr};
+constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>, nullptr};
+constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>, nullptr};
 
 // `lanes`: the kernels per block of the form (16 for int8_pairs256, else the packing's).
+// `overlap_tail`: a row's last positions (fewer than kPositions) as one kPositions call that
+// ends at the row's end, over positions already delivered (the same values written again), not
+// one call per position; only for forms that count no saturation (int8: the sums stay below
+// 2^31), which would count those positions twice.
 uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& fns,
-                      uint32_t lanes, uint32_t clip, uint32_t n, uint32_t y0, uint32_t y1,
-                      int32_t* delivered) {
+                      uint32_t lanes, bool overlap_tail, uint32_t clip, uint32_t n, uint32_t y0,
+                      uint32_t y1, int32_t* delivered) {
     const uint64_t plane_offset = uint64_t(n) * m.plane_rows * m.row_elements;
     const void* plane = m.bytes ? static_cast<const void*>(m.bytes + plane_offset)
                                 : static_cast<const void*>(m.words + plane_offset);
@@ -541,8 +560,17 @@ uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockT
         for (uint32_t b = 0; b * lanes < m.kernels; ++b) {
             int32_t* out = row + b * lanes;
             uint32_t x = 0;
+            if (fns[2])
+                for (; x + 2 * kPositions <= m.out_width; x += 2 * kPositions)
+                    saturations +=
+                        fns[2](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
             for (; x + kPositions <= m.out_width; x += kPositions)
                 saturations += fns[1](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
+            if (overlap_tail && x < m.out_width && m.out_width >= kPositions) {
+                x = m.out_width - kPositions;
+                saturations += fns[1](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
+                continue;
+            }
             for (; x < m.out_width; ++x)
                 saturations += fns[0](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
         }
@@ -609,9 +637,9 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
                         : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
                 : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
     const uint32_t block_lanes = pairs ? 16 : packed->lanes;
-    return [&m, packed, &table, block_lanes, clip](uint32_t n, uint32_t y0, uint32_t y1,
-                                                   int32_t* out) {
-        return grouped_rows(m, *packed, table, block_lanes, clip, n, y0, y1, out);
+    return [&m, packed, &table, block_lanes, wide, clip](uint32_t n, uint32_t y0, uint32_t y1,
+                                                         int32_t* out) {
+        return grouped_rows(m, *packed, table, block_lanes, !wide, clip, n, y0, y1, out);
     };
 }
 
