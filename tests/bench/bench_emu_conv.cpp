@@ -292,9 +292,7 @@ constexpr const char* kTrace = "googlenet_conv2_3x3_int16";
 constexpr double kCModelSeconds = 84.0;  // the C model on the same trace (docs/emu/convolution.md)
 
 std::filesystem::path trace_dir() {
-    const char* env = std::getenv("NVDLA_SHARED_DIR");
-    const std::filesystem::path shared = env ? env : nvdla::test::shared_dir_default();
-    return shared / "vectors/hw-traces/nv_full" / kTrace;
+    return nvdla::test::configured_shared_dir() / "vectors/hw-traces/nv_full" / kTrace;
 }
 
 std::filesystem::path trace_player() {

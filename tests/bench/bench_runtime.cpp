@@ -174,16 +174,15 @@ BENCHMARK(BM_TrivialTask)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
 
-// NVDLA_SHARED_DIR, else the build's (../shared beside the checkout by default).
-fs::path shared_dir() {
-    if (const char* env = std::getenv("NVDLA_SHARED_DIR")) return env;
-    return nvdla::test::shared_dir_default();
+// The regression loadables (NVDLA_SHARED_DIR, else ../shared beside the checkout).
+fs::path regression_flatbufs() {
+    return nvdla::test::configured_shared_dir() / "vectors" / "sw-regression" / "flatbufs";
 }
 
 // One benchmark per regression loadable.
 std::vector<std::string> register_regression_loadables() {
     std::vector<std::string> names;
-    const fs::path dir = shared_dir() / "vectors" / "sw-regression" / "flatbufs";
+    const fs::path dir = regression_flatbufs();
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return names;
     std::vector<fs::path> files;
@@ -264,7 +263,6 @@ int main(int argc, char** argv) {
         line("Regression/" + name, name,
              name.find("_small") != std::string::npos ? "nv_small" : "nv_full", false);
     if (loadables.empty())
-        std::printf("(regression loadables: %s is absent)\n",
-                    (shared_dir() / "vectors" / "sw-regression" / "flatbufs").c_str());
+        std::printf("(regression loadables: %s is absent)\n", regression_flatbufs().c_str());
     return 0;
 }

@@ -25,8 +25,7 @@ inline const HwConfig& nv_full() {
 
 // ../shared (overridable with NVDLA_SHARED_DIR); empty when absent.
 inline std::filesystem::path shared_dir() {
-    const char* env = std::getenv("NVDLA_SHARED_DIR");
-    std::filesystem::path dir = env ? env : shared_dir_default();
+    const std::filesystem::path dir = configured_shared_dir();
     return std::filesystem::is_directory(dir) ? dir : std::filesystem::path();
 }
 

@@ -160,10 +160,9 @@ if [ ! -f "$cache/.complete" ] || [ ! -d "$kroot/lib/modules/$KVER/kernel/driver
 	# same upstream version when the archive already carries a newer Debian revision of
 	# linux-kbuild than of the arm64 headers (the security suite keeps only the newest).
 	kbuild_version() { # the exact version if listed, else the newest of the same upstream
-		apt-cache madison "$series" | awk -F' *[|] *' '{ print $2 }' |
-			awk -v v="$version" -v u="${version%-*}-" '$0 == v { e = $0 }
-				index($0, u) == 1 && c == "" { c = $0 }
-				END { print (e != "" ? e : c) }'
+		apt-cache madison "$series" | awk -F' *[|] *' -v v="$version" -v u="${version%-*}-" \
+			'$2 == v { e = $2 } index($2, u) == 1 && c == "" { c = $2 }
+			END { print (e != "" ? e : c) }'
 	}
 	kbuild=$(kbuild_version)
 	if [ -z "$kbuild" ]; then
