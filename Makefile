@@ -312,7 +312,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined
 FUZZ_TARGETS := nvdla_fuzz_image nvdla_fuzz_dla_validate nvdla_fuzz_loadable nvdla_fuzz_seeds \
-                nvdla_fuzz_cpu_task nvdla_fuzz_onnx nvdla_fuzz_caffe
+                nvdla_fuzz_cpu_task nvdla_fuzz_onnx nvdla_fuzz_caffe nvdla_fuzz_trace
 
 .PHONY: fuzz
 

@@ -30,7 +30,7 @@ if [ -z "$shared" ] || [ ! -d "$flatbufs" ]; then
 fi
 
 status=0
-for target in image dla_validate loadable cpu_task onnx caffe; do
+for target in image dla_validate loadable cpu_task onnx caffe trace; do
     corpus=$work/corpus/$target
     artifacts=$work/artifacts/$target
     log=$work/$target.log

@@ -232,6 +232,19 @@ Status parse_txn_line(std::string_view raw, int line, std::vector<Command>& out)
 
 }  // namespace
 
+Result<std::vector<Command>> parse_commands(Trace::Format format, std::string_view text,
+                                            const std::string& file_name) {
+    std::vector<Command> commands;
+    int line = 0;
+    for (std::string_view l; next_piece(text, '\n', l);) {
+        ++line;
+        const Status s = format == Trace::Format::NvSmallCfg ? parse_cfg_line(l, line, commands)
+                                                             : parse_txn_line(l, line, commands);
+        if (!s) return error(file_name, " ", s.message());
+    }
+    return commands;
+}
+
 Result<Trace> load_trace(const fs::path& given) {
     // "dir/" (as shell completion writes it) names the same trace as "dir".
     const fs::path dir = given.has_filename() ? given : given.parent_path();
@@ -250,15 +263,9 @@ Result<Trace> load_trace(const fs::path& given) {
     }
     auto text = read_text(t.file);
     if (!text.ok()) return text.status();
-    std::string_view rest = *text;
-    int line = 0;
-    for (std::string_view l; next_piece(rest, '\n', l);) {
-        ++line;
-        const Status s = t.format == Trace::Format::NvSmallCfg
-                             ? parse_cfg_line(l, line, t.commands)
-                             : parse_txn_line(l, line, t.commands);
-        if (!s) return error(t.file.filename().string(), " ", s.message());
-    }
+    auto commands = parse_commands(t.format, *text, t.file.filename().string());
+    if (!commands.ok()) return commands.status();
+    t.commands = std::move(*commands);
     if (fs::is_regular_file(dir / "plusargs.txt")) {
         auto plus = read_text(dir / "plusargs.txt");
         const std::string key = "+read_reg_poll_retries=";
@@ -279,14 +286,18 @@ Result<Trace> load_trace(const fs::path& given) {
 Result<Surface> read_surface_file(const fs::path& path) {
     auto text = read_text(path);
     if (!text.ok()) return text.status();
+    return parse_surface(*text, path.filename().string());
+}
+
+Result<Surface> parse_surface(std::string_view text, const std::string& name, uint64_t max_extent) {
     Surface s;
-    std::string_view rest = *text;
+    std::string_view rest = text;
     int line = 0;
-    const bool packets = text->find("offset:") != std::string::npos;
+    const bool packets = text.find("offset:") != std::string_view::npos;
     if (!packets) {
         // A dump's bytes take about five characters each ("0xNN ").
-        s.bytes.reserve(text->size() / 5);
-        s.present.reserve(text->size() / 5);
+        s.bytes.reserve(text.size() / 5);
+        s.present.reserve(text.size() / 5);
     }
     for (std::string_view l; next_piece(rest, '\n', l);) {
         ++line;
@@ -294,11 +305,11 @@ Result<Surface> read_surface_file(const fs::path& path) {
             const size_t o = l.find("offset:"), z = l.find("size:"), p = l.find("payload:");
             if (o == std::string::npos) continue;
             if (z == std::string::npos || p == std::string::npos)
-                return error(path.filename().string(), " line ", line, ": malformed packet");
+                return error(name, " line ", line, ": malformed packet");
             uint64_t offset = 0, size = 0;
             if (!parse_number(l.substr(o + 7, l.find(',', o) - o - 7), offset) ||
                 !parse_number(l.substr(z + 5, l.find(',', z) - z - 5), size))
-                return error(path.filename().string(), " line ", line, ": malformed packet");
+                return error(name, " line ", line, ": malformed packet");
             std::string_view bytes = l.substr(p + 8);
             std::vector<uint8_t> payload;
             for (std::string_view b; next_word(bytes, b);) {
@@ -306,13 +317,15 @@ Result<Surface> read_surface_file(const fs::path& path) {
                 if (b.empty()) continue;
                 uint64_t v;
                 if (!parse_number(b, v) || v > 0xff)
-                    return error(path.filename().string(), " line ", line, ": '", b,
-                                 "' is not a byte");
+                    return error(name, " line ", line, ": '", b, "' is not a byte");
                 payload.push_back(static_cast<uint8_t>(v));
             }
-            if (payload.size() != size || offset + size > (uint64_t(1) << 32))
-                return error(path.filename().string(), " line ", line, ": payload of ",
-                             payload.size(), " bytes does not match size ", size);
+            if (payload.size() != size)
+                return error(name, " line ", line, ": payload of ", payload.size(),
+                             " bytes does not match size ", size);
+            if (offset > max_extent || size > max_extent - offset)
+                return error(name, " line ", line, ": packet at offset ", offset,
+                             " ends beyond the ", max_extent, " bytes a surface may span");
             if (s.bytes.size() < offset + size) {
                 s.bytes.resize(offset + size);
                 s.present.resize(offset + size);
@@ -329,8 +342,7 @@ Result<Surface> read_surface_file(const fs::path& path) {
             for (std::string_view b; next_word(bytes, b);) {
                 uint64_t v;
                 if (!parse_number(b, v) || v > 0xff)
-                    return error(path.filename().string(), " line ", line, ": '", b,
-                                 "' is not a byte");
+                    return error(name, " line ", line, ": '", b, "' is not a byte");
                 s.bytes.push_back(static_cast<uint8_t>(v));
                 s.present.push_back(true);
             }

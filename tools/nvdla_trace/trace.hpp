@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nvdla/emu/device.hpp"
@@ -59,6 +60,10 @@ struct Trace {
 // Finds and parses the trace in dir (<dir>/<dir name>.cfg or <dir>/input.txn).
 Result<Trace> load_trace(const std::filesystem::path& dir);
 
+// Parses a trace's text in the given format; file_name prefixes the messages.
+Result<std::vector<Command>> parse_commands(Trace::Format format, std::string_view text,
+                                            const std::string& file_name);
+
 // Memory surface files: the nv_small packet format ({offset:.., size:.., payload:..}) and the
 // nv_full dumps (header lines, then whitespace-separated 0xNN bytes). Returns (offset, byte)
 // runs as a dense byte vector plus a presence mask for the packet format.
@@ -67,5 +72,13 @@ struct Surface {
     std::vector<bool> present;  // which offsets the file gives
 };
 Result<Surface> read_surface_file(const std::filesystem::path& path);
+
+// The default bound of a packet file's extent: the test bench's 32-bit address space.
+constexpr uint64_t kMaxSurfaceExtent = uint64_t(1) << 32;
+
+// Parses a surface file's text; name prefixes the messages. Packets must end within max_extent
+// bytes (the surface is dense up to its last packet).
+Result<Surface> parse_surface(std::string_view text, const std::string& name,
+                              uint64_t max_extent = kMaxSurfaceExtent);
 
 }  // namespace nvdla::trace
