@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -167,6 +168,27 @@ void encode_atom_columns(T* dst, uint64_t dst_stride, const int8_t* src, uint64_
     }
 }
 
+// `count` copies of the `bytes` bytes at column, one after the other from dst. The usual sizes
+// are fixed-size copies, which the compiler makes moves: a call of memmove per 32-byte pad
+// column cost more than the copy (about 90 000 calls per MobileNetV2 image).
+template <size_t Bytes>
+void repeat_column(std::byte* dst, const std::byte* column, uint64_t count) {
+    for (uint64_t c = 0; c < count; ++c) std::memcpy(dst + c * Bytes, column, Bytes);
+}
+void repeat_column(void* dst, const void* column, size_t bytes, uint64_t count) {
+    auto* to = static_cast<std::byte*>(dst);
+    const auto* from = static_cast<const std::byte*>(column);
+    switch (bytes) {
+        case 4: return repeat_column<4>(to, from, count);
+        case 8: return repeat_column<8>(to, from, count);
+        case 16: return repeat_column<16>(to, from, count);
+        case 32: return repeat_column<32>(to, from, count);
+        case 64: return repeat_column<64>(to, from, count);
+        default:
+            for (uint64_t c = 0; c < count; ++c) std::memcpy(to + c * bytes, from, bytes);
+    }
+}
+
 // The rows of the input a feature plane row reads from: the int8 or the int16 form.
 template <class S>
 const S* source_row(const ConvData& d, uint32_t n, uint32_t y) {
@@ -186,8 +208,7 @@ void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape&
     std::vector<T> pad_column(stride, zero);
     std::fill_n(pad_column.begin(), channels, encode(pad_element(l)));
     const auto pad_columns = [&](T* dst, uint64_t count) {
-        for (uint64_t c = 0; c < count; ++c)
-            std::copy_n(pad_column.data(), stride, dst + c * stride);
+        repeat_column(dst, pad_column.data(), stride * sizeof(T), count);
     };
     // The plane's columns that lie inside the input: [first, last).
     const int64_t first = std::clamp<int64_t>(-p.first_col, 0, p.cols);
