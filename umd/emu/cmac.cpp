@@ -421,11 +421,11 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
                 const __mmask16 last_lanes = static_cast<__mmask16>(
                     last ? (1u << (m.kernels - (p.blocks - 1) * 16)) - 1 : 0xffffu);
                 split_evenly(m.out_width, kVnniMaxX, [&](uint32_t x0, uint32_t xb) {
-                    kVnniBlocks[xb - 1][kb - 1](
-                        m, p, plane, y, x0, b0, t0, t1,
-                        p.bias.data() + uint64_t(run) * stride + b0 * 16,
-                        single_run ? static_cast<int>(clip) : -1,
-                        target + uint64_t(x0) * target_stride + b0 * 16, target_stride, last_lanes);
+                    kVnniBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, t0, t1,
+                                                p.bias.data() + uint64_t(run) * stride + b0 * 16,
+                                                single_run ? static_cast<int>(clip) : -1,
+                                                target + uint64_t(x0) * target_stride + b0 * 16,
+                                                target_stride, last_lanes);
                 });
             });
             if (in_place) continue;

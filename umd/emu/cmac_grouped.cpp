@@ -337,8 +337,8 @@ NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWei
 #pragma GCC unroll 2
             for (int k = 0; k < Blocks; ++k)
                 acc[k][i] = _mm512_dpbusd_epi32(
-                    acc[k][i], _mm512_maskz_permutex2var_epi8(~__mmask64(0), first, order[k], second),
-                    w[k]);
+                    acc[k][i],
+                    _mm512_maskz_permutex2var_epi8(~__mmask64(0), first, order[k], second), w[k]);
         }
     }
 #pragma GCC unroll 2
