@@ -4,6 +4,7 @@
 // every level and for any thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <random>
@@ -361,6 +362,62 @@ TEST(ConvFastPaths, DeferredRowsAreTheWholeCubeOnEveryLevel) {
                 << "layer " << i << ", " << isa_name(level);
         }
     }
+}
+
+// The VNNI kernel writes its rows into the output itself for any kernel count, the last block
+// of 16 kernels stored masked: every sum is the scalar kernel's, and nothing past the output's
+// values is written (the words after them keep their sentinel).
+TEST(ConvFastPaths, VnniRowsInPlaceWriteTheirKernelsOnly) {
+    const IsaLimit limit(IsaLevel::Avx512);
+    conv::force_mac_kernel(conv::MacKernel::Avx512Vnni);
+    if (conv::active_mac_kernel(Precision::Int8) != conv::MacKernel::Avx512Vnni) {
+        conv::force_mac_kernel(conv::MacKernel::Auto);
+        GTEST_SKIP() << "no AVX-512 VNNI";
+    }
+    auto rng = test::rng_for_test();
+    constexpr int32_t kSentinel = 0x5a5a5a5a;
+    for (uint32_t kernels : {1u, 5u, 16u, 17u, 24u, 40u, 63u, 64u, 70u})
+        for (uint32_t width : {1u, 3u, 7u, 13u}) {
+            conv::MacProblem m;
+            m.batches = 1 + static_cast<uint32_t>(rng() % 2);
+            m.out_height = 1 + static_cast<uint32_t>(rng() % 4);
+            m.out_width = width;
+            m.kernels = kernels;
+            m.taps_r = 1 + static_cast<uint32_t>(rng() % 3);
+            m.taps_s = 1 + static_cast<uint32_t>(rng() % 3);
+            m.depth = 4 * (1 + static_cast<uint32_t>(rng() % 20));
+            m.plane_rows = m.out_height + m.taps_r - 1;
+            m.row_elements = uint64_t(width + m.taps_s - 1) * m.depth;
+            m.x_step = m.s_step = m.depth;
+            m.threads = 1 + static_cast<unsigned>(rng() % 3);
+            const uint64_t plane = uint64_t(m.batches) * m.plane_rows * m.row_elements;
+            std::vector<int16_t> words(plane + conv::kMacReadSlack, 0);
+            std::vector<uint8_t> bytes(plane + conv::kMacReadSlack, 128);
+            for (uint64_t i = 0; i < plane; ++i) {
+                words[i] = static_cast<int8_t>(rng());
+                bytes[i] = static_cast<uint8_t>(words[i] + 128);
+            }
+            std::vector<int16_t> weights(uint64_t(kernels) * m.taps_r * m.taps_s * m.depth);
+            for (int16_t& w : weights) w = static_cast<int8_t>(rng());
+            m.weights = weights.data();
+            const uint32_t clip = static_cast<uint32_t>(rng() % 8);
+            const size_t count = size_t(m.batches) * m.out_height * width * kernels;
+            std::vector<int32_t> out(count + 64, kSentinel);
+            m.bytes = bytes.data();
+            EXPECT_EQ(conv::mac_convolve_int(m, Precision::Int8, clip, out.data()), 0u);
+            conv::force_mac_kernel(conv::MacKernel::Scalar);
+            m.bytes = nullptr;
+            m.words = words.data();
+            std::vector<int32_t> reference(count);
+            conv::mac_convolve_int(m, Precision::Int8, clip, reference.data());
+            conv::force_mac_kernel(conv::MacKernel::Avx512Vnni);
+            EXPECT_TRUE(std::equal(reference.begin(), reference.end(), out.begin()))
+                << kernels << " kernels, " << width << " wide";
+            EXPECT_TRUE(std::all_of(out.begin() + count, out.end(),
+                                    [](int32_t v) { return v == kSentinel; }))
+                << kernels << " kernels, " << width << " wide";
+        }
+    conv::force_mac_kernel(conv::MacKernel::Auto);
 }
 
 TEST(ConvFastPaths, ParallelForCoversTheRangeOnce) {

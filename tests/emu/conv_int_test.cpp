@@ -248,7 +248,7 @@ TEST(ConvInt, ConvertorOnFeatureData) {
 TEST(ConvInt, PlaneFromTheAtomsEqualsPlaneFromTheCopiedData) {
     auto rng = test::rng_for_test();
     constexpr uint32_t kSkipDataRelease = 1u << 24;
-    const uint32_t channel_choices[] = {1, 3, 4, 8, 16, 24, 32, 33, 45, 64, 96, 100};
+    const uint32_t channel_choices[] = {1, 3, 4, 8, 16, 24, 30, 32, 33, 45, 63, 64, 96, 100};
     for (int i = 0; i < 40; ++i) {
         ConvSpec s;
         s.batches = rng() % 4 ? 1 : 2;

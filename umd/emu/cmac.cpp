@@ -310,13 +310,15 @@ void split_evenly(uint32_t count, uint32_t most, F&& f) {
 }
 
 // One output row piece: XB outputs from x0, KB blocks of 16 kernels from block b0, taps
-// [t0, t1). out[i * stride + j * 16 + lane] receives the biased sums.
+// [t0, t1). out[i * stride + j * 16 + lane] receives the biased sums, the last block's lanes
+// only where `last_lanes` has them (the kernels past the layer's are not stored).
 // When `clip` >= 0 the sums (then below 2^31 in magnitude) leave through CACC's delivery:
 // rounded half away by 2^clip, which cannot saturate them.
 template <int XB, int KB>
 NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint8_t* plane,
                            uint32_t y, uint32_t x0, uint32_t b0, uint32_t t0, uint32_t t1,
-                           const int32_t* bias, int clip, int32_t* out, uint32_t stride) {
+                           const int32_t* bias, int clip, int32_t* out, uint32_t stride,
+                           __mmask16 last_lanes) {
     // The sums start at -bias (the biased data's correction): modulo 2^32, as vpdpbusd adds,
     // the same as subtracting it at the end, one instruction per sum fewer.
     __m512i acc[XB][KB];
@@ -365,13 +367,17 @@ NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint
                     _mm512_maskz_srl_epi32(all, _mm512_add_epi32(magnitude, half), shift);
                 v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
             }
-            _mm512_storeu_si512(out + i * stride + j * 16, v);
+            // (A masked store only where it is needed: it is the slower one.)
+            if (j == KB - 1 && last_lanes != 0xffff)
+                _mm512_mask_storeu_epi32(out + i * stride + j * 16, last_lanes, v);
+            else
+                _mm512_storeu_si512(out + i * stride + j * 16, v);
         }
 }
 
 using VnniBlockFn = void (*)(const MacProblem&, const VnniWeights&, const uint8_t*, uint32_t,
                              uint32_t, uint32_t, uint32_t, uint32_t, const int32_t*, int, int32_t*,
-                             uint32_t);
+                             uint32_t, __mmask16);
 
 template <int XB>
 constexpr std::array<VnniBlockFn, 4> vnni_row() {
@@ -388,14 +394,15 @@ uint64_t macs(const MacProblem& m) {
 
 // Rows [y0, y1) of batch n delivered through CACC into out (row y at (y - y0) * out_width *
 // kernels); returns the saturation count. One run of taps (the usual case) goes straight
-// through CACC's delivery, into the output itself when its rows hold whole blocks; several runs
-// add up in int64 sums first.
+// through CACC's delivery into the output itself, the last block's store masked to the
+// kernels there are (24 kernels: a copy of each position's 96 bytes saved); several runs add
+// up in int64 sums first.
 uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uint32_t n,
                    uint32_t y0, uint32_t y1, int32_t* delivered) {
     const uint32_t stride = p.blocks * 16;
     const uint32_t taps_per_run = p.taps_per_run, runs = p.runs;
     const bool single_run = runs == 1;
-    const bool in_place = single_run && m.kernels == stride;
+    const bool in_place = single_run;
     const size_t row_values = size_t(m.out_width) * m.kernels;
     thread_local std::vector<int32_t> row;
     thread_local std::vector<int64_t> sums;
@@ -408,22 +415,22 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
         for (uint32_t run = 0; run < runs; ++run) {
             const uint32_t t0 = run * taps_per_run, t1 = std::min(p.taps, t0 + taps_per_run);
             int32_t* target = in_place ? out : row.data();
+            const uint32_t target_stride = in_place ? m.kernels : stride;
             split_evenly(p.blocks, 4, [&](uint32_t b0, uint32_t kb) {
+                const bool last = b0 + kb == p.blocks && in_place;
+                const __mmask16 last_lanes = static_cast<__mmask16>(
+                    last ? (1u << (m.kernels - (p.blocks - 1) * 16)) - 1 : 0xffffu);
                 split_evenly(m.out_width, kVnniMaxX, [&](uint32_t x0, uint32_t xb) {
                     kVnniBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, t0, t1,
                                                 p.bias.data() + uint64_t(run) * stride + b0 * 16,
                                                 single_run ? static_cast<int>(clip) : -1,
-                                                target + uint64_t(x0) * stride + b0 * 16, stride);
+                                                target + uint64_t(x0) * target_stride + b0 * 16,
+                                                target_stride, last_lanes);
                 });
             });
             if (in_place) continue;
             for (uint32_t x = 0; x < m.out_width; ++x) {
                 const int32_t* in = row.data() + uint64_t(x) * stride;
-                if (single_run) {  // already delivered
-                    std::memcpy(out + size_t(x) * m.kernels, in,
-                                size_t(m.kernels) * sizeof(int32_t));
-                    continue;
-                }
                 int64_t* acc = sums.data() + size_t(x) * m.kernels;
                 for (uint32_t k = 0; k < m.kernels; ++k) acc[k] = (run == 0 ? 0 : acc[k]) + in[k];
             }

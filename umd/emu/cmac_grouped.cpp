@@ -302,35 +302,47 @@ constexpr std::array<std::array<uint8_t, 64>, 2> kRowsOrder = [] {
     return order;
 }();
 
-// XB positions from x0 of row y, block b (kernels 16 b to 16 b + 15) of a depthwise chunk of 32
-// channels (takes_rows4), into out[i * kernels + lane] (deliver512).
-template <int XB>
+// XB positions from x0 of row y, blocks b to b + Blocks - 1 (kernels 16 b to 16 (b + Blocks) - 1)
+// of a depthwise chunk of 32 channels (takes_rows4), into out[i * kernels + lane] (deliver512).
+// With two blocks (a chunk of more than 16 kernels) each position's bytes are loaded once for
+// both blocks' permutes.
+template <int XB, int Blocks>
 NVDLA_AVX512_VNNI_VBMI uint32_t int8_rows4(const MacProblem& m, const GroupedWeights& p,
                                            const void* plane, uint32_t y, uint32_t x0, uint32_t b,
                                            uint32_t clip, int32_t* out) {
-    __m512i acc[XB];
+    __m512i acc[Blocks][XB], order[Blocks];
+    const uint32_t* wt[Blocks];
+#pragma GCC unroll 2
+    for (int k = 0; k < Blocks; ++k) {
 #pragma GCC unroll 8
-    for (int i = 0; i < XB; ++i) acc[i] = start512<true>(p, b);
-    const __m512i order = _mm512_loadu_si512(kRowsOrder[b].data());
+        for (int i = 0; i < XB; ++i) acc[k][i] = start512<true>(p, b + k);
+        order[k] = _mm512_loadu_si512(kRowsOrder[b + k].data());
+        wt[k] = p.rows4.data() + uint64_t(b + k) * m.taps_r * 16;
+    }
     // The columns past the second: only the third's 32 bytes for 3 taps.
     const __mmask64 rest = m.taps_s == 4 ? ~__mmask64(0) : __mmask64(0xffffffff);
-    const uint32_t* wt = p.rows4.data() + uint64_t(b) * m.taps_r * 16;
     const uint8_t* bytes = static_cast<const uint8_t*>(plane);
-    for (uint32_t r = 0; r < m.taps_r; ++r, wt += 16) {
+    for (uint32_t r = 0; r < m.taps_r; ++r) {
         const uint8_t* row = bytes +
                              uint64_t(y * m.row_step + r * m.row_dilation) * m.row_elements +
                              uint64_t(x0) * m.x_step;
-        const __m512i w = _mm512_loadu_si512(wt);
+        __m512i w[Blocks];
+#pragma GCC unroll 2
+        for (int k = 0; k < Blocks; ++k) w[k] = _mm512_loadu_si512(wt[k] + r * 16);
 #pragma GCC unroll 8
         for (int i = 0; i < XB; ++i) {
             const uint8_t* at = row + i * m.x_step;
-            const __m512i columns =
-                _mm512_maskz_permutex2var_epi8(~__mmask64(0), _mm512_loadu_si512(at), order,
-                                               _mm512_maskz_loadu_epi8(rest, at + 64));
-            acc[i] = _mm512_dpbusd_epi32(acc[i], columns, w);
+            const __m512i first = _mm512_loadu_si512(at);
+            const __m512i second = _mm512_maskz_loadu_epi8(rest, at + 64);
+#pragma GCC unroll 2
+            for (int k = 0; k < Blocks; ++k)
+                acc[k][i] = _mm512_dpbusd_epi32(
+                    acc[k][i],
+                    _mm512_maskz_permutex2var_epi8(~__mmask64(0), first, order[k], second), w[k]);
         }
     }
-    deliver512<XB>(m, b, clip, acc, out);
+#pragma GCC unroll 2
+    for (int k = 0; k < Blocks; ++k) deliver512<XB>(m, b + k, clip, acc[k], out + 16 * k);
     return 0;
 }
 
@@ -537,8 +549,9 @@ constexpr BlockTable kInt8Avx512Vnni = {int8_block512_vnni<Biased, 1>,
 template <bool Biased>
 constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>,
                                   nullptr};
-constexpr BlockTable kInt8Rows4 = {int8_rows4<1>, int8_rows4<kPositions>,
-                                   int8_rows4<2 * kPositions>};
+template <int Blocks>
+constexpr BlockTable kInt8Rows4 = {int8_rows4<1, Blocks>, int8_rows4<kPositions, Blocks>,
+                                   int8_rows4<2 * kPositions, Blocks>};
 constexpr BlockTable kInt8Pairs256 = {int8_pairs256<1>, int8_pairs256<kPositions>, nullptr};
 constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>, nullptr};
 constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>, nullptr};
@@ -629,14 +642,16 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
                        (m.taps_s == 3 || m.taps_s == 4);
     // int8_pairs256: AVX2's int8 bands of width 1, more than 8 kernels.
     const bool pairs = !zmm && !wide && !biased && !packed->pairs16.empty() && m.kernels > 8;
+    // Chunks of more than 16 kernels take both blocks in one int8_rows4 call.
+    const bool rows4_pair = rows4 && m.kernels > 16;
     const BlockTable& table =
-        rows4   ? kInt8Rows4
+        rows4   ? (rows4_pair ? kInt8Rows4<2> : kInt8Rows4<1>)
         : pairs ? kInt8Pairs256
         : wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
         : zmm   ? (vnni ? (biased ? kInt8Avx512Vnni<true> : kInt8Avx512Vnni<false>)
                         : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
                 : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
-    const uint32_t block_lanes = pairs ? 16 : packed->lanes;
+    const uint32_t block_lanes = pairs ? 16 : rows4_pair ? 32 : packed->lanes;
     return [&m, packed, &table, block_lanes, wide, clip](uint32_t n, uint32_t y0, uint32_t y1,
                                                          int32_t* out) {
         return grouped_rows(m, *packed, table, block_lanes, !wide, clip, n, y0, y1, out);
