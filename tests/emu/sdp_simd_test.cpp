@@ -1068,6 +1068,40 @@ TEST(SdpSimd, RectifiedLinesTakeTheConstantsOfTheirOwnGroupAndOperation) {
     }
 }
 
+// The bounded lines' input clamp (Fused::input_clamps) leaves int32 where the cap on X1's sum
+// nears 2^31 (multipliers of 1 or 2) and the bias is negative, and r jumps past a bound where
+// the multiplier exceeds 2^shift: such lines must keep the bounded form. Rectified programs with
+// register operands made so (biases down to -2^30, shifts 0 to 30), half with the convertor that
+// only saturates (its clamp then never binds), CACC's values anywhere.
+TEST(SdpSimd, RectifiedLinesWithUnitMultipliersAndNegativeBiasesMatchTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int ran = 0;
+        for (int i = 0; i < 120; ++i) {
+            Program p = random_program(rng);
+            program_rectified(p, rng);
+            Words& sdp = p.sdp;
+            if (sdp.w[NVDLA_SDP_D_DP_BS_ALU_CFG / 4] & 1u) continue;  // X1's operands from memory
+            const auto shift = static_cast<uint32_t>(pick(rng, 31));
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8);
+            sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                    static_cast<uint16_t>(-1 - static_cast<int32_t>(pick(rng, 32768))));
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, shift << 8);
+            sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                    static_cast<uint32_t>(pick(rng, 4) ? 1 + pick(rng, 2) : pick(rng, 32768)));
+            if (pick(rng, 2)) {
+                sdp.set(NVDLA_SDP_D_CVT_OFFSET, 0);
+                sdp.set(NVDLA_SDP_D_CVT_SCALE, 1);
+                sdp.set(NVDLA_SDP_D_CVT_SHIFT, 0);
+                sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
+            }
+            ASSERT_TRUE(same_as_scalar(p, level, i, ran));
+        }
+        EXPECT_GT(ran, 40) << isa_name(level);
+    }
+}
+
 // The output convertor as a clamp (plan_c_clamp): every x outside [lower, upper] converts as
 // its nearest bound does, the bounds are the last and first x with the extremes' outputs, and
 // `exact` exactly when the products over [lower, upper] fit the 32-bit lanes.
