@@ -980,19 +980,39 @@ struct Fused {
             _mm256_or_si256(off_zero, off_beyond));
     }
 
+    // The bounded forms' loop over a line's elements: piece(v, p) gives the 8 output values of
+    // channels 8p to 8p + 7 from their CACC values v, stored in their places in the line buffers.
+    template <bool Int8Out, class Piece>
+    NVDLA_SDP_AVX2_STEP void bounded_pieces(FusedSource from, std::byte* lines,
+                                            const Piece& piece) const {
+        const uint32_t valid = from.valid, group = s.group, width = s.width;
+        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
+        size_t place[4];
+        piece_places<Int8Out>(line_bytes, place);
+        const int32_t* src = from.values;
+        for (uint32_t w = 0; w < width; ++w, src += step) {
+            const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
+            for (uint32_t j = 0; j < group; j += 8) {
+                const __m256i v =
+                    j + 8 <= valid
+                        ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
+                        : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
+                store8<Int8Out>(lines + w * atom + place[j / 8], piece(v, j / 8));
+            }
+        }
+    }
+
     // bounded_line with the input clamped (input_clamps): a clamp, X1's product and shift, the
     // convertor's product and shift, for inputs of any size.
     template <bool Int8Out, int Cvt>
     NVDLA_SDP_AVX2 void clamped_input_line(FusedSource from, std::byte* lines,
                                            const BoundedConstants& k) const {
-        const uint32_t valid = from.valid, group = s.group, width = s.width;
-        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
-        size_t place[4];
-        piece_places<Int8Out>(line_bytes, place);
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
         __m256i low[kMaxPieces], high[kMaxPieces], factor[kMaxPieces], offset[kMaxPieces];
-        for (uint32_t j = 0; j < group / 8; ++j) {
+        for (uint32_t j = 0; j < s.group / 8; ++j) {
             low[j] = k.input_low[j];
             high[j] = k.input_high[j];
             factor[j] = k.factor[j];
@@ -1000,22 +1020,10 @@ struct Fused {
         }
         const BoundedTerms t = bounded_terms();
         const auto run = [&](auto positive_form) NVDLA_SDP_AVX2_STEP {
-            const int32_t* src = from.values;
-            for (uint32_t w = 0; w < width; ++w, src += step) {
-                const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
-                __builtin_prefetch(reinterpret_cast<const void*>(ahead));
-                __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
-                for (uint32_t j = 0; j < group; j += 8) {
-                    const __m256i v =
-                        j + 8 <= valid
-                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
-                            : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
-                    const __m256i in = clamp32(v, low[j / 8], high[j / 8]);
-                    store8<Int8Out>(lines + w * atom + place[j / 8],
-                                    bounded_convert<Cvt, decltype(positive_form)::value>(
-                                        bounded_product(in, factor[j / 8], offset[j / 8], t), t));
-                }
-            }
+            bounded_pieces<Int8Out>(from, lines, [&](__m256i v, uint32_t p) NVDLA_SDP_AVX2_STEP {
+                return bounded_convert<Cvt, decltype(positive_form)::value>(
+                    bounded_product(clamp32(v, low[p], high[p]), factor[p], offset[p], t), t);
+            });
         };
         if (k.positive)
             run(std::true_type{});
@@ -1042,15 +1050,11 @@ struct Fused {
             clamped_input_line<Int8Out, Cvt>(from, lines, k);
             return true;
         }
-        const uint32_t valid = from.valid, group = s.group, width = s.width;
-        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
-        size_t place[4];
-        piece_places<Int8Out>(line_bytes, place);
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
         __m256i bias[kMaxPieces], factor[kMaxPieces], cap[kMaxPieces], lower[kMaxPieces],
             upper[kMaxPieces];
-        for (uint32_t j = 0; j < group / 8; ++j) {
+        for (uint32_t j = 0; j < s.group / 8; ++j) {
             bias[j] = k.bias[j];
             factor[j] = k.factor[j];
             cap[j] = k.cap[j];
@@ -1062,25 +1066,13 @@ struct Fused {
         const __m256i bias30 = _mm256_set1_epi32(1 << 30);
         __m256i beyond = zero;
         const auto run = [&](auto positive_form) NVDLA_SDP_AVX2 {
-            const int32_t* src = from.values;
-            for (uint32_t w = 0; w < width; ++w, src += step) {
-                const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
-                __builtin_prefetch(reinterpret_cast<const void*>(ahead));
-                __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
-                for (uint32_t j = 0; j < group; j += 8) {
-                    const __m256i v =
-                        j + 8 <= valid
-                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
-                            : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
-                    beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
-                    const __m256i a = _mm256_min_epi32(
-                        _mm256_max_epi32(_mm256_add_epi32(v, bias[j / 8]), zero), cap[j / 8]);
-                    store8<Int8Out>(lines + w * atom + place[j / 8],
-                                    bounded_finish<Cvt, decltype(positive_form)::value>(
-                                        bounded_requantise(a, factor[j / 8], t), lower[j / 8],
-                                        upper[j / 8], t));
-                }
-            }
+            bounded_pieces<Int8Out>(from, lines, [&](__m256i v, uint32_t p) NVDLA_SDP_AVX2_STEP {
+                beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
+                const __m256i a =
+                    _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, bias[p]), zero), cap[p]);
+                return bounded_finish<Cvt, decltype(positive_form)::value>(
+                    bounded_requantise(a, factor[p], t), lower[p], upper[p], t);
+            });
         };
         if (k.positive)
             run(std::true_type{});
