@@ -1025,18 +1025,28 @@ void program_rectified(Program& p, std::mt19937_64& rng) {
     program_kernel_operands(p, rng, {bs_memory, bn_memory}, positive);
 }
 
-TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
+// `programs` random programs made by make(p, rng) (false: not this one), each against the
+// scalar stages at every level; more than `at_least` must run without errors at each.
+template <class Make>
+void expect_programs_match_the_scalar_stages(int programs, int at_least, const Make& make) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
         auto rng = test::rng_for_test();
         int ran = 0;
-        for (int i = 0; i < 150; ++i) {
+        for (int i = 0; i < programs; ++i) {
             Program p = random_program(rng);
-            program_rectified(p, rng);
+            if (!make(p, rng)) continue;
             ASSERT_TRUE(same_as_scalar(p, level, i, ran));
         }
-        EXPECT_GT(ran, 100) << isa_name(level);
+        EXPECT_GT(ran, at_least) << isa_name(level);
     }
+}
+
+TEST(SdpSimd, RectifiedRequantisationsMatchTheScalarStages) {
+    expect_programs_match_the_scalar_stages(150, 100, [](Program& p, std::mt19937_64& rng) {
+        program_rectified(p, rng);
+        return true;
+    });
 }
 // The rectified lines' constants, made once per channel group before the pass (GroupConstants):
 // operations of up to 400 channels (13 groups of 32, 50 of 8 on nv_small), whose per-kernel X1
@@ -1066,6 +1076,33 @@ TEST(SdpSimd, RectifiedLinesTakeTheConstantsOfTheirOwnGroupAndOperation) {
         }
         EXPECT_GT(ran, 25);
     }
+}
+
+// The bounded lines' input clamp (Fused::input_clamps) leaves int32 where the cap on X1's sum
+// nears 2^31 (multipliers of 1 or 2) and the bias is negative, and r jumps past a bound where
+// the multiplier exceeds 2^shift: such lines must keep the bounded form. Rectified programs with
+// register operands made so (biases down to -2^30, shifts 0 to 30), half with the convertor that
+// only saturates (its clamp then never binds), CACC's values anywhere.
+TEST(SdpSimd, RectifiedLinesWithUnitMultipliersAndNegativeBiasesMatchTheScalarStages) {
+    expect_programs_match_the_scalar_stages(120, 40, [](Program& p, std::mt19937_64& rng) {
+        program_rectified(p, rng);
+        Words& sdp = p.sdp;
+        if (sdp.w[NVDLA_SDP_D_DP_BS_ALU_CFG / 4] & 1u) return false;  // X1's operands in memory
+        const auto shift = static_cast<uint32_t>(pick(rng, 31));
+        sdp.set(NVDLA_SDP_D_DP_BS_ALU_CFG, static_cast<uint32_t>(pick(rng, 16)) << 8);
+        sdp.set(NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE,
+                static_cast<uint16_t>(-1 - static_cast<int32_t>(pick(rng, 32768))));
+        sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG, shift << 8);
+        sdp.set(NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE,
+                static_cast<uint32_t>(pick(rng, 4) ? 1 + pick(rng, 2) : pick(rng, 32768)));
+        if (pick(rng, 2)) {
+            sdp.set(NVDLA_SDP_D_CVT_OFFSET, 0);
+            sdp.set(NVDLA_SDP_D_CVT_SCALE, 1);
+            sdp.set(NVDLA_SDP_D_CVT_SHIFT, 0);
+            sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN
+        }
+        return true;
+    });
 }
 
 // The output convertor as a clamp (plan_c_clamp): every x outside [lower, upper] converts as

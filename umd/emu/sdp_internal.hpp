@@ -491,6 +491,17 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         ops[1] = operands.bn ? operands.bn->load(g, h, true) : OperandLine{};
         ops[2] = operands.ew ? operands.ew->load(g, h) : OperandLine{};
     };
+    // Whether a line's operands are read per element; else they are the same for every line
+    // of a channel group (read before the pass), loaded when the group changes.
+    const bool operands_per_line = (operands.bs && s.bs_dma.per_element) ||
+                                   (operands.bn && s.bn_dma.per_element) ||
+                                   (operands.ew && s.ew_dma.per_element);
+    uint32_t loaded_group = UINT32_MAX;
+    const auto load_line = [&](uint32_t g, uint32_t h, OperandLine* ops) {
+        if (!operands_per_line && g == loaded_group) return;
+        load(g, h, ops);
+        loaded_group = g;
+    };
     OperandLine ops[3];
     uint32_t saturated = 0;
     if (cube && cube->deferred) {
@@ -653,7 +664,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                                     writer.write_lines(b, g, h, out_line(slot, g, h - y0, b));
                                 continue;
                             }
-                            load(g, h, ops);  // once for every batch, as below
+                            load_line(g, h, ops);  // once for every batch, as below
                             for (uint32_t b = 0; b < s.batches; ++b) {
                                 line(source(values, y0, y1, g, h, b), ops, lines.data(), saturated);
                                 writer.write_lines(b, g, h, lines.data());
@@ -672,7 +683,7 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
     }
     for (uint32_t g = 0; g < s.groups; ++g)
         for (uint32_t h = 0; h < s.height; ++h) {
-            load(g, h, ops);
+            load_line(g, h, ops);
             for (uint32_t b = 0; b < s.batches; ++b) {
                 FusedSource from;
                 if (input) {

@@ -792,12 +792,15 @@ constexpr int kCvtSaturate = 0, kCvtClamp = 1, kCvtAny = 2;
 
 // Fused::bounded_line's per-channel constants for one channel group's X operands (up to two
 // pieces of 16 channels): X1's operand and factor, a's cap, the clamp's bounds; whether the
-// group's lines take that form at all, and whether the convertor's products are >= 0.
+// group's lines take that form at all, and whether the convertor's products are >= 0; the
+// input's clamp and X1's offset (Fused::input_clamps) when every channel takes it
+// (`clamps_input`).
 // (alignas: outside the AVX-512 functions the vector types align less, which a std::vector's
 // allocation would follow, and the functions' aligned moves would fault.)
 struct alignas(64) BoundedConstants {
     __m512i bias[2], factor[2], cap[2], lower[2], upper[2];
-    bool takes = false, positive = false;
+    __m512i input_low[2], input_high[2], offset[2];
+    bool takes = false, positive = false, clamps_input = false;
 };
 
 // The constants of the fused pass, set up once per operation.
@@ -1066,16 +1069,27 @@ struct Fused {
                 _mm512_set1_epi32(static_cast<int32_t>(
                     uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product))};
     }
+    // (a * factor + round) >> X1's shift: `round` is its half, or with the input clamped
+    // the offset that adds the bias too (input_clamps).
     NVDLA_SDP_SIMD_STEP static __m512i bounded_requantise(__m512i a, __m512i factor,
                                                           const BoundedTerms& t) {
+        return bounded_product(a, factor, t.x1_round, t);
+    }
+    NVDLA_SDP_SIMD_STEP static __m512i bounded_product(__m512i a, __m512i factor, __m512i round,
+                                                       const BoundedTerms& t) {
         return _mm512_maskz_srl_epi32(
-            kAll16, _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, a, factor), t.x1_round),
+            kAll16, _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, a, factor), round),
             t.x1_count);
     }
     template <int Cvt, bool Positive>
     NVDLA_SDP_SIMD_STEP static __m512i bounded_finish(__m512i x, __m512i lower, __m512i upper,
                                                       const BoundedTerms& t) {
-        x = _mm512_maskz_min_epi32(kAll16, _mm512_maskz_max_epi32(kAll16, x, lower), upper);
+        return bounded_convert<Cvt, Positive>(
+            _mm512_maskz_min_epi32(kAll16, _mm512_maskz_max_epi32(kAll16, x, lower), upper), t);
+    }
+    // The convertor of bounded_finish on x in [min(lower, upper), upper].
+    template <int Cvt, bool Positive>
+    NVDLA_SDP_SIMD_STEP static __m512i bounded_convert(__m512i x, const BoundedTerms& t) {
         if constexpr (Cvt == kCvtSaturate) return x;
         if constexpr (Positive)
             return _mm512_maskz_sra_epi32(
@@ -1101,7 +1115,7 @@ struct Fused {
         const __m512i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
         const __m512d cap_numerator = _mm512_set1_pd(double(INT32_MAX - t.x1_half));
         const __m512i offset = c.offset, out_lo = c.lo, out_hi = c.hi;
-        __mmask16 negative = 0, below_offset = 0, above_offset = 0, differ = 0;
+        __mmask16 negative = 0, below_offset = 0, above_offset = 0, differ = 0, unclamped = 0;
         for (uint32_t j = 0; j < pieces; ++j) {
             const XLanes16 k1 = x1.lanes16(ops[0].alu ? ops[0].alu + 16 * j : nullptr,
                                            ops[0].mul ? ops[0].mul + 16 * j : nullptr);
@@ -1153,11 +1167,101 @@ struct Fused {
                 _mm512_test_epi32_mask(k.factor[j], k.factor[j]);
             differ |= _mm512_mask_cmpneq_epi32_mask(
                 capped, out(bounded_requantise(k.cap[j], k.factor[j], t)), out(int32_max));
+            unclamped |= input_clamps(k, j, t, out);
         }
         k.takes = negative == 0 && differ == 0;
+        k.clamps_input = k.takes && unclamped == 0;
         // Whether (x - offset) * scale >= 0 for every x the convertor takes.
         k.positive = s.cvt.scale >= 0 ? below_offset == 0 : above_offset == 0;
         return k;
+    }
+
+    // bounded_line's clamp of the input, piece j's from its other constants. X1's rounded
+    // product r(a) = (a * factor + half) >> shift of a = max(in + bias, 0) (factor >= 0) is
+    // clamped to [lower, upper] and a capped at `cap`, where r still fits 32 bits. r is
+    // non-decreasing in a, so a clamped to [a_low, a_high] instead (about the least a whose r
+    // reaches lower, and the least whose r reaches upper, at most the cap: from a double
+    // quotient, one off at most) gives the same outputs when r(a_low) and r(a_high) lie in
+    // [lower, upper] and give the outputs of a = 0 and of every a beyond (of r = INT32_MAX;
+    // a factor of 0 leaves r at 0): then the clamp of r is the identity. The input itself is
+    // clamped to [a_low - bias, a_high - bias], so that no sum wraps and inputs of any size
+    // need no check, and r is (in * factor + offset) >> shift with offset = bias * factor +
+    // half, wrapping (the true value lies in [0, 2^31)). Returns the lanes where this does not
+    // hold, or where the input's bounds leave int32; `out` gives the output of X1's results.
+    template <class Out>
+    NVDLA_SDP_SIMD_STEP __mmask16 input_clamps(BoundedConstants& k, uint32_t j,
+                                               const BoundedTerms& t, const Out& out) const {
+        const __m512i factor = k.factor[j], bias = k.bias[j];
+        const __mmask16 scaled = _mm512_test_epi32_mask(factor, factor);
+        const __m512i divisor = _mm512_maskz_max_epi32(kAll16, factor, _mm512_set1_epi32(1));
+        const __m512d scale = _mm512_set1_pd(double(int64_t(1) << x1.shift));
+        const __m512d half = _mm512_set1_pd(double(t.x1_half));
+        // ceil((target * 2^shift - half) / factor) within [0, cap], 8 lanes.
+        const auto least8 = [&](__m256i target, __m256i by, __m256i cap) NVDLA_SDP_SIMD_STEP {
+            const __m512d numerator = _mm512_maskz_sub_pd(
+                kAll8, _mm512_maskz_mul_pd(kAll8, _mm512_maskz_cvtepi32_pd(kAll8, target), scale),
+                half);
+            const __m512d q =
+                _mm512_maskz_div_pd(kAll8, numerator, _mm512_maskz_cvtepi32_pd(kAll8, by));
+            const __m512d within =
+                _mm512_maskz_min_pd(kAll8, _mm512_maskz_max_pd(kAll8, q, _mm512_setzero_pd()),
+                                    _mm512_maskz_cvtepi32_pd(kAll8, cap));
+            return _mm512_maskz_cvt_roundpd_epi32(kAll8, within,
+                                                  _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+        };
+        const auto least = [&](__m512i target) NVDLA_SDP_SIMD_STEP {
+            return _mm512_maskz_mov_epi32(
+                scaled, join(least8(low_half(target), low_half(divisor), low_half(k.cap[j])),
+                             least8(high_half(target), high_half(divisor), high_half(k.cap[j]))));
+        };
+        const __m512i a_high = least(k.upper[j]);
+        const __m512i a_low = _mm512_maskz_min_epi32(kAll16, least(k.lower[j]), a_high);
+        const __m512i low = _mm512_sub_epi32(a_low, bias), high = _mm512_sub_epi32(a_high, bias);
+        // a - bias wraps when a and bias differ in sign and so do a and the difference.
+        const auto wraps = [&](__m512i a, __m512i difference) NVDLA_SDP_SIMD_STEP {
+            return _mm512_movepi32_mask(
+                _mm512_and_si512(_mm512_xor_si512(a, bias), _mm512_xor_si512(a, difference)));
+        };
+        k.input_low[j] = low;
+        k.input_high[j] = high;
+        k.offset[j] = _mm512_add_epi32(_mm512_maskz_mullo_epi32(kAll16, bias, factor), t.x1_round);
+        const __m512i r_low = bounded_requantise(a_low, factor, t);
+        const __m512i r_high = bounded_requantise(a_high, factor, t);
+        return wraps(a_low, low) | wraps(a_high, high) |
+               _mm512_cmplt_epi32_mask(r_low, k.lower[j]) |
+               _mm512_cmpgt_epi32_mask(r_high, k.upper[j]) |
+               _mm512_cmpneq_epi32_mask(out(r_low), out(_mm512_setzero_si512())) |
+               _mm512_mask_cmpneq_epi32_mask(scaled, out(r_high),
+                                             out(_mm512_set1_epi32(INT32_MAX)));
+    }
+
+    // bounded_line with the input clamped (input_clamps): a clamp, X1's product and shift, the
+    // convertor's product and shift, for inputs of any size (about 9 steps per 16 outputs).
+    template <bool Int8Out, int Cvt, uint32_t Pieces>
+    NVDLA_SDP_SIMD void clamped_input_line(FusedSource from, std::byte* lines,
+                                           const BoundedConstants& k) const {
+        // Locals, so that the stores through `lines` cannot make the compiler reload them.
+        __m512i low[Pieces], high[Pieces], factor[Pieces], offset[Pieces];
+        for (uint32_t j = 0; j < Pieces; ++j) {
+            low[j] = k.input_low[j];
+            high[j] = k.input_high[j];
+            factor[j] = k.factor[j];
+            offset[j] = k.offset[j];
+        }
+        const BoundedTerms t = bounded_terms();
+        const auto run = [&](auto positive_form) NVDLA_SDP_SIMD_STEP {
+            store_pieces<Int8Out, Pieces>(
+                from, lines,
+                [&](const int32_t* at, __mmask16 m, size_t, uint32_t j) NVDLA_SDP_SIMD_STEP {
+                    const __m512i in = clamp32(_mm512_maskz_loadu_epi32(m, at), low[j], high[j]);
+                    return bounded_convert<Cvt, decltype(positive_form)::value>(
+                        bounded_product(in, factor[j], offset[j], t), t);
+                });
+        };
+        if (k.positive)
+            run(std::true_type{});
+        else
+            run(std::false_type{});
     }
 
     template <bool Int8Out, int Cvt, int X, uint32_t Pieces>
@@ -1175,6 +1279,10 @@ struct Fused {
         if (!group) made = bounded_constants<Cvt>(ops, X == kRectifiedClipStages, Pieces);
         const BoundedConstants& k = group ? *group : made;
         if (!k.takes) return false;
+        if (k.clamps_input) {
+            clamped_input_line<Int8Out, Cvt, Pieces>(from, lines, k);
+            return true;
+        }
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         __m512i bias[Pieces], factor[Pieces], cap[Pieces], lower[Pieces], upper[Pieces];
         for (uint32_t j = 0; j < Pieces; ++j) {

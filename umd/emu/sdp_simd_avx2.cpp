@@ -720,10 +720,11 @@ NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
 }
 
 // Fused::bounded_line's per-channel constants for one channel group's X operands (up to four
-// pieces of 8 channels), as sdp_simd.cpp's (alignas too).
+// pieces of 8 channels), as sdp_simd.cpp's (alignas too), with the input's clamp.
 struct alignas(64) BoundedConstants {
     __m256i bias[4], factor[4], cap[4], lower[4], upper[4];
-    bool takes = false, positive = false;
+    __m256i input_low[4], input_high[4], offset[4];
+    bool takes = false, positive = false, clamps_input = false;
 };
 
 // The constants of the fused pass (sdp_simd.cpp's Fused, 8 channels at a time).
@@ -822,15 +823,25 @@ struct Fused {
                 _mm256_set1_epi32(static_cast<int32_t>(
                     uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product))};
     }
+    // (a * factor + round) >> X1's shift: `round` is its half, or with the input clamped
+    // the offset that adds the bias too (input_clamps).
     NVDLA_SDP_AVX2_STEP static __m256i bounded_requantise(__m256i a, __m256i factor,
                                                           const BoundedTerms& t) {
-        return _mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(a, factor), t.x1_round),
-                                t.x1_count);
+        return bounded_product(a, factor, t.x1_round, t);
+    }
+    NVDLA_SDP_AVX2_STEP static __m256i bounded_product(__m256i a, __m256i factor, __m256i round,
+                                                       const BoundedTerms& t) {
+        return _mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(a, factor), round), t.x1_count);
     }
     template <int Cvt, bool Positive>
     NVDLA_SDP_AVX2_STEP static __m256i bounded_finish(__m256i x, __m256i lower, __m256i upper,
                                                       const BoundedTerms& t) {
-        x = _mm256_min_epi32(_mm256_max_epi32(x, lower), upper);
+        return bounded_convert<Cvt, Positive>(_mm256_min_epi32(_mm256_max_epi32(x, lower), upper),
+                                              t);
+    }
+    // The convertor of bounded_finish on x in [min(lower, upper), upper].
+    template <int Cvt, bool Positive>
+    NVDLA_SDP_AVX2_STEP static __m256i bounded_convert(__m256i x, const BoundedTerms& t) {
         if constexpr (Cvt == kCvtSaturate) return x;
         if constexpr (Positive)
             return _mm256_sra_epi32(
@@ -853,7 +864,8 @@ struct Fused {
         const __m256i clamp_upper = Cvt == kCvtClamp ? c.clamp_upper : int32_max;
         const __m256d cap_numerator = _mm256_set1_pd(double(INT32_MAX - t.x1_half));
         const __m256i offset = c.offset, out_lo = c.lo, out_hi = c.hi;
-        __m256i negative = zero, below_offset = zero, above_offset = zero, differ = zero;
+        __m256i negative = zero, below_offset = zero, above_offset = zero, differ = zero,
+                unclamped = zero;
         const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
         const uint32_t pieces = std::min(s.group, 32u) / 8;
         for (uint32_t j = 0; j < pieces; ++j) {
@@ -901,13 +913,122 @@ struct Fused {
             const __m256i at_cap = out(bounded_requantise(k.cap[j], k.factor[j], t));
             differ = _mm256_or_si256(
                 differ, _mm256_andnot_si256(_mm256_cmpeq_epi32(at_cap, out(int32_max)), capped));
+            unclamped = _mm256_or_si256(unclamped, input_clamps(k, j, t, out));
         }
         k.takes = !_mm256_movemask_ps(_mm256_castsi256_ps(negative)) &&
                   _mm256_testz_si256(differ, differ);
+        k.clamps_input = k.takes && _mm256_testz_si256(unclamped, unclamped);
         // Whether (x - offset) * scale >= 0 for every x the convertor takes.
         k.positive = s.cvt.scale >= 0 ? _mm256_testz_si256(below_offset, below_offset)
                                       : _mm256_testz_si256(above_offset, above_offset);
         return k;
+    }
+
+    // sdp_simd.cpp's Fused::input_clamps for piece j of 8 channels: sets up the input's clamp
+    // and X1's offset; the lanes (all ones) where they do not give the bounded form's outputs.
+    template <class Out>
+    NVDLA_SDP_AVX2_STEP __m256i input_clamps(BoundedConstants& k, uint32_t j, const BoundedTerms& t,
+                                             const Out& out) const {
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i factor = k.factor[j], bias = k.bias[j];
+        const __m256i unscaled = _mm256_cmpeq_epi32(factor, zero);
+        const __m256i divisor = _mm256_max_epi32(factor, _mm256_set1_epi32(1));
+        const __m256d scale = _mm256_set1_pd(double(int64_t(1) << x1.shift));
+        const __m256d half = _mm256_set1_pd(double(t.x1_half));
+        // ceil((target * 2^shift - half) / factor) within [0, cap], 4 lanes.
+        const auto least4 = [&](__m128i target, __m128i by, __m128i cap) NVDLA_SDP_AVX2_STEP {
+            const __m256d numerator =
+                _mm256_sub_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(target), scale), half);
+            const __m256d q = _mm256_div_pd(numerator, _mm256_cvtepi32_pd(by));
+            const __m256d within =
+                _mm256_min_pd(_mm256_max_pd(q, _mm256_setzero_pd()), _mm256_cvtepi32_pd(cap));
+            return _mm256_cvttpd_epi32(_mm256_ceil_pd(within));
+        };
+        const auto least = [&](__m256i target) NVDLA_SDP_AVX2_STEP {
+            const __m128i low4 =
+                least4(_mm256_castsi256_si128(target), _mm256_castsi256_si128(divisor),
+                       _mm256_castsi256_si128(k.cap[j]));
+            const __m128i high4 =
+                least4(_mm256_extracti128_si256(target, 1), _mm256_extracti128_si256(divisor, 1),
+                       _mm256_extracti128_si256(k.cap[j], 1));
+            return _mm256_andnot_si256(
+                unscaled, _mm256_inserti128_si256(_mm256_castsi128_si256(low4), high4, 1));
+        };
+        const __m256i a_high = least(k.upper[j]);
+        const __m256i a_low = _mm256_min_epi32(least(k.lower[j]), a_high);
+        const __m256i low = _mm256_sub_epi32(a_low, bias), high = _mm256_sub_epi32(a_high, bias);
+        // a - bias wraps when a and bias differ in sign and so do a and the difference.
+        const auto wraps = [&](__m256i a, __m256i difference) NVDLA_SDP_AVX2_STEP {
+            return _mm256_srai_epi32(
+                _mm256_and_si256(_mm256_xor_si256(a, bias), _mm256_xor_si256(a, difference)), 31);
+        };
+        k.input_low[j] = low;
+        k.input_high[j] = high;
+        k.offset[j] = _mm256_add_epi32(_mm256_mullo_epi32(bias, factor), t.x1_round);
+        const __m256i r_low = bounded_requantise(a_low, factor, t);
+        const __m256i r_high = bounded_requantise(a_high, factor, t);
+        const __m256i at_zero = out(zero), beyond = out(_mm256_set1_epi32(INT32_MAX));
+        const __m256i off_zero =
+            _mm256_xor_si256(_mm256_cmpeq_epi32(out(r_low), at_zero), _mm256_set1_epi32(-1));
+        const __m256i off_beyond =
+            _mm256_andnot_si256(_mm256_or_si256(unscaled, _mm256_cmpeq_epi32(out(r_high), beyond)),
+                                _mm256_set1_epi32(-1));
+        return _mm256_or_si256(
+            _mm256_or_si256(_mm256_or_si256(wraps(a_low, low), wraps(a_high, high)),
+                            _mm256_or_si256(_mm256_cmpgt_epi32(k.lower[j], r_low),
+                                            _mm256_cmpgt_epi32(r_high, k.upper[j]))),
+            _mm256_or_si256(off_zero, off_beyond));
+    }
+
+    // The bounded forms' loop over a line's elements: piece(v, p) gives the 8 output values of
+    // channels 8p to 8p + 7 from their CACC values v, stored in their places in the line buffers.
+    template <bool Int8Out, class Piece>
+    NVDLA_SDP_AVX2_STEP void bounded_pieces(FusedSource from, std::byte* lines,
+                                            const Piece& piece) const {
+        const uint32_t valid = from.valid, group = s.group, width = s.width;
+        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
+        size_t place[4];
+        piece_places<Int8Out>(line_bytes, place);
+        const int32_t* src = from.values;
+        for (uint32_t w = 0; w < width; ++w, src += step) {
+            const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
+            for (uint32_t j = 0; j < group; j += 8) {
+                const __m256i v =
+                    j + 8 <= valid
+                        ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
+                        : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
+                store8<Int8Out>(lines + w * atom + place[j / 8], piece(v, j / 8));
+            }
+        }
+    }
+
+    // bounded_line with the input clamped (input_clamps): a clamp, X1's product and shift, the
+    // convertor's product and shift, for inputs of any size.
+    template <bool Int8Out, int Cvt>
+    NVDLA_SDP_AVX2 void clamped_input_line(FusedSource from, std::byte* lines,
+                                           const BoundedConstants& k) const {
+        // Locals, so that the stores through `lines` cannot make the compiler reload them.
+        constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
+        __m256i low[kMaxPieces], high[kMaxPieces], factor[kMaxPieces], offset[kMaxPieces];
+        for (uint32_t j = 0; j < s.group / 8; ++j) {
+            low[j] = k.input_low[j];
+            high[j] = k.input_high[j];
+            factor[j] = k.factor[j];
+            offset[j] = k.offset[j];
+        }
+        const BoundedTerms t = bounded_terms();
+        const auto run = [&](auto positive_form) NVDLA_SDP_AVX2_STEP {
+            bounded_pieces<Int8Out>(from, lines, [&](__m256i v, uint32_t p) NVDLA_SDP_AVX2_STEP {
+                return bounded_convert<Cvt, decltype(positive_form)::value>(
+                    bounded_product(clamp32(v, low[p], high[p]), factor[p], offset[p], t), t);
+            });
+        };
+        if (k.positive)
+            run(std::true_type{});
+        else
+            run(std::false_type{});
     }
 
     template <bool Int8Out, int Cvt, Form F>
@@ -925,15 +1046,15 @@ struct Fused {
         if (!group_constants) made = bounded_constants<Cvt>(ops, F == kRectifiedBound);
         const BoundedConstants& k = group_constants ? *group_constants : made;
         if (!k.takes) return false;
-        const uint32_t valid = from.valid, group = s.group, width = s.width;
-        const size_t step = from.step, atom = s.atom, line_bytes = size_t(width) * atom;
-        size_t place[4];
-        piece_places<Int8Out>(line_bytes, place);
+        if (k.clamps_input) {
+            clamped_input_line<Int8Out, Cvt>(from, lines, k);
+            return true;
+        }
         // Locals, so that the stores through `lines` cannot make the compiler reload them.
         constexpr uint32_t kMaxPieces = 4;  // a group has at most 32 channels
         __m256i bias[kMaxPieces], factor[kMaxPieces], cap[kMaxPieces], lower[kMaxPieces],
             upper[kMaxPieces];
-        for (uint32_t j = 0; j < group / 8; ++j) {
+        for (uint32_t j = 0; j < s.group / 8; ++j) {
             bias[j] = k.bias[j];
             factor[j] = k.factor[j];
             cap[j] = k.cap[j];
@@ -945,25 +1066,13 @@ struct Fused {
         const __m256i bias30 = _mm256_set1_epi32(1 << 30);
         __m256i beyond = zero;
         const auto run = [&](auto positive_form) NVDLA_SDP_AVX2 {
-            const int32_t* src = from.values;
-            for (uint32_t w = 0; w < width; ++w, src += step) {
-                const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
-                __builtin_prefetch(reinterpret_cast<const void*>(ahead));
-                __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
-                for (uint32_t j = 0; j < group; j += 8) {
-                    const __m256i v =
-                        j + 8 <= valid
-                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
-                            : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
-                    beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
-                    const __m256i a = _mm256_min_epi32(
-                        _mm256_max_epi32(_mm256_add_epi32(v, bias[j / 8]), zero), cap[j / 8]);
-                    store8<Int8Out>(lines + w * atom + place[j / 8],
-                                    bounded_finish<Cvt, decltype(positive_form)::value>(
-                                        bounded_requantise(a, factor[j / 8], t), lower[j / 8],
-                                        upper[j / 8], t));
-                }
-            }
+            bounded_pieces<Int8Out>(from, lines, [&](__m256i v, uint32_t p) NVDLA_SDP_AVX2_STEP {
+                beyond = _mm256_or_si256(beyond, _mm256_add_epi32(v, bias30));
+                const __m256i a =
+                    _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, bias[p]), zero), cap[p]);
+                return bounded_finish<Cvt, decltype(positive_form)::value>(
+                    bounded_requantise(a, factor[p], t), lower[p], upper[p], t);
+            });
         };
         if (k.positive)
             run(std::true_type{});
