@@ -401,23 +401,25 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
                    uint32_t y0, uint32_t y1, int32_t* delivered) {
     const uint32_t stride = p.blocks * 16;
     const uint32_t taps_per_run = p.taps_per_run, runs = p.runs;
+    // One run is delivered in place; several add up through `row` into `sums`.
     const bool single_run = runs == 1;
-    const bool in_place = single_run;
     const size_t row_values = size_t(m.out_width) * m.kernels;
     thread_local std::vector<int32_t> row;
     thread_local std::vector<int64_t> sums;
-    if (!in_place) row.resize(uint64_t(m.out_width) * stride);
-    if (!single_run) sums.resize(row_values);
+    if (!single_run) {
+        row.resize(uint64_t(m.out_width) * stride);
+        sums.resize(row_values);
+    }
     const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
     uint32_t saturations = 0;
     for (uint32_t y = y0; y < y1; ++y) {
         int32_t* out = delivered + size_t(y - y0) * row_values;
         for (uint32_t run = 0; run < runs; ++run) {
             const uint32_t t0 = run * taps_per_run, t1 = std::min(p.taps, t0 + taps_per_run);
-            int32_t* target = in_place ? out : row.data();
-            const uint32_t target_stride = in_place ? m.kernels : stride;
+            int32_t* target = single_run ? out : row.data();
+            const uint32_t target_stride = single_run ? m.kernels : stride;
             split_evenly(p.blocks, 4, [&](uint32_t b0, uint32_t kb) {
-                const bool last = b0 + kb == p.blocks && in_place;
+                const bool last = b0 + kb == p.blocks && single_run;
                 const __mmask16 last_lanes = static_cast<__mmask16>(
                     last ? (1u << (m.kernels - (p.blocks - 1) * 16)) - 1 : 0xffffu);
                 split_evenly(m.out_width, kVnniMaxX, [&](uint32_t x0, uint32_t xb) {
@@ -428,7 +430,7 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
                                                 target_stride, last_lanes);
                 });
             });
-            if (in_place) continue;
+            if (single_run) continue;
             for (uint32_t x = 0; x < m.out_width; ++x) {
                 const int32_t* in = row.data() + uint64_t(x) * stride;
                 int64_t* acc = sums.data() + size_t(x) * m.kernels;

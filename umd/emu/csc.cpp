@@ -75,13 +75,18 @@ struct EncodeByte {  // int8 elements as they are, for oneDNN
 // 64 bytes at a time, and one masked load and store per column of atoms.
 #define NVDLA_AVX512BW __attribute__((target("avx512f,avx512bw")))
 
+// The mask of a vector's first `bytes` bytes (all 64 from 64 on).
+__mmask64 first_bytes(uint64_t bytes) {
+    return bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << bytes) - 1;
+}
+
 NVDLA_AVX512BW void flip_run(uint8_t* dst, const int8_t* src, uint64_t n) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
     uint64_t i = 0;
     for (; i + 64 <= n; i += 64)
         _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
     if (i == n) return;
-    const __mmask64 tail = (__mmask64(1) << (n - i)) - 1;
+    const __mmask64 tail = first_bytes(n - i);
     _mm512_mask_storeu_epi8(dst + i, tail,
                             _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, src + i), flip));
 }
@@ -91,9 +96,6 @@ NVDLA_AVX512BW void flip_run(uint8_t* dst, const int8_t* src, uint64_t n) {
 NVDLA_AVX512BW void flip_columns(uint8_t* dst, uint64_t dst_stride, const int8_t* src,
                                  uint64_t src_stride, uint64_t count, uint32_t lanes,
                                  uint32_t width) {
-    const auto low_bits = [](uint32_t bits) {
-        return bits >= 64 ? ~__mmask64(0) : (__mmask64(1) << bits) - 1;
-    };
     if (width == 32 && lanes >= 32) {  // whole atoms of nv_full: plain 32-byte moves
         const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
         for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
@@ -103,7 +105,7 @@ NVDLA_AVX512BW void flip_columns(uint8_t* dst, uint64_t dst_stride, const int8_t
         return;
     }
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-    const __mmask64 keep = low_bits(std::min(lanes, width)), store = low_bits(width);
+    const __mmask64 keep = first_bytes(std::min(lanes, width)), store = first_bytes(width);
     for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
         _mm512_mask_storeu_epi8(dst, store,
                                 _mm512_xor_si512(_mm512_maskz_loadu_epi8(keep, src), flip));
