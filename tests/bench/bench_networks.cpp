@@ -12,12 +12,19 @@
 // the emulator's time per unit from the runtime's per-operation profile. The CPU and the
 // emulator's instruction set are printed.
 //
+// With two threads or more (N), the throughput of N images in flight is measured too: N
+// runtimes with one emulator thread each, every one running its own images, next to oneDNN's
+// best throughput on as many cores (one image on N threads, or N images in flight on one
+// thread each). This is how a user runs a validation set (nvdla_fmnist classify does); the
+// time of one image on N threads is the latency, shown above it.
+//
 // Arguments: --networks=resnet18,resnet50,mobilenetv2 --targets=int8-full,int8-small,fp16-full
 // --images=N (timed runs per network and target, default 1; the median is shown). Times are
 // wall-clock; the process's CPU time per image is shown too, for the emulator and for oneDNN,
 // and the ratio both ways: on a shared machine the CPU ratio is the one to read, best with
 // NVDLA_EMU_THREADS=1 (then oneDNN runs on one thread too and no OpenMP thread spins).
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +34,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -41,6 +49,7 @@
 #include "nvdla/runtime.hpp"
 
 #if defined(NVDLA_BENCH_WITH_DNNL)
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
@@ -314,7 +323,106 @@ class OneDnnConvolutions {
     dnnl::stream stream_{engine_};
     std::vector<Layer> layers_;
 };
+
+// oneDNN's images/s with `count` images in flight, each thread running its own primitives on
+// one OpenMP thread (created in that thread, so that oneDNN plans them for one thread);
+// cpu_per_image gets the process's CPU seconds per image.
+double onednn_in_flight_images_per_second(const std::vector<ConvShape>& convs, bool int8,
+                                          unsigned count, uint32_t images, double& cpu_per_image) {
+    Clock::time_point start;
+    double cpu_start = 0;
+    std::barrier ready(count, [&]() noexcept {
+        start = Clock::now();
+        cpu_start = process_cpu_seconds();
+    });
+    std::vector<Clock::time_point> ends(count);
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < count; ++i)
+        threads.emplace_back([&, i] {
+            omp_set_num_threads(1);
+            OneDnnConvolutions onednn(convs, int8);
+            onednn.run_seconds();  // warm-up
+            ready.arrive_and_wait();
+            for (uint32_t run = 0; run < images; ++run) onednn.run_seconds();
+            ends[i] = Clock::now();
+        });
+    for (std::thread& t : threads) t.join();
+    cpu_per_image = (process_cpu_seconds() - cpu_start) / (double(count) * images);
+    const double seconds =
+        std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
+    return double(count) * images / seconds;
+}
 #endif
+
+// One runtime with the network loaded and its input packed: what one image in flight needs.
+struct Instance {
+    std::unique_ptr<nvdla::Runtime> runtime;
+    std::shared_ptr<nvdla::Network> network;
+    std::unique_ptr<nvdla::Context> context;
+};
+
+Result<Instance> open_instance(const CompiledNetwork& built, const std::string& config,
+                               unsigned threads, bool profiling) {
+    nvdla::RuntimeOptions ro;
+    ro.backend = nvdla::BackendChoice::Emu;
+    ro.emu_config = config;
+    ro.emu_memory_bytes = uint64_t(1) << 30;
+    ro.profiling = profiling;
+    ro.emu_threads = threads;
+    Instance instance;
+    auto rt = nvdla::Runtime::open(ro);
+    if (!rt) return nvdla::error("runtime: ", rt.message());
+    instance.runtime = std::move(rt).value();
+    auto loaded = instance.runtime->load(built.loadable);
+    if (!loaded) return nvdla::error("load: ", loaded.message());
+    instance.network = std::move(loaded).value();
+    auto ctx = instance.network->create_context();
+    if (!ctx) return nvdla::error("context: ", ctx.message());
+    instance.context = std::move(ctx).value();
+    if (Status s = pack_input(built.inputs[0], random_image(), instance.context->input(0)); !s)
+        return nvdla::error("input: ", s.message());
+    return instance;
+}
+
+// The emulator's images/s with `count` images in flight, each on its own runtime with one
+// emulator thread; cpu_per_image gets the process's CPU seconds per image.
+Result<double> emulator_in_flight_images_per_second(const CompiledNetwork& built,
+                                                    const std::string& config, unsigned count,
+                                                    uint32_t images, double& cpu_per_image) {
+    std::vector<Instance> instances;
+    for (unsigned i = 0; i < count; ++i) {
+        Result<Instance> instance = open_instance(built, config, 1, false);
+        if (!instance) return instance.status();
+        instances.push_back(std::move(instance).value());
+    }
+    Clock::time_point start;
+    double cpu_start = 0;
+    std::barrier ready(count, [&]() noexcept {
+        start = Clock::now();
+        cpu_start = process_cpu_seconds();
+    });
+    std::vector<Clock::time_point> ends(count);
+    std::vector<Status> results(count);
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < count; ++i)
+        threads.emplace_back([&, i] {
+            auto run = [&]() -> Status {
+                Result<nvdla::Job> job = instances[i].context->submit();
+                return job ? job->wait() : job.status();
+            };
+            results[i] = run();  // warm-up (weights decoded once)
+            ready.arrive_and_wait();
+            for (uint32_t r = 0; r < images && results[i]; ++r) results[i] = run();
+            ends[i] = Clock::now();
+        });
+    for (std::thread& t : threads) t.join();
+    cpu_per_image = (process_cpu_seconds() - cpu_start) / (double(count) * images);
+    for (const Status& s : results)
+        if (!s) return nvdla::error("run: ", s.message());
+    const double seconds =
+        std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
+    return double(count) * images / seconds;
+}
 
 struct Target {
     std::string key, config;
@@ -345,31 +453,12 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
         "convolutions)\n",
         double(built->hardware_macs) / 1e9, double(built->model_macs) / 1e9,
         built->model_macs ? double(built->hardware_macs) / double(built->model_macs) : 0.0);
-    nvdla::RuntimeOptions ro;
-    ro.backend = nvdla::BackendChoice::Emu;
-    ro.emu_config = t.config;
-    ro.emu_memory_bytes = uint64_t(1) << 30;
-    ro.profiling = true;
-    ro.emu_threads = threads;
-    auto rt = nvdla::Runtime::open(ro);
-    if (!rt) {
-        std::printf("  runtime: %s\n", rt.message().c_str());
+    Result<Instance> instance = open_instance(*built, t.config, threads, true);
+    if (!instance) {
+        std::printf("  %s\n", instance.message().c_str());
         return false;
     }
-    auto loaded = (*rt)->load(built->loadable);
-    if (!loaded) {
-        std::printf("  load: %s\n", loaded.message().c_str());
-        return false;
-    }
-    auto ctx = (*loaded)->create_context();
-    if (!ctx) {
-        std::printf("  context: %s\n", ctx.message().c_str());
-        return false;
-    }
-    if (Status s = pack_input(built->inputs[0], random_image(), (*ctx)->input(0)); !s) {
-        std::printf("  input: %s\n", s.message().c_str());
-        return false;
-    }
+    nvdla::Context* ctx = instance->context.get();
     std::map<std::string, double> units;  // seconds per operation kind, over the timed runs
     std::vector<double> times;
     double cpu = 0;
@@ -380,7 +469,7 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
         const uint64_t onednn_start = nvdla::emu::conv::onednn_layers();
         const nvdla::emu::ParallelStats waits_start = nvdla::emu::parallel_stats();
         const auto start = Clock::now();
-        Result<nvdla::Job> job = (*ctx)->submit();
+        Result<nvdla::Job> job = ctx->submit();
         Status done = job ? job->wait() : job.status();
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         if (!done) {
@@ -424,8 +513,9 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
         "  %.0f convolution operations through oneDNN inside the emulator (the network's %zu "
         "convolutions, as the builder split them)\n",
         double(onednn_layers) / images, model.convs.size());
+    const bool int8 = t.precision == nvdla::Precision::Int8;
 #if defined(NVDLA_BENCH_WITH_DNNL)
-    OneDnnConvolutions onednn(model.convs, t.precision == nvdla::Precision::Int8);
+    OneDnnConvolutions onednn(model.convs, int8);
     onednn.run_seconds();  // warm-up
     std::vector<double> reference_times;
     const uint32_t reference_runs = std::max(images, 5u);
@@ -436,7 +526,7 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
     std::printf(
         "  oneDNN %s, the same convolutions only: %.4f s per image, %.2f images/s, "
         "%.1f GMAC/s; %.4f s of CPU per image\n",
-        t.precision == nvdla::Precision::Int8 ? "u8 x s8 -> s32" : "f32", reference, 1 / reference,
+        int8 ? "u8 x s8 -> s32" : "f32", reference, 1 / reference,
         double(model.macs()) / 1e9 / reference, reference_cpu);
     // On a shared machine the wall-clock times swing with the other load; the CPU times do
     // not (with one thread each they are the time each computed; with several, OpenMP's
@@ -454,6 +544,35 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
     }
     std::printf("    %-12s %9.4f s  %5.1f%%\n", "(runtime)", emulator - profiled,
                 100 * (emulator - profiled) / emulator);
+    if (threads < 2) return true;
+    double in_flight_cpu = 0;
+    Result<double> in_flight =
+        emulator_in_flight_images_per_second(*built, t.config, threads, images, in_flight_cpu);
+    if (!in_flight) {
+        std::printf("  %u images in flight: %s\n", threads, in_flight.message().c_str());
+        return false;
+    }
+    std::printf(
+        "  %u images in flight (a runtime with one emulator thread each): %.2f images/s, "
+        "%.4f s of CPU per image\n",
+        threads, *in_flight, in_flight_cpu);
+#if defined(NVDLA_BENCH_WITH_DNNL)
+    double onednn_in_flight_cpu = 0;
+    const double onednn_in_flight = onednn_in_flight_images_per_second(
+        model.convs, int8, threads, reference_runs, onednn_in_flight_cpu);
+    std::printf(
+        "  oneDNN, %u images in flight on one thread each: %.2f images/s, %.4f s of CPU per "
+        "image\n",
+        threads, onednn_in_flight, onednn_in_flight_cpu);
+    // oneDNN's better way to use the cores: its one image on every thread, or images in flight.
+    const bool onednn_in_flight_best = onednn_in_flight > 1 / reference;
+    std::printf(
+        "  throughput ratio on %u cores (the emulator's images in flight to oneDNN's best, %s): "
+        "wall-clock %.3f, CPU %.3f\n",
+        threads, onednn_in_flight_best ? "its images in flight" : "one image on every thread",
+        *in_flight / std::max(1 / reference, onednn_in_flight),
+        (onednn_in_flight_best ? onednn_in_flight_cpu : reference_cpu) / in_flight_cpu);
+#endif
     return true;
 }
 
