@@ -639,6 +639,9 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     sdp_saturations[part] += counted;
                 });
         } else {
+            // The operands never lie where the output goes (operands_overlap_output: else the
+            // cube is taken whole), so each line may be written while it is made.
+            const bool line_in_place = writer.lines_per_group() == 1;
             produce_in_order(
                 parts, blocks, slots,
                 [&](unsigned part, uint32_t i, uint32_t slot) {
@@ -666,8 +669,14 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                             }
                             load_line(g, h, ops);  // once for every batch, as below
                             for (uint32_t b = 0; b < s.batches; ++b) {
-                                line(source(values, y0, y1, g, h, b), ops, lines.data(), saturated);
-                                writer.write_lines(b, g, h, lines.data());
+                                // A group of one output line is made where it goes, checked
+                                // and counted as write_lines does it (a line faulting is made
+                                // in `lines` and dropped): no line reads memory it writes.
+                                std::byte* place = nullptr;
+                                if (line_in_place) writer.place_lines(b, g, h, &place);
+                                line(source(values, y0, y1, g, h, b), ops,
+                                     place ? place : lines.data(), saturated);
+                                if (!line_in_place) writer.write_lines(b, g, h, lines.data());
                             }
                         }
                 });
