@@ -627,12 +627,14 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index)
                             for (uint32_t b = 0; b < s.batches; ++b) {
-                                line(source(values, y0, y1, g, h, b),
-                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
-                                     made, counted);
                                 std::byte* const* to =
                                     &places[slot][(index * s.batches + b) * per_group];
-                                for (uint32_t j = 0; j < per_group; ++j)
+                                // A group of one line is made in its place (as on one thread).
+                                const bool in_place = per_group == 1 && to[0];
+                                line(source(values, y0, y1, g, h, b),
+                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
+                                     in_place ? to[0] : made, counted);
+                                for (uint32_t j = 0; j < per_group && !in_place; ++j)
                                     if (to[j])
                                         std::memcpy(to[j], made + j * line_bytes, line_bytes);
                             }
