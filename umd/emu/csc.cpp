@@ -18,6 +18,7 @@
 
 #include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
 #include "emu/parallel.hpp"
 #include "nvdla/precision/integer.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
@@ -151,6 +152,29 @@ NVDLA_AVX512BW void flip_columns(uint8_t* dst, uint64_t dst_stride, const int8_t
                                 _mm512_xor_si512(_mm512_maskz_loadu_epi8(keep, src), flip));
 }
 
+// The int16 plane (the AVX2 kernel's) at the AVX2 and AVX-512 levels: int8 elements
+// sign-extended 16 at a time (one load, extension and store instead of SSE2's five steps).
+#define NVDLA_AVX2 __attribute__((target("avx2")))
+
+NVDLA_AVX2 void widen16(int16_t* dst, const int8_t* src) {
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(dst),
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src))));
+}
+NVDLA_AVX2 void widen_run(int16_t* dst, const int8_t* src, uint64_t n) {
+    uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) widen16(dst + i, src + i);
+    for (; i < n; ++i) dst[i] = src[i];
+}
+// Columns of whole 32-byte atoms (every lane a channel).
+NVDLA_AVX2 void widen_atom_columns(int16_t* dst, uint64_t dst_stride, const int8_t* src,
+                                   uint64_t src_stride, uint64_t count) {
+    for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride) {
+        widen16(dst, src);
+        widen16(dst + 16, src + 16);
+    }
+}
+
 // dst[i] = encode(src[i]), i < n: a run of elements of one input line.
 template <class T, class S, class Encode>
 void encode_run(T* dst, const S* src, uint64_t n, Encode encode) {
@@ -158,8 +182,8 @@ void encode_run(T* dst, const S* src, uint64_t n, Encode encode) {
         flip_run(dst, src, n);
     } else if constexpr (std::is_same_v<S, int8_t> && std::is_same_v<T, int16_t> &&
                          std::is_same_v<Encode, EncodeWord>) {
-        // int8 widened to int16 (the AVX2 kernel's plane), 16 at a time with SSE2: each byte
-        // interleaved with its sign.
+        if (isa_level() != IsaLevel::Scalar) return widen_run(dst, src, n);
+        // int8 widened to int16, 16 at a time with SSE2: each byte interleaved with its sign.
         uint64_t i = 0;
         for (; i + 16 <= n; i += 16) {
             const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
@@ -218,6 +242,9 @@ void encode_atom_columns(T* dst, uint64_t dst_stride, const int8_t* src, uint64_
         flip_columns(dst, dst_stride, src, src_stride, count, lanes, width, room);
         return;
     }
+    if constexpr (std::is_same_v<T, int16_t> && std::is_same_v<Encode, EncodeWord>)
+        if (width == 32 && lanes >= 32 && src_stride == 32 && isa_level() != IsaLevel::Scalar)
+            return widen_atom_columns(dst, dst_stride, src, src_stride, count);
     if (width % 4 != 0) {
         const T zero = encode(0);
         for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
