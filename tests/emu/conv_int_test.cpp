@@ -252,9 +252,10 @@ TEST(ConvInt, PlaneFromTheAtomsEqualsPlaneFromTheCopiedData) {
     for (int i = 0; i < 40; ++i) {
         ConvSpec s;
         s.batches = rng() % 4 ? 1 : 2;
-        s.width = 1 + static_cast<uint32_t>(rng() % 12);
-        s.height = 1 + static_cast<uint32_t>(rng() % 7);
         s.channels = channel_choices[rng() % std::size(channel_choices)];
+        // Up to 4 channels (a stem) also rows of 16 columns and more (taken 16 at a time).
+        s.width = 1 + static_cast<uint32_t>(rng() % (s.channels <= 4 ? 40 : 12));
+        s.height = 1 + static_cast<uint32_t>(rng() % 7);
         s.kernels = 1 + static_cast<uint32_t>(rng() % 40);
         s.kernel_w = s.kernel_h = rng() % 2 ? 1 : 3;
         s.pad_left = static_cast<uint32_t>(rng() % 2),

@@ -1105,6 +1105,52 @@ TEST(SdpSimd, RectifiedLinesWithUnitMultipliersAndNegativeBiasesMatchTheScalarSt
     });
 }
 
+// A flying cube taken by blocks on one thread makes each output line where it goes (the
+// write DMA's place, checked and counted there): random operations whose output runs past the
+// end of memory (the later lines fault and are dropped), half of them with lines that share
+// bytes (a line stride below the line), write the same memory, counts and first fault as the
+// scalar stages.
+TEST(SdpSimd, LinesMadeInPlaceFaultAndOverlapAsTheScalarStages) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        auto rng = test::rng_for_test();
+        int faulted = 0;
+        TestRows::finished = 0;
+        for (int i = 0; i < 200; ++i) {
+            Program p = random_program(rng);
+            if (p.offline || !p.cube.deferred) continue;
+            Words& sdp = p.sdp;
+            const uint32_t atom = test::config(p.config).atom_bytes;
+            const uint32_t W = sdp.w[NVDLA_SDP_D_DATA_CUBE_WIDTH / 4] + 1;
+            if (W > 1 && pick(rng, 2))
+                sdp.set(NVDLA_SDP_D_DST_LINE_STRIDE, (W - 1 - uint32_t(pick(rng, W - 1))) * atom);
+            // The last line of batch 0 ends `span` bytes after the base; the memory ends
+            // somewhere before.
+            const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
+            const uint32_t C = sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] + 1;
+            const uint32_t bytes = (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2 & 3u) ? 2 : 1;
+            const uint64_t span = uint64_t((C * bytes + atom - 1) / atom - 1) *
+                                      sdp.w[NVDLA_SDP_D_DST_SURFACE_STRIDE / 4] +
+                                  uint64_t(H - 1) * sdp.w[NVDLA_SDP_D_DST_LINE_STRIDE / 4] +
+                                  uint64_t(W) * atom;
+            const uint64_t inside = atom * (1 + pick(rng, span / atom));
+            sdp.set(NVDLA_SDP_D_DST_BASE_ADDR_LOW, static_cast<uint32_t>(kDst + kRegion - inside));
+            const Outcome scalar = run(p, true);
+            const Outcome at_level = run(p, false);
+            ASSERT_TRUE(scalar.deferred_used_once && at_level.deferred_used_once)
+                << isa_name(level) << ", program " << i;
+            ASSERT_TRUE(at_level == scalar)
+                << isa_name(level) << ", program " << i << " on " << p.config << ": error '"
+                << at_level.error << "' (scalar: '" << scalar.error << "')";
+            faulted += scalar.faults > 0 && scalar.bytes_written > 0;
+        }
+        EXPECT_GT(faulted, 20) << isa_name(level);  // some lines written, later ones dropped
+        if (simd_enabled()) {
+            EXPECT_GT(TestRows::finished, 20) << isa_name(level);
+        }
+    }
+}
+
 // The output convertor as a clamp (plan_c_clamp): every x outside [lower, upper] converts as
 // its nearest bound does, the bounds are the last and first x with the extremes' outputs, and
 // `exact` exactly when the products over [lower, upper] fit the 32-bit lanes.

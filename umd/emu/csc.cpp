@@ -18,6 +18,7 @@
 
 #include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
+#include "emu/isa.hpp"
 #include "emu/parallel.hpp"
 #include "nvdla/precision/integer.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
@@ -92,10 +93,13 @@ NVDLA_AVX512BW void flip_run(uint8_t* dst, const int8_t* src, uint64_t n) {
 }
 
 // encode_atom_columns' biased form: `width` <= 64 bytes per column, the first `lanes` of them
-// from the atom, the others encode(0) = 0x80.
+// from the atom, the others encode(0) = 0x80. The `room` bytes from dst are the columns' and
+// bytes that the caller writes after this call (fill_feature_plane: the surfaces last to
+// first), so a column of nv_full's atoms (up to 32 bytes) is loaded whole and stored as 32
+// bytes where that stays within them: a plain load and store instead of masked ones.
 NVDLA_AVX512BW void flip_columns(uint8_t* dst, uint64_t dst_stride, const int8_t* src,
                                  uint64_t src_stride, uint64_t count, uint32_t lanes,
-                                 uint32_t width) {
+                                 uint32_t width, uint64_t room) {
     if (width == 32 && lanes >= 32) {  // whole atoms of nv_full: plain 32-byte moves
         const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
         for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
@@ -106,9 +110,69 @@ NVDLA_AVX512BW void flip_columns(uint8_t* dst, uint64_t dst_stride, const int8_t
     }
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
     const __mmask64 keep = first_bytes(std::min(lanes, width)), store = first_bytes(width);
-    for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
+    uint64_t x = 0;
+    if (width == 4 && dst_stride == 4 && src_stride == 32) {
+        // The stem's 3-channel columns of nv_full atoms: the first dword of 16 atoms (8 loads)
+        // gathered by permutes into one 64-byte store, instead of a masked load and store each.
+        const __m512i first_dwords =
+            _mm512_setr_epi32(0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24);
+        const __m512i kept =
+            _mm512_set1_epi32(static_cast<int>(lanes >= 4 ? 0xffffffffu : (1u << (8 * lanes)) - 1));
+        for (; x + 16 <= count; x += 16, dst += 64, src += 512) {
+            __m512i columns = _mm512_setzero_si512();
+#pragma GCC unroll 4
+            for (int pair = 0; pair < 4; ++pair)  // atoms 4 pair to 4 pair + 3
+                columns = _mm512_mask_mov_epi32(
+                    columns, static_cast<__mmask16>(0xf << (4 * pair)),
+                    _mm512_permutex2var_epi32(_mm512_loadu_si512(src + 128 * pair), first_dwords,
+                                              _mm512_loadu_si512(src + 128 * pair + 64)));
+            _mm512_storeu_si512(dst, _mm512_xor_si512(_mm512_and_si512(columns, kept), flip));
+        }
+    }
+    if (src_stride == 32 && width <= 32) {
+        // The first min(lanes, width) bytes set: 32 bytes of a window over 32 set and 32 clear.
+        static constexpr auto kWindow = [] {
+            std::array<int8_t, 64> w{};
+            for (size_t i = 0; i < 32; ++i) w[i] = -1;
+            return w;
+        }();
+        const __m256i kept = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(kWindow.data() + 32 - std::min(lanes, width)));
+        const __m256i flip32 = _mm256_set1_epi8(static_cast<char>(0x80));
+        for (; x < count && x * dst_stride + 32 <= room; ++x, dst += dst_stride, src += src_stride)
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(dst),
+                _mm256_xor_si256(
+                    _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)),
+                                     kept),
+                    flip32));
+    }
+    for (; x < count; ++x, dst += dst_stride, src += src_stride)
         _mm512_mask_storeu_epi8(dst, store,
                                 _mm512_xor_si512(_mm512_maskz_loadu_epi8(keep, src), flip));
+}
+
+// The int16 plane (the AVX2 kernel's) at the AVX2 and AVX-512 levels: int8 elements
+// sign-extended 16 at a time (one load, extension and store instead of SSE2's five steps).
+#define NVDLA_AVX2 __attribute__((target("avx2")))
+
+NVDLA_AVX2 void widen16(int16_t* dst, const int8_t* src) {
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(dst),
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src))));
+}
+NVDLA_AVX2 void widen_run(int16_t* dst, const int8_t* src, uint64_t n) {
+    uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) widen16(dst + i, src + i);
+    for (; i < n; ++i) dst[i] = src[i];
+}
+// Columns of whole 32-byte atoms (every lane a channel).
+NVDLA_AVX2 void widen_atom_columns(int16_t* dst, uint64_t dst_stride, const int8_t* src,
+                                   uint64_t src_stride, uint64_t count) {
+    for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride) {
+        widen16(dst, src);
+        widen16(dst + 16, src + 16);
+    }
 }
 
 // dst[i] = encode(src[i]), i < n: a run of elements of one input line.
@@ -118,8 +182,8 @@ void encode_run(T* dst, const S* src, uint64_t n, Encode encode) {
         flip_run(dst, src, n);
     } else if constexpr (std::is_same_v<S, int8_t> && std::is_same_v<T, int16_t> &&
                          std::is_same_v<Encode, EncodeWord>) {
-        // int8 widened to int16 (the AVX2 kernel's plane), 16 at a time with SSE2: each byte
-        // interleaved with its sign.
+        if (isa_level() != IsaLevel::Scalar) return widen_run(dst, src, n);
+        // int8 widened to int16, 16 at a time with SSE2: each byte interleaved with its sign.
         uint64_t i = 0;
         for (; i + 16 <= n; i += 16) {
             const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
@@ -172,11 +236,15 @@ void store_encoded(T* to, __m128i v, uint32_t bytes, Encode) {
 // go 16, 8 and 4 bytes at a time, the lanes kept by a mask.
 template <class T, class Encode>
 void encode_atom_columns(T* dst, uint64_t dst_stride, const int8_t* src, uint64_t src_stride,
-                         uint64_t count, uint32_t lanes, uint32_t width, Encode encode) {
+                         uint64_t count, uint32_t lanes, uint32_t width, uint64_t room,
+                         Encode encode) {
     if constexpr (std::is_same_v<T, uint8_t> && std::is_same_v<Encode, EncodeBiased>) {
-        flip_columns(dst, dst_stride, src, src_stride, count, lanes, width);
+        flip_columns(dst, dst_stride, src, src_stride, count, lanes, width, room);
         return;
     }
+    if constexpr (std::is_same_v<T, int16_t> && std::is_same_v<Encode, EncodeWord>)
+        if (width == 32 && lanes >= 32 && src_stride == 32 && isa_level() != IsaLevel::Scalar)
+            return widen_atom_columns(dst, dst_stride, src, src_stride, count);
     if (width % 4 != 0) {
         const T zero = encode(0);
         for (uint64_t x = 0; x < count; ++x, dst += dst_stride, src += src_stride)
@@ -265,8 +333,10 @@ void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape&
                 const uint32_t per_atom = d.atom_bytes;
                 const uint64_t column = uint64_t(p.first_col + first);
                 const uint64_t count = uint64_t(last - first);
-                T* dst = row + uint64_t(first) * stride;
-                for (uint32_t s = 0; s < d.surfaces; ++s, dst += per_atom) {
+                // The surfaces last to first: the bytes a narrower last surface's columns
+                // store past themselves (flip_columns) are the next column's, written after.
+                for (uint32_t s = d.surfaces; s-- > 0;) {
+                    T* dst = row + uint64_t(first) * stride + uint64_t(s) * per_atom;
                     const int8_t* src =
                         d.atom_line(n, s, static_cast<uint32_t>(y)) + column * per_atom;
                     const uint32_t lanes = std::min(per_atom, channels - s * per_atom);
@@ -275,7 +345,7 @@ void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape&
                         encode_run(dst, src, count * per_atom, encode);
                     else
                         encode_atom_columns(dst, stride, src, per_atom, count, lanes, width,
-                                            encode);
+                                            count * stride - uint64_t(s) * per_atom, encode);
                 }
                 return;
             }

@@ -627,18 +627,23 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index)
                             for (uint32_t b = 0; b < s.batches; ++b) {
-                                line(source(values, y0, y1, g, h, b),
-                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
-                                     made, counted);
                                 std::byte* const* to =
                                     &places[slot][(index * s.batches + b) * per_group];
-                                for (uint32_t j = 0; j < per_group; ++j)
+                                // A group of one line is made in its place (as on one thread).
+                                const bool in_place = per_group == 1 && to[0];
+                                line(source(values, y0, y1, g, h, b),
+                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
+                                     in_place ? to[0] : made, counted);
+                                for (uint32_t j = 0; j < per_group && !in_place; ++j)
                                     if (to[j])
                                         std::memcpy(to[j], made + j * line_bytes, line_bytes);
                             }
                     sdp_saturations[part] += counted;
                 });
         } else {
+            // The operands never lie where the output goes (operands_overlap_output: else the
+            // cube is taken whole), so each line may be written while it is made.
+            const bool line_in_place = writer.lines_per_group() == 1;
             produce_in_order(
                 parts, blocks, slots,
                 [&](unsigned part, uint32_t i, uint32_t slot) {
@@ -666,8 +671,14 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                             }
                             load_line(g, h, ops);  // once for every batch, as below
                             for (uint32_t b = 0; b < s.batches; ++b) {
-                                line(source(values, y0, y1, g, h, b), ops, lines.data(), saturated);
-                                writer.write_lines(b, g, h, lines.data());
+                                // A group of one output line is made where it goes, checked
+                                // and counted as write_lines does it (a line faulting is made
+                                // in `lines` and dropped): no line reads memory it writes.
+                                std::byte* place = nullptr;
+                                if (line_in_place) writer.place_lines(b, g, h, &place);
+                                line(source(values, y0, y1, g, h, b), ops,
+                                     place ? place : lines.data(), saturated);
+                                if (!line_in_place) writer.write_lines(b, g, h, lines.data());
                             }
                         }
                 });
