@@ -219,8 +219,8 @@ __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned
         const __m256i m =
             _mm256_andnot_si256(zero, _mm256_or_si256(_mm256_sllv_epi32(fraction, shift), sign));
         const __m256i x =
-            _mm256_blendv_epi8(_mm256_and_si256(_mm256_srli_epi32(v, 12), _mm256_set1_epi32(7)),
-                               _mm256_set1_epi32(-64), zero);
+            _mm256_blendv_epi8(_mm256_and_si256(_mm256_srli_epi32(v, 10), _mm256_set1_epi32(0x1c)),
+                               _mm256_set1_epi32(-256), zero);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(mantissa + i), m);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(exponent + i), x);
         all = _mm256_or_si256(all, m);
@@ -274,7 +274,7 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
         const uint32_t e = (h[i] >> 10) & 31u;
         const uint32_t aligned = ((h[i] & 0x3ffu) | (e ? 0x400u : 0)) << (e ? (e & 3u) : 1u);
         mantissa[first + i] = zero ? 0 : aligned | uint32_t(h[i] & 0x8000u) << 16;
-        exponent[first + i] = zero ? -64 : (h[i] >> 12) & 7;
+        exponent[first + i] = zero ? -256 : (h[i] >> 10) & 0x1c;
         all |= mantissa[first + i];
     }
     negative[op] = all >> 31;

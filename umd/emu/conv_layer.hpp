@@ -269,10 +269,11 @@ void cmac_fp16_winograd(const uint16_t* data, const uint16_t* weights, uint64_t 
 struct Fp16Operands {
     unsigned width = 64;
     // [operation][lane]: the aligned mantissa (cal_fp16_exp's shift by the exponent's low bits)
-    // with the sign in bit 31; the exponent's bits 14:12, -64 for +-0 (which so never sets the
-    // common exponent and is truncated away); the lanes as given (NaN operations take the
-    // scalar cell); whether an operation holds a NaN; whether it holds a negative lane (a
-    // product's sign is then not the other operand's alone); whether all its lanes are +-0.
+    // with the sign in bit 31; 4 x the exponent's bits 14:12 (a truncation step), -256 for +-0
+    // (which so never sets the common exponent and is truncated away); the lanes as given (NaN
+    // operations take the scalar cell); whether an operation holds a NaN; whether it holds a
+    // negative lane (a product's sign is then not the other operand's alone); whether all its
+    // lanes are +-0.
     std::vector<uint32_t> mantissa;
     std::vector<int32_t> exponent;
     std::vector<uint16_t> raw;
