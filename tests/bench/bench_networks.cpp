@@ -545,25 +545,32 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
     std::printf("    %-12s %9.4f s  %5.1f%%\n", "(runtime)", emulator - profiled,
                 100 * (emulator - profiled) / emulator);
     if (threads < 2) return true;
+    // Images in flight run for half a second at least (a short network's few images would be
+    // a few milliseconds, within the machine's jitter); cpu_per_image estimates one's time.
+    const auto in_flight_runs = [images](double cpu_per_image) {
+        return std::max(images, static_cast<uint32_t>(std::ceil(0.5 / cpu_per_image)));
+    };
     double in_flight_cpu = 0;
-    Result<double> in_flight =
-        emulator_in_flight_images_per_second(*built, t.config, threads, images, in_flight_cpu);
+    const uint32_t in_flight_images = in_flight_runs(cpu);
+    Result<double> in_flight = emulator_in_flight_images_per_second(
+        *built, t.config, threads, in_flight_images, in_flight_cpu);
     if (!in_flight) {
         std::printf("  %u images in flight: %s\n", threads, in_flight.message().c_str());
         return false;
     }
     std::printf(
-        "  %u images in flight (a runtime with one emulator thread each): %.2f images/s, "
-        "%.4f s of CPU per image\n",
-        threads, *in_flight, in_flight_cpu);
+        "  %u images in flight (a runtime with one emulator thread each, %u images each): "
+        "%.2f images/s, %.4f s of CPU per image\n",
+        threads, in_flight_images, *in_flight, in_flight_cpu);
 #if defined(NVDLA_BENCH_WITH_DNNL)
     double onednn_in_flight_cpu = 0;
+    const uint32_t onednn_in_flight_images = in_flight_runs(reference_cpu);
     const double onednn_in_flight = onednn_in_flight_images_per_second(
-        model.convs, int8, threads, reference_runs, onednn_in_flight_cpu);
+        model.convs, int8, threads, onednn_in_flight_images, onednn_in_flight_cpu);
     std::printf(
-        "  oneDNN, %u images in flight on one thread each: %.2f images/s, %.4f s of CPU per "
-        "image\n",
-        threads, onednn_in_flight, onednn_in_flight_cpu);
+        "  oneDNN, %u images in flight on one thread each (%u images each): %.2f images/s, "
+        "%.4f s of CPU per image\n",
+        threads, onednn_in_flight_images, onednn_in_flight, onednn_in_flight_cpu);
     // oneDNN's better way to use the cores: its one image on every thread, or images in flight.
     const bool onednn_in_flight_best = onednn_in_flight > 1 / reference;
     std::printf(
