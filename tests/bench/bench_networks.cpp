@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <random>
@@ -243,6 +244,32 @@ double process_cpu_seconds() {
     return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
+// Runs body(i, ready) on `count` threads at once, i = 0 .. count - 1: each calls ready() once
+// warm, then runs `images` images. Returns the images per second from the moment all are ready
+// to the last one's end; cpu_per_image gets the process's CPU seconds per image over that time.
+double in_flight_images_per_second(
+    unsigned count, uint32_t images, double& cpu_per_image,
+    const std::function<void(unsigned, const std::function<void()>&)>& body) {
+    Clock::time_point start;
+    double cpu_start = 0;
+    std::barrier ready(count, [&]() noexcept {
+        start = Clock::now();
+        cpu_start = process_cpu_seconds();
+    });
+    std::vector<Clock::time_point> ends(count);
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < count; ++i)
+        threads.emplace_back([&, i] {
+            body(i, [&ready] { ready.arrive_and_wait(); });
+            ends[i] = Clock::now();
+        });
+    for (std::thread& t : threads) t.join();
+    cpu_per_image = (process_cpu_seconds() - cpu_start) / (double(count) * images);
+    const double seconds =
+        std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
+    return double(count) * images / seconds;
+}
+
 #if defined(NVDLA_BENCH_WITH_DNNL)
 // The network's convolutions in oneDNN, one primitive each, data and weights random.
 class OneDnnConvolutions {
@@ -329,28 +356,15 @@ class OneDnnConvolutions {
 // cpu_per_image gets the process's CPU seconds per image.
 double onednn_in_flight_images_per_second(const std::vector<ConvShape>& convs, bool int8,
                                           unsigned count, uint32_t images, double& cpu_per_image) {
-    Clock::time_point start;
-    double cpu_start = 0;
-    std::barrier ready(count, [&]() noexcept {
-        start = Clock::now();
-        cpu_start = process_cpu_seconds();
-    });
-    std::vector<Clock::time_point> ends(count);
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < count; ++i)
-        threads.emplace_back([&, i] {
-            omp_set_num_threads(1);
-            OneDnnConvolutions onednn(convs, int8);
-            onednn.run_seconds();  // warm-up
-            ready.arrive_and_wait();
-            for (uint32_t run = 0; run < images; ++run) onednn.run_seconds();
-            ends[i] = Clock::now();
-        });
-    for (std::thread& t : threads) t.join();
-    cpu_per_image = (process_cpu_seconds() - cpu_start) / (double(count) * images);
-    const double seconds =
-        std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
-    return double(count) * images / seconds;
+    return in_flight_images_per_second(count, images, cpu_per_image,
+                                       [&](unsigned, const std::function<void()>& ready) {
+                                           omp_set_num_threads(1);
+                                           OneDnnConvolutions onednn(convs, int8);
+                                           onednn.run_seconds();  // warm-up
+                                           ready();
+                                           for (uint32_t run = 0; run < images; ++run)
+                                               onednn.run_seconds();
+                                       });
 }
 #endif
 
@@ -395,33 +409,20 @@ Result<double> emulator_in_flight_images_per_second(const CompiledNetwork& built
         if (!instance) return instance.status();
         instances.push_back(std::move(instance).value());
     }
-    Clock::time_point start;
-    double cpu_start = 0;
-    std::barrier ready(count, [&]() noexcept {
-        start = Clock::now();
-        cpu_start = process_cpu_seconds();
-    });
-    std::vector<Clock::time_point> ends(count);
     std::vector<Status> results(count);
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < count; ++i)
-        threads.emplace_back([&, i] {
+    const double images_per_second = in_flight_images_per_second(
+        count, images, cpu_per_image, [&](unsigned i, const std::function<void()>& ready) {
             auto run = [&]() -> Status {
                 Result<nvdla::Job> job = instances[i].context->submit();
                 return job ? job->wait() : job.status();
             };
             results[i] = run();  // warm-up (weights decoded once)
-            ready.arrive_and_wait();
+            ready();
             for (uint32_t r = 0; r < images && results[i]; ++r) results[i] = run();
-            ends[i] = Clock::now();
         });
-    for (std::thread& t : threads) t.join();
-    cpu_per_image = (process_cpu_seconds() - cpu_start) / (double(count) * images);
     for (const Status& s : results)
         if (!s) return nvdla::error("run: ", s.message());
-    const double seconds =
-        std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
-    return double(count) * images / seconds;
+    return images_per_second;
 }
 
 struct Target {
