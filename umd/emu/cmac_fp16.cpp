@@ -250,6 +250,15 @@ void Fp16Operands::resize(size_t operations, unsigned lanes) {
     all_zero.resize(operations);
 }
 
+void Fp16Operands::zero_from(size_t op) {
+    std::fill(mantissa.begin() + ptrdiff_t(op * width), mantissa.end(), 0u);
+    std::fill(exponent.begin() + ptrdiff_t(op * width), exponent.end(), 0);
+    std::fill(raw.begin() + ptrdiff_t(op * width), raw.end(), uint16_t{0});
+    std::fill(nan.begin() + ptrdiff_t(op), nan.end(), uint8_t{0});
+    std::fill(negative.begin() + ptrdiff_t(op), negative.end(), uint8_t{0});
+    std::fill(all_zero.begin() + ptrdiff_t(op), all_zero.end(), uint8_t{0});
+}
+
 void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
     const size_t first = op * width;
     uint16_t* h = raw.data() + first;

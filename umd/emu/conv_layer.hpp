@@ -282,6 +282,9 @@ struct Fp16Operands {
     std::vector<uint8_t> all_zero;
 
     void resize(size_t operations, unsigned lanes);
+    // Operations from `op` to the end as a new resize() leaves them (all 0), for a buffer that
+    // is reused.
+    void zero_from(size_t op);
     // Operation `op` from `count` lanes (the others 0; none: an operation of zeros, which
     // leaves CACC's sum as it is).
     void set(size_t op, const int16_t* lanes, unsigned count);

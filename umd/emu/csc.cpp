@@ -770,7 +770,12 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     constexpr uint32_t kBlock = 32;
     const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
     const uint64_t blocks = (positions + kBlock - 1) / kBlock;
-    Fp16Operands kernels;
+    // The operands' buffers are kept per thread from one operation to the next: allocated and
+    // zeroed anew for every operation, they cost more than a small layer's MACs, and freeing
+    // them could give their pages back to the system (a fault per page on the next one).
+    // (The parts on other threads reach the calling thread's kernels through this reference.)
+    thread_local Fp16Operands kept_kernels;
+    Fp16Operands& kernels = kept_kernels;
     for (uint32_t k_first = 0; k_first < l.kernels; k_first += per_pass) {
         const uint32_t pass = std::min(per_pass, l.kernels - k_first);
         kernels.resize(size_t(pass) * stored, width);
@@ -793,7 +798,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
             uint32_t(std::clamp<uint64_t>(l.threads > blocks ? l.threads / blocks : 1, 1, pass));
         const uint64_t work = positions * pass * stored * width * 16;
         parallel_for(l.threads, blocks * slices, work, [&](uint64_t i0, uint64_t i1) {
-            Fp16Operands data;
+            thread_local Fp16Operands data;
             data.resize(size_t(kBlock) * stored, width);
             int16_t scratch_lanes[256];
             for (uint64_t i = i0; i < i1; ++i) {
@@ -813,6 +818,9 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                                     });
                     while (op < size_t(p + 1) * stored) data.set(op++, nullptr, 0);
                 }
+                // A partial block's other positions as a fresh buffer has them (their sums are
+                // computed with the block's and dropped).
+                if (count < kBlock) data.zero_from(size_t(count) * stored);
                 const uint32_t k_begin = pass * slice / slices, k_end = pass * (slice + 1) / slices;
                 for (uint32_t k = k_begin; k < k_end; ++k) {
                     uint64_t acc[kBlock];
@@ -827,6 +835,8 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
             }
         });
     }
+    // A large layer's kernels are not kept (a fully connected layer's passes take up to 64 MiB).
+    if (size_t(per_pass) * kernel_bytes > (size_t(16) << 20)) kernels = Fp16Operands{};
 }
 
 }  // namespace nvdla::emu::conv
