@@ -274,6 +274,15 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
                       const std::function<void(uint32_t, uint32_t)>& consume) {
     if (count == 0) return;
     slots = std::max(1u, slots);
+    const unsigned parts = std::min(std::max(1u, threads), count);
+    if (parts == 1) {
+        // Alone, without the lock and the hand-over: each block is made, then handed on.
+        for (uint32_t block = 0; block < count; ++block) {
+            produce(0, block, block % slots);
+            consume(block, block % slots);
+        }
+        return;
+    }
     Handoff handoff;
     uint32_t next = 0, consumed = 0;
     std::vector<uint32_t> made(slots, UINT32_MAX);  // the block each slot holds
@@ -288,7 +297,6 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
         handoff.changed();
         return true;
     };
-    const unsigned parts = std::min(std::max(1u, threads), count);
     run_parts(parts, [&](unsigned part) {
         std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
@@ -314,6 +322,15 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
                        const std::function<void(unsigned, uint32_t, uint32_t)>& make) {
     if (count == 0) return;
     slots = std::max(1u, slots);
+    const unsigned parts = std::min(std::max(1u, threads), count);
+    if (parts == 1) {
+        // Alone, without the lock and the hand-over: each block is prepared, then made.
+        for (uint32_t block = 0; block < count; ++block) {
+            prepare(block, block % slots);
+            make(0, block, block % slots);
+        }
+        return;
+    }
     Handoff handoff;
     uint32_t prepared = 0, started = 0, finished = 0;
     std::vector<uint32_t> made(slots, UINT32_MAX);  // the last block made in each slot
@@ -329,7 +346,6 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
         handoff.changed();
         return true;
     };
-    const unsigned parts = std::min(std::max(1u, threads), count);
     run_parts(parts, [&](unsigned part) {
         std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
