@@ -63,6 +63,10 @@ struct dla_processor {
 	u8 last_done; /* the group that completed last */
 };
 
+/* Group registers (D_*) of every unit lie in its first 64 words. */
+#define DLA_GROUP_WORDS 64
+#define DLA_NO_GROUP 0xff
+
 struct nvdla_dla_engine {
 	u32 magic;
 	const struct nvdla_hw_config *cfg;
@@ -75,6 +79,16 @@ struct nvdla_dla_engine {
 	u32 status;		     /* S_INTR_STATUS bits latched by the ISR */
 	bool failed;		     /* an error stopped the task */
 	struct dla_processor proc[NVDLA_DLA_OP_COUNT];
+	/*
+	 * The group registers the engine wrote during the running task, by unit
+	 * and group: a write of the value a register holds is skipped (most of an
+	 * operation's 120-odd writes repeat what the operation before it in that
+	 * group wrote). Forgotten when a task starts and when the engine is reset:
+	 * the device may have been reset or powered down in between.
+	 */
+	u8 producer[NVDLA_UNIT_COUNT]; /* the group S_POINTER selects, DLA_NO_GROUP if not known */
+	u64 known[NVDLA_UNIT_COUNT][NVDLA_DLA_NUM_GROUPS]; /* bit w: written[..][w] holds */
+	u32 written[NVDLA_UNIT_COUNT][NVDLA_DLA_NUM_GROUPS][DLA_GROUP_WORDS];
 };
 
 /* ---- errors (dla_error.c) ---- */
@@ -127,10 +141,8 @@ static inline u32 dla_hi32(u64 v)
 
 /* ---- register access (dla_sched.c keeps the bases) ---- */
 
-static inline void dla_wr(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg, u32 value)
-{
-	e->ops.reg_write(e->priv, e->base[unit] + reg, value);
-}
+/* Writes a register, unless it is a group register that already holds @value. */
+void dla_wr(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg, u32 value);
 
 static inline u32 dla_rd(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg)
 {

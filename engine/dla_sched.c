@@ -34,6 +34,57 @@ static const enum nvdla_unit rdma_unit[NVDLA_DLA_OP_COUNT] = {
 	NVDLA_UNIT_PDP_RDMA, NVDLA_UNIT_CDP_RDMA, NVDLA_UNIT_COUNT,
 };
 
+/*
+ * The word of each unit's D_OP_ENABLE, which starts its group registers; 0
+ * for a unit without groups (BDMA's groups are its launches).
+ */
+static const u8 op_enable_word[NVDLA_UNIT_COUNT] = {
+	[NVDLA_UNIT_CDMA] = NVDLA_CDMA_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_CSC] = NVDLA_CSC_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_CMAC_A] = NVDLA_CMAC_A_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_CMAC_B] = NVDLA_CMAC_B_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_CACC] = NVDLA_CACC_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_SDP_RDMA] = NVDLA_SDP_RDMA_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_SDP] = NVDLA_SDP_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_PDP_RDMA] = NVDLA_PDP_RDMA_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_PDP] = NVDLA_PDP_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_CDP_RDMA] = NVDLA_CDP_RDMA_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_CDP] = NVDLA_CDP_D_OP_ENABLE / 4,
+	[NVDLA_UNIT_RBK] = NVDLA_RBK_D_OP_ENABLE / 4,
+};
+
+/*
+ * D_OP_ENABLE is always written (it starts the group). The register
+ * descriptions (hw/spec/manual) make every other writable register read-only
+ * for the hardware, so a group register the engine wrote in this task still
+ * holds what it wrote.
+ */
+void dla_wr(struct nvdla_dla_engine *e, enum nvdla_unit unit, u32 reg, u32 value)
+{
+	u32 word = reg / 4, first = op_enable_word[unit];
+
+	if (first && reg == DLA_S_POINTER) {
+		e->producer[unit] = NVDLA_FIELD_GET(SDP, S_POINTER, PRODUCER, value);
+	} else if (first && word > first && word < DLA_GROUP_WORDS &&
+		   e->producer[unit] != DLA_NO_GROUP) {
+		u8 g = e->producer[unit];
+		u64 bit = 1ull << word;
+
+		if ((e->known[unit][g] & bit) && e->written[unit][g][word] == value)
+			return;
+		e->known[unit][g] |= bit;
+		e->written[unit][g][word] = value;
+	}
+	e->ops.reg_write(e->priv, e->base[unit] + reg, value);
+}
+
+/* The device's registers are not known any more. */
+static void forget_registers(struct nvdla_dla_engine *e)
+{
+	memset(e->producer, DLA_NO_GROUP, sizeof(e->producer));
+	memset(e->known, 0, sizeof(e->known));
+}
+
 size_t nvdla_dla_engine_size(void)
 {
 	return sizeof(struct nvdla_dla_engine);
@@ -88,6 +139,7 @@ struct nvdla_dla_engine *nvdla_dla_engine_init(void *storage, size_t bytes,
 	if (nvdla_hw_has(cfg, NVDLA_FEATURE_RUBIK))
 		e->intr_bits |= 0x3u << 8;
 	clear_processors(e);
+	forget_registers(e);
 	e->magic = DLA_ENGINE_MAGIC;
 	return e;
 }
@@ -457,6 +509,7 @@ int nvdla_dla_engine_start(struct nvdla_dla_engine *e, struct nvdla_dla_task *ta
 		return dla_fail(err, NVDLA_DLA_E_BUSY, -1, "task", 0, 0,
 				"the engine is running another task");
 	clear_processors(e);
+	forget_registers(e);
 	for (p = 0; p < NVDLA_DLA_OP_COUNT; p++)
 		e->proc[p].next_op = task->op_head[p];
 	for (i = 0; i < task->num_operations; i++)
@@ -562,6 +615,7 @@ void nvdla_dla_engine_reset(struct nvdla_dla_engine *e)
 	dla_wr(e, NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_MASK, DLA_ALL_INTERRUPTS);
 	dla_wr(e, NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_STATUS, DLA_ALL_INTERRUPTS);
 	clear_processors(e);
+	forget_registers(e);
 	e->task = NULL;
 	e->completed = 0;
 	e->status = 0;

@@ -110,6 +110,64 @@ TEST_P(EnginePingPong, SerialisedSdpOperationsAlternateGroups) {
     EXPECT_GE(rig.interrupts(), 4u);
 }
 
+// The writes of a register at a unit's offset in the engine's log.
+size_t writes_of(const Rig& rig, nvdla_unit unit, uint32_t offset) {
+    const uint32_t address = rig.unit_base(unit) + offset;
+    return size_t(std::count_if(rig.write_log().begin(), rig.write_log().end(),
+                                [&](const auto& w) { return w.first == address; }));
+}
+
+// Within a task, a group register that holds the value an operation needs is not written
+// again (the four operations share their cube, not their operand), while D_OP_ENABLE and
+// S_POINTER always are; a task started again, or after a reset, writes everything anew.
+TEST_P(EnginePingPong, GroupRegistersHoldingTheValueAreNotWrittenAgainInATask) {
+    Rig rig(GetParam());
+    auto rng = test::rng_for_test();
+    const Feature f(3, 2, 10, 1, rig.cfg().atom_bytes);
+    std::vector<int> buffers;
+    for (int i = 0; i < 5; ++i) buffers.push_back(rig.add_entry(f.bytes));
+    const auto x = test::random_vector<int8_t>(rng, 60, -100, 100);
+    put_int8(rig.data(buffers[0]), f, x);
+    TaskBuilder t;
+    for (int i = 0; i < 4; ++i) {
+        const int op = t.add(NVDLA_DLA_OP_SDP);
+        sdp_copy(t[op], f.cube(buffers[size_t(i)]), f.cube(buffers[size_t(i) + 1]));
+        nvdla_dla_sdp_op& x1 = t[op].op.sdp_op.x1_op;
+        x1.enable = 1;
+        x1.type = NVDLA_DLA_SDP_OP_ADD;
+        x1.alu_type = NVDLA_DLA_SDP_ALU_SUM;
+        x1.alu_operand = i + 1;
+        if (i > 0) t.depend(op - 1, op, NVDLA_DLA_EVENT_OP_COMPLETED);
+    }
+    t.finish_queues();
+    rig.write(t, kV12);
+    rig.validate_and_run();
+    const auto check_output = [&] {
+        const auto y = get_int8(rig.data(buffers[4]), f);
+        for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], saturate(x[i] + 10, 8));
+    };
+    check_output();
+    EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_OP_ENABLE), 4u);
+    EXPECT_GE(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_S_POINTER), 4u);  // programmed, enabled
+    EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE), 4u);
+    EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DATA_CUBE_WIDTH), 2u);  // once a group
+
+    // Started again, the task's writes are all made again (the device may have been reset).
+    put_int8(rig.data(buffers[4]), f, std::vector<int8_t>(60, 0));
+    ASSERT_EQ(rig.run(), 0) << rig.error().message;
+    check_output();
+    EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DATA_CUBE_WIDTH), 4u);
+
+    // Likewise after a reset of the engine.
+    nvdla_dla_engine_reset(rig.engine());
+    rig.device().reset();
+    put_int8(rig.data(buffers[4]), f, std::vector<int8_t>(60, 0));
+    ASSERT_EQ(rig.run(), 0) << rig.error().message;
+    check_output();
+    EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DATA_CUBE_WIDTH), 6u);
+    EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_OP_ENABLE), 12u);
+}
+
 // Four independent SDP operations: two are enabled at once and complete in one interrupt.
 TEST_P(EnginePingPong, IndependentSdpOperationsShareInterrupts) {
     Rig rig(GetParam());
