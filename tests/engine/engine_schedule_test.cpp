@@ -77,34 +77,47 @@ INSTANTIATE_TEST_SUITE_P(Versions, EngineChain, testing::Values(kV10, kV11, kV12
 
 class EnginePingPong : public testing::TestWithParam<const char*> {};
 
-// Four SDP operations, each waiting for the previous one to complete: every one is
-// programmed while its predecessor holds the other register group.
+// Four SDP operations, each waiting for the previous one to complete and adding i + 1 to its
+// output, written to the rig: every one is programmed while its predecessor holds the other
+// register group. The output, input + 10, goes to the last of the five buffers.
+struct SerialSdp {
+    Feature f;
+    std::vector<int> buffers;
+    std::vector<int8_t> x;
+
+    explicit SerialSdp(Rig& rig) : f(3, 2, 10, 1, rig.cfg().atom_bytes) {
+        auto rng = test::rng_for_test();
+        for (int i = 0; i < 5; ++i) buffers.push_back(rig.add_entry(f.bytes));
+        x = test::random_vector<int8_t>(rng, 60, -100, 100);
+        put_int8(rig.data(buffers[0]), f, x);
+        TaskBuilder t;
+        for (int i = 0; i < 4; ++i) {
+            const int op = t.add(NVDLA_DLA_OP_SDP);
+            sdp_copy(t[op], f.cube(buffers[size_t(i)]), f.cube(buffers[size_t(i) + 1]));
+            nvdla_dla_sdp_op& x1 = t[op].op.sdp_op.x1_op;
+            x1.enable = 1;
+            x1.type = NVDLA_DLA_SDP_OP_ADD;
+            x1.alu_type = NVDLA_DLA_SDP_ALU_SUM;
+            x1.alu_operand = i + 1;
+            if (i > 0) t.depend(op - 1, op, NVDLA_DLA_EVENT_OP_COMPLETED);
+        }
+        t.finish_queues();
+        rig.write(t, kV12);
+    }
+    void clear_output(Rig& rig) const {
+        put_int8(rig.data(buffers[4]), f, std::vector<int8_t>(x.size(), 0));
+    }
+    void check_output(Rig& rig) const {
+        const auto y = get_int8(rig.data(buffers[4]), f);
+        for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], saturate(x[i] + 10, 8));
+    }
+};
+
 TEST_P(EnginePingPong, SerialisedSdpOperationsAlternateGroups) {
     Rig rig(GetParam());
-    auto rng = test::rng_for_test();
-    const Feature f(3, 2, 10, 1, rig.cfg().atom_bytes);
-    std::vector<int> buffers;
-    for (int i = 0; i < 5; ++i) buffers.push_back(rig.add_entry(f.bytes));
-    const auto x = test::random_vector<int8_t>(rng, 60, -100, 100);
-    put_int8(rig.data(buffers[0]), f, x);
-
-    TaskBuilder t;
-    for (int i = 0; i < 4; ++i) {
-        const int op = t.add(NVDLA_DLA_OP_SDP);
-        sdp_copy(t[op], f.cube(buffers[size_t(i)]), f.cube(buffers[size_t(i) + 1]));
-        nvdla_dla_sdp_op& x1 = t[op].op.sdp_op.x1_op;
-        x1.enable = 1;
-        x1.type = NVDLA_DLA_SDP_OP_ADD;
-        x1.alu_type = NVDLA_DLA_SDP_ALU_SUM;
-        x1.alu_operand = i + 1;
-        if (i > 0) t.depend(op - 1, op, NVDLA_DLA_EVENT_OP_COMPLETED);
-    }
-    t.finish_queues();
-    rig.write(t, kV12);
+    const SerialSdp task(rig);
     rig.validate_and_run();
-
-    const auto y = get_int8(rig.data(buffers[4]), f);
-    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], saturate(x[i] + 10, 8));
+    task.check_output(rig);
     const std::vector<uint32_t> groups = producers(rig, NVDLA_UNIT_SDP);
     EXPECT_EQ(std::set<uint32_t>(groups.begin(), groups.end()), (std::set<uint32_t>{0, 1}));
     EXPECT_GE(rig.interrupts(), 4u);
@@ -122,48 +135,26 @@ size_t writes_of(const Rig& rig, nvdla_unit unit, uint32_t offset) {
 // S_POINTER always are; a task started again, or after a reset, writes everything anew.
 TEST_P(EnginePingPong, GroupRegistersHoldingTheValueAreNotWrittenAgainInATask) {
     Rig rig(GetParam());
-    auto rng = test::rng_for_test();
-    const Feature f(3, 2, 10, 1, rig.cfg().atom_bytes);
-    std::vector<int> buffers;
-    for (int i = 0; i < 5; ++i) buffers.push_back(rig.add_entry(f.bytes));
-    const auto x = test::random_vector<int8_t>(rng, 60, -100, 100);
-    put_int8(rig.data(buffers[0]), f, x);
-    TaskBuilder t;
-    for (int i = 0; i < 4; ++i) {
-        const int op = t.add(NVDLA_DLA_OP_SDP);
-        sdp_copy(t[op], f.cube(buffers[size_t(i)]), f.cube(buffers[size_t(i) + 1]));
-        nvdla_dla_sdp_op& x1 = t[op].op.sdp_op.x1_op;
-        x1.enable = 1;
-        x1.type = NVDLA_DLA_SDP_OP_ADD;
-        x1.alu_type = NVDLA_DLA_SDP_ALU_SUM;
-        x1.alu_operand = i + 1;
-        if (i > 0) t.depend(op - 1, op, NVDLA_DLA_EVENT_OP_COMPLETED);
-    }
-    t.finish_queues();
-    rig.write(t, kV12);
+    const SerialSdp task(rig);
     rig.validate_and_run();
-    const auto check_output = [&] {
-        const auto y = get_int8(rig.data(buffers[4]), f);
-        for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], saturate(x[i] + 10, 8));
-    };
-    check_output();
+    task.check_output(rig);
     EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_OP_ENABLE), 4u);
     EXPECT_GE(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_S_POINTER), 4u);  // programmed, enabled
     EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE), 4u);
     EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DATA_CUBE_WIDTH), 2u);  // once a group
 
     // Started again, the task's writes are all made again (the device may have been reset).
-    put_int8(rig.data(buffers[4]), f, std::vector<int8_t>(60, 0));
+    task.clear_output(rig);
     ASSERT_EQ(rig.run(), 0) << rig.error().message;
-    check_output();
+    task.check_output(rig);
     EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DATA_CUBE_WIDTH), 4u);
 
     // Likewise after a reset of the engine.
     nvdla_dla_engine_reset(rig.engine());
     rig.device().reset();
-    put_int8(rig.data(buffers[4]), f, std::vector<int8_t>(60, 0));
+    task.clear_output(rig);
     ASSERT_EQ(rig.run(), 0) << rig.error().message;
-    check_output();
+    task.check_output(rig);
     EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_DATA_CUBE_WIDTH), 6u);
     EXPECT_EQ(writes_of(rig, NVDLA_UNIT_SDP, NVDLA_SDP_D_OP_ENABLE), 12u);
 }
