@@ -1,5 +1,8 @@
 #include "emu/register_file.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace nvdla::emu {
 namespace {
 
@@ -12,6 +15,10 @@ RegisterFile::RegisterFile(nvdla_reg_map map) : map_(hw::RegisterMap::get(map)) 
     for (int u = 0; u < NVDLA_UNIT_COUNT; ++u) base_[u] = map_.unit_base(nvdla_unit(u));
     for (const hw::RegisterInfo& r : map_.registers()) {
         const uint32_t w = r.offset / 4;
+        if (w >= kWords)
+            throw std::logic_error("register " + std::string(r.name) + " at offset " +
+                                   std::to_string(r.offset) + " lies past the register file's " +
+                                   std::to_string(kWords * 4) + " bytes per unit");
         read_masks_[r.unit][w] = r.read_mask;
         write_masks_[r.unit][w] = r.write_mask;
         if (r.read_mask | r.write_mask) present_[r.unit][w / 64] |= uint64_t(1) << (w % 64);
@@ -48,6 +55,7 @@ uint32_t RegisterFile::status_of(nvdla_unit unit) const {
 
 uint32_t RegisterFile::csb_read(nvdla_unit unit, uint32_t offset) const {
     offset &= ~3u;
+    if (offset / 4 >= kWords) return 0;  // no register there
     const uint32_t read_mask = read_masks_[unit][offset / 4];
     if (has_groups(unit)) {
         if (offset == kPointerOffset)
