@@ -239,18 +239,47 @@ struct Device::Impl {
         return true;
     }
 
-    // Runs every operation whose units are all enabled, until none is left.
-    void run_ready() {
+    using Attempt = bool (Impl::*)();
+    static constexpr std::array<Attempt, 6> kAttempts{&Impl::try_convolution, &Impl::try_sdp,
+                                                      &Impl::try_pdp,         &Impl::try_cdp,
+                                                      &Impl::try_rubik,       &Impl::try_bdma};
+    static constexpr uint32_t kAllAttempts = (1u << kAttempts.size()) - 1;
+
+    // The attempts (bit i: kAttempts[i]) whose operation needs `unit`: the only ones that a
+    // write enabling it can make possible.
+    static uint32_t attempts_needing(nvdla_unit unit) {
+        switch (unit) {
+            case NVDLA_UNIT_CDMA:
+            case NVDLA_UNIT_CSC:
+            case NVDLA_UNIT_CMAC_A:
+            case NVDLA_UNIT_CMAC_B:
+            case NVDLA_UNIT_CACC: return 1u << 0;
+            case NVDLA_UNIT_SDP:
+            case NVDLA_UNIT_SDP_RDMA: return 1u << 0 | 1u << 1;
+            case NVDLA_UNIT_PDP: return 1u << 0 | 1u << 1 | 1u << 2;  // fed by SDP, or alone
+            case NVDLA_UNIT_PDP_RDMA: return 1u << 2;
+            case NVDLA_UNIT_CDP:
+            case NVDLA_UNIT_CDP_RDMA: return 1u << 3;
+            case NVDLA_UNIT_RBK: return 1u << 4;
+            case NVDLA_UNIT_BDMA: return 1u << 5;
+            default: return kAllAttempts;
+        }
+    }
+
+    // Runs every operation whose units are all enabled, until none is left. `first`: the
+    // attempts that can succeed now (the others could not before the write that calls this);
+    // once one has run, every attempt is tried again.
+    void run_ready(uint32_t first = kAllAttempts) {
         if (stalled) return;
-        for (bool progress = true; progress;) {
-            progress = false;
-            for (bool (Impl::*attempt)() : {&Impl::try_convolution, &Impl::try_sdp, &Impl::try_pdp,
-                                            &Impl::try_cdp, &Impl::try_rubik, &Impl::try_bdma}) {
-                if ((this->*attempt)()) {
+        for (uint32_t tried = first; tried;) {
+            bool progress = false;
+            for (size_t i = 0; i < kAttempts.size(); ++i) {
+                if ((tried >> i & 1u) && (this->*kAttempts[i])()) {
                     ++stats.operations;
                     progress = true;
                 }
             }
+            tried = progress ? kAllAttempts : 0;
         }
     }
 
@@ -291,7 +320,7 @@ struct Device::Impl {
                 break;
             default: break;
         }
-        if (schedule) run_ready();
+        if (schedule) run_ready(attempts_needing(*unit));
     }
 
     void reset() {

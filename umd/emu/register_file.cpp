@@ -40,10 +40,6 @@ void RegisterFile::reset() {
     }
 }
 
-bool RegisterFile::armed(nvdla_unit unit, int g) const {
-    return has_groups(unit) && (units_[unit].groups[g][op_enable_[unit] / 4] & 1u);
-}
-
 uint32_t RegisterFile::status_of(nvdla_unit unit) const {
     uint32_t status = 0;
     for (int g = 0; g < 2; ++g) {

@@ -66,7 +66,9 @@ class RegisterFile {
     Group group(nvdla_unit unit, int g) { return Group(units_[unit].groups[g].data()); }
     int producer(nvdla_unit unit) const { return units_[unit].producer; }
     int consumer(nvdla_unit unit) const { return units_[unit].consumer; }
-    bool armed(nvdla_unit unit, int g) const;
+    bool armed(nvdla_unit unit, int g) const {
+        return has_groups(unit) && (units_[unit].groups[g][op_enable_[unit] / 4] & 1u);
+    }
     // The consumer group finished: clear its D_OP_ENABLE and move the consumer on.
     void complete(nvdla_unit unit);
 
