@@ -377,7 +377,7 @@ TEST(ConvFastPaths, VnniRowsInPlaceWriteTheirKernelsOnly) {
     auto rng = test::rng_for_test();
     constexpr int32_t kSentinel = 0x5a5a5a5a;
     for (uint32_t kernels : {1u, 5u, 16u, 17u, 24u, 40u, 63u, 64u, 70u})
-        for (uint32_t width : {1u, 3u, 7u, 13u}) {
+        for (uint32_t width : {1u, 3u, 6u, 7u, 8u, 9u, 13u}) {
             conv::MacProblem m;
             m.batches = 1 + static_cast<uint32_t>(rng() % 2);
             m.out_height = 1 + static_cast<uint32_t>(rng() % 4);
