@@ -294,21 +294,6 @@ VnniWeights pack_vnni(const MacProblem& m) {
     return p;
 }
 
-// f(begin, size) for [0, count) cut into as few near-equal pieces of at most `most` as there
-// can be (7 by 6 as 3 + 4, not 6 + 1; 9 by 4 as 3 + 3 + 3, not 4 + 4 + 1), for the kernels
-// whose multiply-adds accumulate in place (vpdpbusd, FMA): a call over one position or block
-// keeps too few sums in flight to hide their latency. (vpmaddwd's sums are added by a
-// separate one-cycle add, so madd_rows keeps its whole blocks.)
-template <class F>
-void split_evenly(uint32_t count, uint32_t most, F&& f) {
-    const uint32_t pieces = (count + most - 1) / most;
-    for (uint32_t i = 0, begin = 0; i < pieces; ++i) {
-        const uint32_t end = uint32_t(uint64_t(count) * (i + 1) / pieces);
-        f(begin, end - begin);
-        begin = end;
-    }
-}
-
 // One output row piece: XB outputs from x0, KB blocks of 16 kernels from block b0, taps
 // [t0, t1). out[i * stride + j * 16 + lane] receives the biased sums, the last block's lanes
 // only where `last_lanes` has them (the kernels past the layer's are not stored).
