@@ -223,6 +223,8 @@ NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProb
     const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
     const uint32_t count = std::min(16u, m.kernels - b * 16);
     const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
+    // A local: the stores through `out` could alias m.kernels, which was read again after each.
+    const uint64_t stride = m.kernels;
 #pragma GCC unroll 8
     for (int i = 0; i < XB; ++i) {
         __m512i v = acc[i];
@@ -232,7 +234,11 @@ NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProb
                 all, _mm512_add_epi32(_mm512_maskz_abs_epi32(all, v), half), shift);
             v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
         }
-        _mm512_mask_storeu_epi32(out + uint64_t(i) * m.kernels, lanes, v);
+        // (A masked store only for a block of fewer than 16 kernels: it is the slower one.)
+        if (lanes == all)
+            _mm512_storeu_si512(out + i * stride, v);
+        else
+            _mm512_mask_storeu_epi32(out + i * stride, lanes, v);
     }
 }
 
