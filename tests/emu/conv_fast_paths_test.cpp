@@ -10,6 +10,7 @@
 #include <random>
 
 #include "conv_test_rig.hpp"
+#include "emu/cmac_grouped.hpp"
 #include "emu/conv_layer.hpp"
 #include "emu/isa.hpp"
 #include "emu/parallel.hpp"
@@ -377,7 +378,7 @@ TEST(ConvFastPaths, VnniRowsInPlaceWriteTheirKernelsOnly) {
     auto rng = test::rng_for_test();
     constexpr int32_t kSentinel = 0x5a5a5a5a;
     for (uint32_t kernels : {1u, 5u, 16u, 17u, 24u, 40u, 63u, 64u, 70u})
-        for (uint32_t width : {1u, 3u, 7u, 13u}) {
+        for (uint32_t width : {1u, 3u, 6u, 7u, 8u, 9u, 13u}) {
             conv::MacProblem m;
             m.batches = 1 + static_cast<uint32_t>(rng() % 2);
             m.out_height = 1 + static_cast<uint32_t>(rng() % 4);
@@ -418,6 +419,26 @@ TEST(ConvFastPaths, VnniRowsInPlaceWriteTheirKernelsOnly) {
                 << kernels << " kernels, " << width << " wide";
         }
     conv::force_mac_kernel(conv::MacKernel::Auto);
+}
+
+// The kernels' calls cover a row in ceil(count / most) pieces, piece i ending at
+// floor(count (i + 1) / pieces): each position once, the sizes at most `most` and one apart.
+TEST(ConvFastPaths, SplitEvenlyCutsIntoNearEqualPieces) {
+    for (uint32_t count = 0; count < 300; ++count)
+        for (uint32_t most = 1; most <= 12; ++most) {
+            std::vector<std::pair<uint32_t, uint32_t>> pieces;
+            conv::split_evenly(count, most, [&](uint32_t begin, uint32_t size) {
+                pieces.emplace_back(begin, size);
+            });
+            const uint64_t expected = (count + most - 1) / most;
+            ASSERT_EQ(pieces.size(), expected) << count << " by " << most;
+            for (uint64_t i = 0; i < expected; ++i) {
+                const uint64_t begin = count * i / expected, end = count * (i + 1) / expected;
+                EXPECT_EQ(pieces[i].first, begin) << count << " by " << most << ", piece " << i;
+                EXPECT_EQ(pieces[i].second, end - begin)
+                    << count << " by " << most << ", piece " << i;
+            }
+        }
 }
 
 TEST(ConvFastPaths, ParallelForCoversTheRangeOnce) {

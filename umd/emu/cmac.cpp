@@ -294,21 +294,6 @@ VnniWeights pack_vnni(const MacProblem& m) {
     return p;
 }
 
-// f(begin, size) for [0, count) cut into as few near-equal pieces of at most `most` as there
-// can be (7 by 6 as 3 + 4, not 6 + 1; 9 by 4 as 3 + 3 + 3, not 4 + 4 + 1), for the kernels
-// whose multiply-adds accumulate in place (vpdpbusd, FMA): a call over one position or block
-// keeps too few sums in flight to hide their latency. (vpmaddwd's sums are added by a
-// separate one-cycle add, so madd_rows keeps its whole blocks.)
-template <class F>
-void split_evenly(uint32_t count, uint32_t most, F&& f) {
-    const uint32_t pieces = (count + most - 1) / most;
-    for (uint32_t i = 0, begin = 0; i < pieces; ++i) {
-        const uint32_t end = uint32_t(uint64_t(count) * (i + 1) / pieces);
-        f(begin, end - begin);
-        begin = end;
-    }
-}
-
 // One output row piece: XB outputs from x0, KB blocks of 16 kernels from block b0, taps
 // [t0, t1). out[i * stride + j * 16 + lane] receives the biased sums, the last block's lanes
 // only where `last_lanes` has them (the kernels past the layer's are not stored).
@@ -340,7 +325,12 @@ NVDLA_VNNI void vnni_block(const MacProblem& m, const VnniWeights& p, const uint
         for (uint32_t q = 0; q < p.quads; ++q, base += 4, wt += 64) {
             __m512i w[KB];
 #pragma GCC unroll 4
-            for (int j = 0; j < KB; ++j) w[j] = _mm512_loadu_si512(wt + j * block_stride);
+            for (int j = 0; j < KB; ++j) {
+                w[j] = _mm512_loadu_si512(wt + j * block_stride);
+                // Kept in a register: for XB <= 3 GCC folds the load into every vpdpbusd,
+                // XB loads of each 64 bytes (the 7-wide rows ran at 2/3 of the speed).
+                __asm__("" : "+v"(w[j]));
+            }
 #pragma GCC unroll 8
             for (int i = 0; i < XB; ++i) {
                 int32_t four;
@@ -379,13 +369,19 @@ using VnniBlockFn = void (*)(const MacProblem&, const VnniWeights&, const uint8_
                              uint32_t, uint32_t, uint32_t, uint32_t, const int32_t*, int, int32_t*,
                              uint32_t, __mmask16);
 
+// Up to 6 outputs x 4 blocks, or up to 8 outputs x 3 blocks (the sums, the weights and the
+// broadcast data in 32 registers).
+constexpr int kVnniMaxX = 6, kVnniWideMaxX = 8, kVnniMaxBlocks = 4, kVnniWideMaxBlocks = 3;
 template <int XB>
 constexpr std::array<VnniBlockFn, 4> vnni_row() {
-    return {vnni_block<XB, 1>, vnni_block<XB, 2>, vnni_block<XB, 3>, vnni_block<XB, 4>};
+    if constexpr (XB <= kVnniMaxX)
+        return {vnni_block<XB, 1>, vnni_block<XB, 2>, vnni_block<XB, 3>, vnni_block<XB, 4>};
+    else
+        return {vnni_block<XB, 1>, vnni_block<XB, 2>, vnni_block<XB, 3>, nullptr};
 }
-constexpr int kVnniMaxX = 6;
-constexpr std::array<std::array<VnniBlockFn, 4>, kVnniMaxX> kVnniBlocks = {
-    vnni_row<1>(), vnni_row<2>(), vnni_row<3>(), vnni_row<4>(), vnni_row<5>(), vnni_row<6>()};
+constexpr std::array<std::array<VnniBlockFn, 4>, kVnniWideMaxX> kVnniBlocks = {
+    vnni_row<1>(), vnni_row<2>(), vnni_row<3>(), vnni_row<4>(),
+    vnni_row<5>(), vnni_row<6>(), vnni_row<7>(), vnni_row<8>()};
 
 uint64_t macs(const MacProblem& m) {
     return uint64_t(m.batches) * m.out_height * m.out_width * m.kernels * m.taps_r * m.taps_s *
@@ -411,6 +407,11 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
         sums.resize(row_values);
     }
     const uint8_t* plane = m.bytes + uint64_t(n) * m.plane_rows * m.row_elements;
+    // Rows of 7 or 8 outputs (MobileNetV2's last layers) as one call per 3 blocks, each weight
+    // loaded once for the row, instead of two calls (3 + 4 outputs) per 4 blocks.
+    const bool wide = m.out_width > kVnniMaxX && m.out_width <= kVnniWideMaxX;
+    const uint32_t most_x = wide ? kVnniWideMaxX : kVnniMaxX;
+    const uint32_t most_blocks = wide ? kVnniWideMaxBlocks : kVnniMaxBlocks;
     uint32_t saturations = 0;
     for (uint32_t y = y0; y < y1; ++y) {
         int32_t* out = delivered + size_t(y - y0) * row_values;
@@ -418,11 +419,11 @@ uint32_t vnni_rows(const MacProblem& m, const VnniWeights& p, uint32_t clip, uin
             const uint32_t t0 = run * taps_per_run, t1 = std::min(p.taps, t0 + taps_per_run);
             int32_t* target = single_run ? out : row.data();
             const uint32_t target_stride = single_run ? m.kernels : stride;
-            split_evenly(p.blocks, 4, [&](uint32_t b0, uint32_t kb) {
+            split_evenly(p.blocks, most_blocks, [&](uint32_t b0, uint32_t kb) {
                 const bool last = b0 + kb == p.blocks && single_run;
                 const __mmask16 last_lanes = static_cast<__mmask16>(
                     last ? (1u << (m.kernels - (p.blocks - 1) * 16)) - 1 : 0xffffu);
-                split_evenly(m.out_width, kVnniMaxX, [&](uint32_t x0, uint32_t xb) {
+                split_evenly(m.out_width, most_x, [&](uint32_t x0, uint32_t xb) {
                     kVnniBlocks[xb - 1][kb - 1](m, p, plane, y, x0, b0, t0, t1,
                                                 p.bias.data() + uint64_t(run) * stride + b0 * 16,
                                                 single_run ? static_cast<int>(clip) : -1,

@@ -223,6 +223,8 @@ NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProb
     const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(clip));
     const uint32_t count = std::min(16u, m.kernels - b * 16);
     const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1), all = 0xffff;
+    // A local: the stores through `out` could alias m.kernels, which was read again after each.
+    const uint64_t stride = m.kernels;
 #pragma GCC unroll 8
     for (int i = 0; i < XB; ++i) {
         __m512i v = acc[i];
@@ -232,7 +234,11 @@ NVDLA_AVX512 __attribute__((always_inline)) inline void deliver512(const MacProb
                 all, _mm512_add_epi32(_mm512_maskz_abs_epi32(all, v), half), shift);
             v = _mm512_sub_epi32(_mm512_xor_si512(q, sign), sign);
         }
-        _mm512_mask_storeu_epi32(out + uint64_t(i) * m.kernels, lanes, v);
+        // (A masked store only for a block of fewer than 16 kernels: it is the slower one.)
+        if (lanes == all)
+            _mm512_storeu_si512(out + i * stride, v);
+        else
+            _mm512_mask_storeu_epi32(out + i * stride, lanes, v);
     }
 }
 
@@ -534,36 +540,41 @@ using BlockFn = uint32_t (*)(const MacProblem&, const GroupedWeights&, const voi
                              uint32_t, uint32_t, uint32_t, int32_t*);
 constexpr int kPositions = 4;  // positions per block call (weights loaded once for them)
 
-// A form's block functions: one position, kPositions, and 2 kPositions or nullptr. int8_rows4
-// takes 8 positions a call: its call's fixed work (the weights, the permute's order, the
-// delivery's constants) and the latency of each position's chain of vpdpbusd (one per row)
-// then spread over twice the positions.
-using BlockTable = BlockFn[3];
+// A form's block functions: one position and kPositions.
+using BlockTable = BlockFn[2];
 
 template <bool Biased>
-constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>,
-                                    nullptr};
+constexpr BlockTable kInt8Avx512 = {int8_block512<Biased, 1>, int8_block512<Biased, kPositions>};
 template <bool Biased>
 constexpr BlockTable kInt8Avx512Vnni = {int8_block512_vnni<Biased, 1>,
-                                        int8_block512_vnni<Biased, kPositions>, nullptr};
+                                        int8_block512_vnni<Biased, kPositions>};
 template <bool Biased>
-constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>,
-                                  nullptr};
+constexpr BlockTable kInt8Avx2 = {int8_block256<Biased, 1>, int8_block256<Biased, kPositions>};
+constexpr BlockTable kInt8Pairs256 = {int8_pairs256<1>, int8_pairs256<kPositions>};
+constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>};
+constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>};
+
+// int8_rows4 by its positions (1 to kRows4Positions), a row cut into near-equal pieces
+// (split_evenly): its call's fixed work (the weights, the permute's order, the delivery's
+// constants) and the latency of each position's chain of vpdpbusd (one per row) spread over
+// up to 8 positions, and MobileNetV2's 7- and 14-wide rows in calls of 7 (not 4 + 4 over 8
+// positions and 8 + 4 + 4 over 16).
+constexpr uint32_t kRows4Positions = 8;
+using Rows4Table = std::array<BlockFn, kRows4Positions>;
 template <int Blocks>
-constexpr BlockTable kInt8Rows4 = {int8_rows4<1, Blocks>, int8_rows4<kPositions, Blocks>,
-                                   int8_rows4<2 * kPositions, Blocks>};
-constexpr BlockTable kInt8Pairs256 = {int8_pairs256<1>, int8_pairs256<kPositions>, nullptr};
-constexpr BlockTable kInt16Avx512 = {int16_block512<1>, int16_block512<kPositions>, nullptr};
-constexpr BlockTable kInt16Avx2 = {int16_block256<1>, int16_block256<kPositions>, nullptr};
+constexpr Rows4Table kInt8Rows4 = {
+    int8_rows4<1, Blocks>, int8_rows4<2, Blocks>, int8_rows4<3, Blocks>, int8_rows4<4, Blocks>,
+    int8_rows4<5, Blocks>, int8_rows4<6, Blocks>, int8_rows4<7, Blocks>, int8_rows4<8, Blocks>};
 
 // `lanes`: the kernels per block of the form (16 for int8_pairs256, else the packing's).
 // `overlap_tail`: a row's last positions (fewer than kPositions) as one kPositions call that
 // ends at the row's end, over positions already delivered (the same values written again), not
 // one call per position; only for forms that count no saturation (int8: the sums stay below
 // 2^31), which would count those positions twice.
+// `pieces`: int8_rows4's table (then `fns` is not used), or nullptr.
 uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& fns,
-                      uint32_t lanes, bool overlap_tail, uint32_t clip, uint32_t n, uint32_t y0,
-                      uint32_t y1, int32_t* delivered) {
+                      const Rows4Table* pieces, uint32_t lanes, bool overlap_tail, uint32_t clip,
+                      uint32_t n, uint32_t y0, uint32_t y1, int32_t* delivered) {
     const uint64_t plane_offset = uint64_t(n) * m.plane_rows * m.row_elements;
     const void* plane = m.bytes ? static_cast<const void*>(m.bytes + plane_offset)
                                 : static_cast<const void*>(m.words + plane_offset);
@@ -572,11 +583,14 @@ uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockT
         int32_t* row = delivered + size_t(y - y0) * m.out_width * m.kernels;
         for (uint32_t b = 0; b * lanes < m.kernels; ++b) {
             int32_t* out = row + b * lanes;
+            if (pieces) {
+                split_evenly(m.out_width, kRows4Positions, [&](uint32_t x, uint32_t count) {
+                    saturations += (*pieces)[count - 1](m, p, plane, y, x, b, clip,
+                                                        out + uint64_t(x) * m.kernels);
+                });
+                continue;
+            }
             uint32_t x = 0;
-            if (fns[2])
-                for (; x + 2 * kPositions <= m.out_width; x += 2 * kPositions)
-                    saturations +=
-                        fns[2](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
             for (; x + kPositions <= m.out_width; x += kPositions)
                 saturations += fns[1](m, p, plane, y, x, b, clip, out + uint64_t(x) * m.kernels);
             if (overlap_tail && x < m.out_width && m.out_width >= kPositions) {
@@ -644,17 +658,17 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
     const bool pairs = !zmm && !wide && !biased && !packed->pairs16.empty() && m.kernels > 8;
     // Chunks of more than 16 kernels take both blocks in one int8_rows4 call.
     const bool rows4_pair = rows4 && m.kernels > 16;
+    const Rows4Table* pieces = rows4 ? (rows4_pair ? &kInt8Rows4<2> : &kInt8Rows4<1>) : nullptr;
     const BlockTable& table =
-        rows4   ? (rows4_pair ? kInt8Rows4<2> : kInt8Rows4<1>)
-        : pairs ? kInt8Pairs256
-        : wide  ? (zmm ? kInt16Avx512 : kInt16Avx2)
-        : zmm   ? (vnni ? (biased ? kInt8Avx512Vnni<true> : kInt8Avx512Vnni<false>)
-                        : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
-                : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
+        pairs  ? kInt8Pairs256
+        : wide ? (zmm ? kInt16Avx512 : kInt16Avx2)
+        : zmm  ? (vnni ? (biased ? kInt8Avx512Vnni<true> : kInt8Avx512Vnni<false>)
+                       : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
+               : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
     const uint32_t block_lanes = pairs ? 16 : rows4_pair ? 32 : packed->lanes;
-    return [&m, packed, &table, block_lanes, wide, clip](uint32_t n, uint32_t y0, uint32_t y1,
-                                                         int32_t* out) {
-        return grouped_rows(m, *packed, table, block_lanes, !wide, clip, n, y0, y1, out);
+    return [&m, packed, &table, pieces, block_lanes, wide, clip](uint32_t n, uint32_t y0,
+                                                                 uint32_t y1, int32_t* out) {
+        return grouped_rows(m, *packed, table, pieces, block_lanes, !wide, clip, n, y0, y1, out);
     };
 }
 

@@ -14,6 +14,28 @@
 
 namespace nvdla::emu::conv {
 
+// f(begin, size) for [0, count) cut into as few near-equal pieces of at most `most` as there
+// can be (7 by 6 as 3 + 4, not 6 + 1; 9 by 4 as 3 + 3 + 3, not 4 + 4 + 1), for the kernels
+// whose multiply-adds accumulate in place (vpdpbusd, FMA): a call over one position or block
+// keeps too few sums in flight to hide their latency. (vpmaddwd's sums are added by a
+// separate one-cycle add, so madd_rows keeps its whole blocks.) The depthwise kernel with VBMI
+// (int8_rows4) cuts its rows so too: 7 positions as one call, not two of 4 over 8.
+template <class F>
+inline void split_evenly(uint32_t count, uint32_t most, F&& f) {
+    const uint32_t pieces = (count + most - 1) / most;
+    if (pieces == 0) return;
+    // Piece i ends at floor(count (i + 1) / pieces), stepped without a division per piece
+    // (the calls of 7 or 8 positions came with a 64-bit division each).
+    const uint32_t size = count / pieces, rest = count % pieces;
+    for (uint32_t i = 0, begin = 0, carried = 0; i < pieces; ++i) {
+        carried += rest;
+        const uint32_t extra = carried >= pieces ? 1 : 0;
+        carried -= extra * pieces;
+        f(begin, size + extra);
+        begin += size + extra;
+    }
+}
+
 // Whether the weights ([kernel][tap][channel], `depth` channels) take the grouped kernel: kernel
 // k's nonzero weights lie in channels [offset + k, offset + k + width), width at most a quarter
 // of the channels and at most kMaxBand. Dense layers fail on their first kernel's first row.
