@@ -164,6 +164,31 @@ TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
     expect_fast_equals_reference(t, "large layer");
 }
 
+// convolve_fp16 keeps a layer's decoded kernels with its weights (ConvWeights::packed) for the
+// next run; one ConvWeights run again under layers that walk its values otherwise (other MAC
+// atomic C, so other operations; the same values as more kernels of fewer channels) gives the
+// reference's result each time on every level.
+TEST(ConvFp16Layers, KeptKernelsFollowTheLayersShape) {
+    std::mt19937_64 rng(2911);
+    for (int i = 0; i < 6; ++i) {
+        Layer t = random_feature_layer(rng, false);
+        for (uint32_t atomic_c : {64u, 8u, 32u, 64u}) {
+            t.l.atomic_c = atomic_c;
+            expect_fast_equals_reference(t, "atomic_c " + std::to_string(atomic_c));
+        }
+        // The same values as twice the kernels of half the channels, input halved alike.
+        if (t.l.kernel_channels % 2 || t.l.batches > 1) continue;
+        t.l.kernel_channels /= 2;
+        t.l.kernels = t.l.out_channels = t.l.kernels * 2;
+        t.w.channels /= 2;
+        t.w.kernels *= 2;
+        t.d.channels /= 2;
+        t.d.width *= 2;
+        random_strides_and_padding(rng, t.l, t.d.width, t.d.height);
+        expect_fast_equals_reference(t, "kernels of half the channels");
+    }
+}
+
 // cmac_fp16_accumulate of `positions` outputs, each `operations` operations of `width` lanes
 // (data position-major, weights per operation), against the scalar cell and CACC's chain: the
 // number of outputs that differ.
