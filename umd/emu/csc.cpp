@@ -864,11 +864,21 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                 // computed with the block's and dropped).
                 if (count < kBlock) data.zero_from(size_t(count) * stored);
                 const uint32_t k_begin = pass * slice / slices, k_end = pass * (slice + 1) / slices;
+                // A block within one batch is one run of each kernel's (planar) outputs: its
+                // sums are delivered straight into it.
+                const bool one_run = n[0] == n[count - 1];
                 for (uint32_t k = k_begin; k < k_end; ++k) {
                     uint64_t acc[kBlock];
                     uint32_t fp32[kBlock];
                     cmac_fp16_accumulate(data, 0, stored, count, kernels, size_t(k) * stored,
                                          stored, acc);
+                    if (one_run) {
+                        cacc_fp48_to_fp32_lanes(
+                            acc, count,
+                            reinterpret_cast<uint32_t*>(
+                                out.data() + out_index(l, n[0], k_first + k, y[0], x[0])));
+                        continue;
+                    }
                     cacc_fp48_to_fp32_lanes(acc, count, fp32);
                     for (uint32_t p = 0; p < count; ++p)
                         out[out_index(l, n[p], k_first + k, y[p], x[p])] =
