@@ -220,8 +220,8 @@ uint64_t accumulations_unlike_scalar(const std::vector<int16_t>& data,
 // cmac_fp16_accumulate against the scalar cell and CACC, operation by operation: operands
 // whose exponents span a few steps of 4 (truncations of 0 .. 16, which AVX2 computes in 16-bit
 // lanes) or many (20 .. 28 too, which it takes through the 32-bit array, and 32 and more),
-// ReLU-like zeros, data with and without negative lanes, every operation width and 1 .. 40
-// positions (pairs of positions and a position left over, blocks of 32 positions partly
+// ReLU-like zeros, data with and without negative lanes, every operation width and 1 .. 72
+// positions (pairs of positions and a position left over, blocks of 64 positions partly
 // filled, full, and followed by another).
 TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
     std::mt19937_64 rng(16);
@@ -237,7 +237,7 @@ TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
         for (int round = 0; round < 200; ++round) {
             const unsigned width = 1u << (rng() % 7);
             const uint32_t spread = std::array<uint32_t, 4>{3, 7, 14, 28}[rng() % 4];
-            const unsigned positions = 1 + rng() % 40;
+            const unsigned positions = 1 + rng() % 72;
             const uint32_t operations = std::max(1u, 16 / width) * (1 + uint32_t(rng() % 4));
             std::vector<int16_t> data(size_t(positions) * operations * width),
                 weights(size_t(operations) * width);

@@ -788,7 +788,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     const size_t kernel_bytes = size_t(stored) * width * (sizeof(uint32_t) * 2 + sizeof(uint16_t));
     const uint32_t per_pass =
         uint32_t(std::clamp<size_t>((size_t(64) << 20) / kernel_bytes, 1, l.kernels));
-    constexpr uint32_t kBlock = 32;
+    constexpr uint32_t kBlock = 64;
     const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
     const uint64_t blocks = (positions + kBlock - 1) / kBlock;
     // The operands' buffers are kept per thread from one operation to the next: allocated and
