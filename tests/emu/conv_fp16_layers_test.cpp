@@ -164,6 +164,31 @@ TEST(ConvFp16Layers, LayerLargeEnoughForThreadsEqualsTheReference) {
     expect_fast_equals_reference(t, "large layer");
 }
 
+// convolve_fp16 keeps a layer's decoded kernels with its weights (ConvWeights::packed) for the
+// next run; one ConvWeights run again under layers that walk its values otherwise (other MAC
+// atomic C, so other operations; the same values as more kernels of fewer channels) gives the
+// reference's result each time on every level.
+TEST(ConvFp16Layers, KeptKernelsFollowTheLayersShape) {
+    std::mt19937_64 rng(2911);
+    for (int i = 0; i < 6; ++i) {
+        Layer t = random_feature_layer(rng, false);
+        for (uint32_t atomic_c : {64u, 8u, 32u, 64u}) {
+            t.l.atomic_c = atomic_c;
+            expect_fast_equals_reference(t, "atomic_c " + std::to_string(atomic_c));
+        }
+        // The same values as twice the kernels of half the channels, input halved alike.
+        if (t.l.kernel_channels % 2 || t.l.batches > 1) continue;
+        t.l.kernel_channels /= 2;
+        t.l.kernels = t.l.out_channels = t.l.kernels * 2;
+        t.w.channels /= 2;
+        t.w.kernels *= 2;
+        t.d.channels /= 2;
+        t.d.width *= 2;
+        random_strides_and_padding(rng, t.l, t.d.width, t.d.height);
+        expect_fast_equals_reference(t, "kernels of half the channels");
+    }
+}
+
 // cmac_fp16_accumulate of `positions` outputs, each `operations` operations of `width` lanes
 // (data position-major, weights per operation), against the scalar cell and CACC's chain: the
 // number of outputs that differ.
@@ -195,8 +220,8 @@ uint64_t accumulations_unlike_scalar(const std::vector<int16_t>& data,
 // cmac_fp16_accumulate against the scalar cell and CACC, operation by operation: operands
 // whose exponents span a few steps of 4 (truncations of 0 .. 16, which AVX2 computes in 16-bit
 // lanes) or many (20 .. 28 too, which it takes through the 32-bit array, and 32 and more),
-// ReLU-like zeros, data with and without negative lanes, every operation width and 1 .. 40
-// positions (pairs of positions and a position left over, blocks of 32 positions partly
+// ReLU-like zeros, data with and without negative lanes, every operation width and 1 .. 72
+// positions (pairs of positions and a position left over, blocks of 64 positions partly
 // filled, full, and followed by another).
 TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
     std::mt19937_64 rng(16);
@@ -212,7 +237,7 @@ TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
         for (int round = 0; round < 200; ++round) {
             const unsigned width = 1u << (rng() % 7);
             const uint32_t spread = std::array<uint32_t, 4>{3, 7, 14, 28}[rng() % 4];
-            const unsigned positions = 1 + rng() % 40;
+            const unsigned positions = 1 + rng() % 72;
             const uint32_t operations = std::max(1u, 16 / width) * (1 + uint32_t(rng() % 4));
             std::vector<int16_t> data(size_t(positions) * operations * width),
                 weights(size_t(operations) * width);

@@ -9,6 +9,7 @@
 
 #include "conv_test_rig.hpp"
 #include "emu/conv_layer.hpp"
+#include "isa_levels.hpp"
 #include "nvdla/precision/compare.hpp"
 #include "nvdla/precision/fp16.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
@@ -170,6 +171,52 @@ TEST(ConvFp16, RandomLayerWithinTheDirectConvolutionThreshold) {
             }
     const auto r = precision::compare_direct_conv(actual, expected, max_exp, {3, 3, s.channels});
     EXPECT_TRUE(r) << r;
+}
+
+// The fp16 layer's decoded kernels are kept in the weight cache's entry between runs: a layer
+// run again at the same weight address with other weights of the same shape, and then with a
+// kernel of another shape (fewer bytes, the same address), gives on every vector level what a
+// fresh device's scalar level (convolve_fp16_reference, nothing kept) gives.
+TEST(ConvFp16, KeptKernelsFollowChangedWeightsAndShapes) {
+    auto rng = test::rng_for_test();
+    ConvSpec three;
+    three.precision = Precision::Fp16;
+    three.width = 6, three.height = 5, three.channels = 90, three.kernels = 17;
+    three.pad_left = three.pad_right = three.pad_top = three.pad_bottom = 1;
+    ConvSpec one = three;
+    one.kernel_h = one.kernel_w = 1;
+    const auto random_case = [&](const ConvSpec& s) {
+        IntCase c{s, {}, {}};
+        for (float f : test::random_vector<float>(
+                 rng, size_t(s.batches) * s.height * s.width * s.channels, -4, 4))
+            c.input.push_back(fp16::from_float(f));
+        for (float f : test::random_vector<float>(
+                 rng, size_t(s.kernels) * s.channels * s.kernel_h * s.kernel_w, -1, 1))
+            c.weights.push_back(fp16::from_float(f));
+        return c;
+    };
+    const IntCase cases[] = {random_case(three), random_case(three), random_case(one),
+                             random_case(one), random_case(three)};
+    std::vector<std::vector<int32_t>> expected;
+    for (const IntCase& c : cases) {
+        const IsaLimit scalar(IsaLevel::Scalar);
+        Rig rig("nv_full");
+        c.load(rig);
+        expected.push_back(rig.execute().values);
+        ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+    }
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        Rig rig("nv_full");
+        // Each case twice: decoded, then kept.
+        for (size_t i = 0; i < std::size(cases); ++i)
+            for (int run = 0; run < 2; ++run) {
+                cases[i].load(rig);
+                EXPECT_EQ(rig.execute().values, expected[i])
+                    << isa_name(level) << ", case " << i << ", run " << run;
+                ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+            }
+    }
 }
 
 }  // namespace

@@ -199,11 +199,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_to_fp32_
 }
 
 // Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8); of the decoded
-// mantissas ORed, the sign and whether any bit is set.
+// mantissas ORed, the sign (bit 31) and whether any bit is set (bit 0), and whether a lane is a
+// NaN (bit 1).
 __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
                                                      uint32_t* mantissa, int32_t* exponent) {
     const __m256i fraction_bits = _mm256_set1_epi32(0x3ff), hidden = _mm256_set1_epi32(0x400);
-    __m256i all = _mm256_setzero_si256();
+    __m256i all = _mm256_setzero_si256(), nan = _mm256_setzero_si256();
     for (unsigned i = 0; i < lanes; i += 8) {
         const __m256i v =
             _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i)));
@@ -214,8 +215,9 @@ __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned
         const __m256i shift = _mm256_blendv_epi8(_mm256_and_si256(e, _mm256_set1_epi32(3)),
                                                  _mm256_set1_epi32(1), denormal);
         const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x8000)), 16);
-        const __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7fff)),
-                                                _mm256_setzero_si256());
+        const __m256i magnitude = _mm256_and_si256(v, _mm256_set1_epi32(0x7fff));
+        const __m256i zero = _mm256_cmpeq_epi32(magnitude, _mm256_setzero_si256());
+        nan = _mm256_or_si256(nan, _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7c00)));
         const __m256i m =
             _mm256_andnot_si256(zero, _mm256_or_si256(_mm256_sllv_epi32(fraction, shift), sign));
         const __m256i x =
@@ -226,7 +228,7 @@ __attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned
         all = _mm256_or_si256(all, m);
     }
     return (_mm256_movemask_ps(_mm256_castsi256_ps(all)) != 0 ? 0x80000000u : 0) |
-           (_mm256_testz_si256(all, all) ? 0 : 1u);
+           (_mm256_testz_si256(all, all) ? 0 : 1u) | (_mm256_testz_si256(nan, nan) ? 0 : 2u);
 }
 
 }  // namespace
@@ -250,6 +252,12 @@ void Fp16Operands::resize(size_t operations, unsigned lanes) {
     all_zero.resize(operations);
 }
 
+uint64_t Fp16Operands::bytes() const {
+    return mantissa.capacity() * sizeof(uint32_t) + exponent.capacity() * sizeof(int32_t) +
+           raw.capacity() * sizeof(uint16_t) + nan.capacity() + negative.capacity() +
+           all_zero.capacity();
+}
+
 void Fp16Operands::zero_from(size_t op) {
     std::fill(mantissa.begin() + ptrdiff_t(op * width), mantissa.end(), 0u);
     std::fill(exponent.begin() + ptrdiff_t(op * width), exponent.end(), 0);
@@ -266,18 +274,19 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
     if (given) std::memcpy(h, lanes, given * sizeof(uint16_t));
     std::fill(h + given, h + width, uint16_t(0));
     bool has_nan = false;
-    for (unsigned i = 0; i < given; ++i)
-        has_nan |= (h[i] & 0x7c00u) == 0x7c00u && (h[i] & 0x3ffu) != 0;
-    nan[op] = has_nan;
     unsigned i = 0;
     // The decoded mantissas ORed (-0 decodes as 0).
     uint32_t all = 0;
     if (width >= 8 && isa_level() != IsaLevel::Scalar) {
-        all = decode_avx2(h, width, mantissa.data() + first, exponent.data() + first);
+        const uint32_t found =
+            decode_avx2(h, width, mantissa.data() + first, exponent.data() + first);
+        has_nan = found & 2u;
+        all = found & ~2u;
         i = width;
     }
     // Without branches (a ReLU's zeros come at random).
     for (; i < width; ++i) {
+        has_nan |= (h[i] & 0x7fffu) > 0x7c00u;
         const bool zero = (h[i] & 0x7fffu) == 0;
         // cmac.cpp's aligned_products: a denormal counts as exponent 1.
         const uint32_t e = (h[i] >> 10) & 31u;
@@ -286,6 +295,7 @@ void Fp16Operands::set(size_t op, const int16_t* lanes, unsigned count) {
         exponent[first + i] = zero ? -256 : (h[i] >> 10) & 0x1c;
         all |= mantissa[first + i];
     }
+    nan[op] = has_nan;
     negative[op] = all >> 31;
     all_zero[op] = all == 0;
 }

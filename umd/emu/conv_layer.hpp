@@ -288,6 +288,8 @@ struct Fp16Operands {
     // Operation `op` from `count` lanes (the others 0; none: an operation of zeros, which
     // leaves CACC's sum as it is).
     void set(size_t op, const int16_t* lanes, unsigned count);
+    // The memory its buffers hold.
+    uint64_t bytes() const;
 };
 // Whether cmac_fp16_accumulate runs on this ISA level (not on the scalar one).
 bool cmac_fp16_vector_cell();

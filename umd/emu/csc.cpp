@@ -736,6 +736,27 @@ void convolve_fp16_reference(const ConvLayer& l, const ConvData& d, const ConvWe
     });
 }
 
+namespace {
+
+// convolve_fp16's decoded kernels, kept in the weights' cache entry (ConvWeights::packed, which
+// CDMA drops when the weights change) with what their decoding depends on besides the weights.
+struct Fp16KernelsKey {
+    InputKind kind = InputKind::Feature;
+    uint32_t post_extension = 1, atomic_c = 0, kernels = 0, taps_r = 0, taps_s = 0, depth = 0;
+    uint32_t stored = 0;
+    unsigned width = 0;
+    bool operator==(const Fp16KernelsKey&) const = default;
+};
+struct CachedFp16Kernels {
+    Fp16KernelsKey key;
+    std::shared_ptr<const Fp16Operands> kernels;
+};
+// The largest decoded kernels kept (a fully connected layer's would take several times its
+// weights' memory).
+constexpr uint64_t kMaxKeptFp16Kernels = uint64_t(16) << 20;
+
+}  // namespace
+
 void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                    std::vector<int32_t>& out) {
     if (l.kind == InputKind::Winograd || !cmac_fp16_vector_cell()) {
@@ -767,7 +788,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     const size_t kernel_bytes = size_t(stored) * width * (sizeof(uint32_t) * 2 + sizeof(uint16_t));
     const uint32_t per_pass =
         uint32_t(std::clamp<size_t>((size_t(64) << 20) / kernel_bytes, 1, l.kernels));
-    constexpr uint32_t kBlock = 32;
+    constexpr uint32_t kBlock = 64;
     const uint64_t positions = uint64_t(l.batches) * l.out_height * l.out_width;
     const uint64_t blocks = (positions + kBlock - 1) / kBlock;
     // The operands' buffers are kept per thread from one operation to the next: allocated and
@@ -775,10 +796,9 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
     // them could give their pages back to the system (a fault per page on the next one).
     // (The parts on other threads reach the calling thread's kernels through this reference.)
     thread_local Fp16Operands kept_kernels;
-    Fp16Operands& kernels = kept_kernels;
-    for (uint32_t k_first = 0; k_first < l.kernels; k_first += per_pass) {
-        const uint32_t pass = std::min(per_pass, l.kernels - k_first);
-        kernels.resize(size_t(pass) * stored, width);
+    // Kernels [k_first, k_first + pass) decoded into `into`.
+    const auto decode_kernels = [&](Fp16Operands& into, uint32_t k_first, uint32_t pass) {
+        into.resize(size_t(pass) * stored, width);
         const uint64_t weight_work = uint64_t(pass) * stored * width;
         parallel_for(l.threads, pass, weight_work, [&](uint64_t k0, uint64_t k1) {
             int16_t scratch_lanes[256];
@@ -786,10 +806,32 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                 size_t op = size_t(k) * stored;
                 for_each_atomic(
                     l, m, 0, 0, 0, k_first + k, scratch_lanes,
-                    [&](const int16_t*, const int16_t* b, uint32_t n) { kernels.set(op++, b, n); });
-                while (op < size_t(k + 1) * stored) kernels.set(op++, nullptr, 0);
+                    [&](const int16_t*, const int16_t* b, uint32_t n) { into.set(op++, b, n); });
+                while (op < size_t(k + 1) * stored) into.set(op++, nullptr, 0);
             }
         });
+    };
+    // A layer's kernels decoded in one pass are kept with its weights for the next run.
+    std::shared_ptr<const Fp16Operands> cached;
+    if (m.cache && m.cache->values.data() == m.weights && per_pass == l.kernels &&
+        uint64_t(l.kernels) * kernel_bytes <= kMaxKeptFp16Kernels) {
+        const Fp16KernelsKey key{l.kind,   l.post_extension, l.atomic_c, l.kernels, m.taps_r,
+                                 m.taps_s, m.depth,          stored,     width};
+        if (const auto* c = std::any_cast<CachedFp16Kernels>(&m.cache->packed);
+            c && c->key == key) {
+            cached = c->kernels;
+        } else {
+            auto decoded = std::make_shared<Fp16Operands>();
+            decode_kernels(*decoded, 0, l.kernels);
+            m.cache->packed = CachedFp16Kernels{key, decoded};
+            m.cache->packed_bytes = decoded->bytes();
+            cached = std::move(decoded);
+        }
+    }
+    for (uint32_t k_first = 0; k_first < l.kernels; k_first += per_pass) {
+        const uint32_t pass = std::min(per_pass, l.kernels - k_first);
+        if (!cached) decode_kernels(kept_kernels, k_first, pass);
+        const Fp16Operands& kernels = cached ? *cached : kept_kernels;
         // Output positions in blocks that share each kernel's operations while they are in
         // the cache, and when there are fewer blocks than threads (fully connected layers)
         // each block's kernels in slices; the pieces split among the threads, every output
@@ -822,11 +864,21 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                 // computed with the block's and dropped).
                 if (count < kBlock) data.zero_from(size_t(count) * stored);
                 const uint32_t k_begin = pass * slice / slices, k_end = pass * (slice + 1) / slices;
+                // A block within one batch is one run of each kernel's (planar) outputs: its
+                // sums are delivered straight into it.
+                const bool one_run = n[0] == n[count - 1];
                 for (uint32_t k = k_begin; k < k_end; ++k) {
                     uint64_t acc[kBlock];
                     uint32_t fp32[kBlock];
                     cmac_fp16_accumulate(data, 0, stored, count, kernels, size_t(k) * stored,
                                          stored, acc);
+                    if (one_run) {
+                        cacc_fp48_to_fp32_lanes(
+                            acc, count,
+                            reinterpret_cast<uint32_t*>(
+                                out.data() + out_index(l, n[0], k_first + k, y[0], x[0])));
+                        continue;
+                    }
                     cacc_fp48_to_fp32_lanes(acc, count, fp32);
                     for (uint32_t p = 0; p < count; ++p)
                         out[out_index(l, n[p], k_first + k, y[p], x[p])] =
@@ -836,7 +888,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
         });
     }
     // A large layer's kernels are not kept (a fully connected layer's passes take up to 64 MiB).
-    if (size_t(per_pass) * kernel_bytes > (size_t(16) << 20)) kernels = Fp16Operands{};
+    if (size_t(per_pass) * kernel_bytes > kMaxKeptFp16Kernels) kept_kernels = Fp16Operands{};
 }
 
 }  // namespace nvdla::emu::conv
