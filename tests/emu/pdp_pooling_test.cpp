@@ -39,7 +39,8 @@ struct Pool {
     bool explicit_pads = false;
     uint32_t recip_w = 0x10000, recip_h = 0x10000;
     bool nan_to_zero = false;
-    uint32_t rdma_width = 0;  // PDP_RDMA's input width when it should differ (0: width)
+    bool pdp_enabled_first = false;  // PDP's D_OP_ENABLE written before PDP_RDMA's
+    uint32_t rdma_width = 0;         // PDP_RDMA's input width when it should differ (0: width)
     // Split width: SPLIT_NUM + 1 pieces with these partial widths (in columns).
     uint32_t split_num = 0;
     uint32_t in_first = 1, in_mid = 1, in_last = 1, out_first = 1, out_mid = 1, out_last = 1;
@@ -149,8 +150,9 @@ class PdpRig {
         set("PDP_RDMA", "D_POOLING_KERNEL_CFG", (p.kernel_w - 1) | (p.stride_w - 1) << 4);
         set("PDP_RDMA", "D_POOLING_PADDING_CFG", p.pad_left);
         set("PDP_RDMA", "D_PARTIAL_WIDTH_IN", partial_in);
+        if (p.pdp_enabled_first) set("PDP", "D_OP_ENABLE", 1);
         set("PDP_RDMA", "D_OP_ENABLE", 1);
-        set("PDP", "D_OP_ENABLE", 1);
+        if (!p.pdp_enabled_first) set("PDP", "D_OP_ENABLE", 1);
     }
 
     // Signed element (c, h, w) of the source cube.
@@ -283,6 +285,24 @@ TEST(PdpInt8, MaxPoolingByHand) {
     EXPECT_EQ(int8_t(rig.dst()[rig.dst_offset(p, 0, 0, 0)]), 5);
     EXPECT_EQ(int8_t(rig.dst()[rig.dst_offset(p, 0, 0, 1)]), 30);
     EXPECT_EQ(rig.get("GLB", "S_INTR_STATUS"), 1u << 4);  // PDP done, group 0
+}
+
+// The operation starts when the last of its two units is enabled, whichever comes last.
+TEST(PdpInt8, StartsWhenEitherUnitIsEnabledLast) {
+    for (bool pdp_first : {false, true}) {
+        PdpRig rig("nv_small");
+        Pool p;
+        p.width = 2, p.height = 2, p.channels = 1;
+        p.kernel_w = p.kernel_h = 2, p.stride_w = p.stride_h = 2;
+        p.out_width = 1, p.out_height = 1;
+        p.pdp_enabled_first = pdp_first;
+        const int8_t data[4] = {3, -9, 17, 6};
+        for (uint32_t i = 0; i < 4; ++i)
+            rig.src()[rig.src_offset(p, 0, i / 2, i % 2)] = static_cast<uint8_t>(data[i]);
+        rig.run(p);
+        EXPECT_EQ(int8_t(rig.dst()[rig.dst_offset(p, 0, 0, 0)]), 17) << pdp_first;
+        EXPECT_EQ(rig.get("GLB", "S_INTR_STATUS"), 1u << 4) << pdp_first;
+    }
 }
 
 TEST(PdpInt8, AverageAddsThePaddingValueOnEverySide) {
