@@ -190,19 +190,27 @@ TEST(ConvFp16Layers, KeptKernelsFollowTheLayersShape) {
 }
 
 // cmac_fp16_accumulate of `positions` outputs, each `operations` operations of `width` lanes
-// (data position-major, weights per operation), against the scalar cell and CACC's chain: the
-// number of outputs that differ.
+// (data position-major, weights per operation; stored as convolve_fp16 stores them, up to a
+// multiple of 16 / width with operations of zeros), against the scalar cell and CACC's chain:
+// the number of outputs that differ.
 uint64_t accumulations_unlike_scalar(const std::vector<int16_t>& data,
                                      const std::vector<int16_t>& weights, unsigned positions,
                                      uint32_t operations, unsigned width) {
+    const uint32_t group = std::max(1u, 16 / width);
+    const uint32_t stored = (operations + group - 1) / group * group;
     Fp16Operands d, w;
-    d.resize(size_t(positions) * operations, width);
-    w.resize(operations, width);
-    for (size_t op = 0; op < size_t(positions) * operations; ++op)
-        d.set(op, data.data() + op * width, width);
-    for (size_t op = 0; op < operations; ++op) w.set(op, weights.data() + op * width, width);
+    d.resize(size_t(positions) * stored, width);
+    w.resize(stored, width);
+    for (size_t p = 0; p < positions; ++p)
+        for (uint32_t op = 0; op < stored; ++op)
+            d.set(p * stored + op,
+                  op < operations ? data.data() + (p * operations + op) * width : nullptr,
+                  op < operations ? width : 0);
+    for (uint32_t op = 0; op < stored; ++op)
+        w.set(op, op < operations ? weights.data() + op * width : nullptr,
+              op < operations ? width : 0);
     std::vector<uint64_t> out(positions);
-    cmac_fp16_accumulate(d, 0, operations, positions, w, 0, operations, out.data());
+    cmac_fp16_accumulate(d, 0, stored, positions, w, 0, operations, out.data());
     uint64_t differ = 0;
     for (unsigned p = 0; p < positions; ++p) {
         uint64_t acc = 0;
@@ -220,9 +228,9 @@ uint64_t accumulations_unlike_scalar(const std::vector<int16_t>& data,
 // cmac_fp16_accumulate against the scalar cell and CACC, operation by operation: operands
 // whose exponents span a few steps of 4 (truncations of 0 .. 16, which AVX2 computes in 16-bit
 // lanes) or many (20 .. 28 too, which it takes through the 32-bit array, and 32 and more),
-// ReLU-like zeros, data with and without negative lanes, every operation width and 1 .. 72
-// positions (pairs of positions and a position left over, blocks of 64 positions partly
-// filled, full, and followed by another).
+// ReLU-like zeros, data with and without negative lanes, every operation width, operations
+// filling the last vector of narrow ones or not, and 1 .. 72 positions (pairs of positions and
+// a position left over, blocks of 64 positions partly filled, full, and followed by another).
 TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
     std::mt19937_64 rng(16);
     const auto operand = [&](uint32_t spread) {
@@ -238,7 +246,8 @@ TEST(ConvFp16Layers, AccumulationOnEveryTruncationEqualsTheScalarCell) {
             const unsigned width = 1u << (rng() % 7);
             const uint32_t spread = std::array<uint32_t, 4>{3, 7, 14, 28}[rng() % 4];
             const unsigned positions = 1 + rng() % 72;
-            const uint32_t operations = std::max(1u, 16 / width) * (1 + uint32_t(rng() % 4));
+            // Whole vectors of narrow operations and a partial last one.
+            const uint32_t operations = 1 + uint32_t(rng() % (4 * std::max(1u, 16 / width)));
             std::vector<int16_t> data(size_t(positions) * operations * width),
                 weights(size_t(operations) * width);
             const bool relu = rng() % 2;

@@ -296,7 +296,8 @@ bool cmac_fp16_vector_cell();
 // CACC's accumulation of `positions` outputs (any number) over `operations` operations each:
 // output p from data operations data_op + p * data_stride + i against weight operations
 // weight_op + i, into out[p]; the same bits as cacc_fp48_add from 0 over cmac_fp16_dot's
-// results. Operations narrower than 16 lanes come in multiples of 16 / width.
+// results. Operations narrower than 16 lanes are held up to a multiple of 16 / width, those
+// past `operations` zeros (computed with the others in a vector, not added).
 void cmac_fp16_accumulate(const Fp16Operands& data, size_t data_op, size_t data_stride,
                           unsigned positions, const Fp16Operands& weights, size_t weight_op,
                           uint32_t operations, uint64_t* out);

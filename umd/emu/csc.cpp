@@ -871,7 +871,7 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                     uint64_t acc[kBlock];
                     uint32_t fp32[kBlock];
                     cmac_fp16_accumulate(data, 0, stored, count, kernels, size_t(k) * stored,
-                                         stored, acc);
+                                         operations, acc);
                     if (one_run) {
                         cacc_fp48_to_fp32_lanes(
                             acc, count,
