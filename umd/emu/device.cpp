@@ -243,25 +243,28 @@ struct Device::Impl {
     static constexpr std::array<Attempt, 6> kAttempts{&Impl::try_convolution, &Impl::try_sdp,
                                                       &Impl::try_pdp,         &Impl::try_cdp,
                                                       &Impl::try_rubik,       &Impl::try_bdma};
-    static constexpr uint32_t kAllAttempts = (1u << kAttempts.size()) - 1;
+    // Sets of attempts, bit i for kAttempts[i].
+    static constexpr uint32_t kConvolution = 1u << 0, kSdp = 1u << 1, kPdp = 1u << 2,
+                              kCdp = 1u << 3, kRubik = 1u << 4, kBdma = 1u << 5,
+                              kAllAttempts = (1u << kAttempts.size()) - 1;
 
-    // The attempts (bit i: kAttempts[i]) whose operation needs `unit`: the only ones that a
-    // write enabling it can make possible.
+    // The attempts whose operation needs `unit`: the only ones that a write enabling it can
+    // make possible.
     static uint32_t attempts_needing(nvdla_unit unit) {
         switch (unit) {
             case NVDLA_UNIT_CDMA:
             case NVDLA_UNIT_CSC:
             case NVDLA_UNIT_CMAC_A:
             case NVDLA_UNIT_CMAC_B:
-            case NVDLA_UNIT_CACC: return 1u << 0;
+            case NVDLA_UNIT_CACC: return kConvolution;
             case NVDLA_UNIT_SDP:
-            case NVDLA_UNIT_SDP_RDMA: return 1u << 0 | 1u << 1;
-            case NVDLA_UNIT_PDP: return 1u << 0 | 1u << 1 | 1u << 2;  // fed by SDP, or alone
-            case NVDLA_UNIT_PDP_RDMA: return 1u << 2;
+            case NVDLA_UNIT_SDP_RDMA: return kConvolution | kSdp;
+            case NVDLA_UNIT_PDP: return kConvolution | kSdp | kPdp;  // fed by SDP, or alone
+            case NVDLA_UNIT_PDP_RDMA: return kPdp;
             case NVDLA_UNIT_CDP:
-            case NVDLA_UNIT_CDP_RDMA: return 1u << 3;
-            case NVDLA_UNIT_RBK: return 1u << 4;
-            case NVDLA_UNIT_BDMA: return 1u << 5;
+            case NVDLA_UNIT_CDP_RDMA: return kCdp;
+            case NVDLA_UNIT_RBK: return kRubik;
+            case NVDLA_UNIT_BDMA: return kBdma;
             default: return kAllAttempts;
         }
     }
