@@ -436,6 +436,13 @@ bool listed(const std::string& list, const std::string& item) {
     return list.empty() || ("," + list + ",").find("," + item + ",") != std::string::npos;
 }
 
+// Whether run `run` (from 0) of a series meant to count `counted` runs, which took `seconds`,
+// is the warm-up (weights decoded once), left out: the first, unless the series counts one run
+// and that one took long enough to be what every run costs.
+bool warm_up(uint32_t run, uint32_t counted, double seconds) {
+    return run == 0 && !(counted == 1 && seconds > 5);
+}
+
 // The emulator's time per unit: a profiled runtime's runs (a warm-up first, as for the timed
 // runs), the mean per image of each kind of operation and the rest (the runtime's own time).
 bool print_unit_profile(const CompiledNetwork& built, const std::string& config, unsigned threads,
@@ -458,7 +465,7 @@ bool print_unit_profile(const CompiledNetwork& built, const std::string& config,
             std::printf("  profiled run: %s\n", done.message().c_str());
             return false;
         }
-        if (i == 0 && !(runs == 1 && seconds > 5)) continue;  // as the timed runs' warm-up
+        if (warm_up(i, runs, seconds)) continue;
         total += seconds;
         for (const nvdla::OperationTime& op : job->timing().operations)
             units[op.name.substr(0, op.name.find(' '))] +=
@@ -523,9 +530,7 @@ bool run_target(Model& model, const Target& t, uint32_t images, unsigned threads
             std::printf("  run: %s\n", done.message().c_str());
             return false;
         }
-        // The first run is a warm-up (weights decoded once), unless it took long enough to
-        // be what every run costs.
-        if (i == 0 && !(images == 1 && seconds > 5)) continue;
+        if (warm_up(i, images, seconds)) continue;
         times.push_back(seconds);
         cpu += process_cpu_seconds() - cpu_start;
         onednn_layers += nvdla::emu::conv::onednn_layers() - onednn_start;
