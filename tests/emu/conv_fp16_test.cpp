@@ -124,12 +124,18 @@ TEST(ConvFp16, NanFlushAndCounters) {
     EXPECT_EQ(rig.group_value(NVDLA_UNIT_CDMA, NVDLA_CDMA_D_INF_INPUT_DATA_NUM), 1u);
 }
 
-TEST(ConvFp16, RandomLayerWithinTheDirectConvolutionThreshold) {
-    auto rng = test::rng_for_test();
+// An fp16 layer of 17 3x3 kernels over 6x5x90, padded by 1 on every side.
+ConvSpec padded_fp16_layer() {
     ConvSpec s;
     s.precision = Precision::Fp16;
     s.width = 6, s.height = 5, s.channels = 90, s.kernels = 17;
     s.pad_left = s.pad_right = s.pad_top = s.pad_bottom = 1;
+    return s;
+}
+
+TEST(ConvFp16, RandomLayerWithinTheDirectConvolutionThreshold) {
+    auto rng = test::rng_for_test();
+    ConvSpec s = padded_fp16_layer();
     s.pad_value = fp16::from_float(0.25f);
     IntCase c{s, {}, {}};
     const auto data =
@@ -179,10 +185,7 @@ TEST(ConvFp16, RandomLayerWithinTheDirectConvolutionThreshold) {
 // fresh device's scalar level (convolve_fp16_reference, nothing kept) gives.
 TEST(ConvFp16, KeptKernelsFollowChangedWeightsAndShapes) {
     auto rng = test::rng_for_test();
-    ConvSpec three;
-    three.precision = Precision::Fp16;
-    three.width = 6, three.height = 5, three.channels = 90, three.kernels = 17;
-    three.pad_left = three.pad_right = three.pad_top = three.pad_bottom = 1;
+    const ConvSpec three = padded_fp16_layer();
     ConvSpec one = three;
     one.kernel_h = one.kernel_w = 1;
     const auto random_case = [&](const ConvSpec& s) {
