@@ -114,6 +114,8 @@ class Rig {
 
     const HwConfig& cfg() const { return cfg_; }
     DeviceStats& stats() { return stats_; }
+    // What the memory answers to Memory::sealed_contents() (0: not sealed).
+    void set_sealed_contents(uint64_t number) { memory_.sealed = number; }
     void set_threads(unsigned threads) { ctx_.threads = threads; }
     Convolution& conv() { return conv_; }
 
@@ -225,9 +227,13 @@ class Rig {
         MemoryPort port;
         uint8_t* bytes;
     };
+    struct SealableMemory : FlatMemory {
+        uint64_t sealed = 0;
+        uint64_t sealed_contents(MemoryPort, uint64_t, uint64_t) override { return sealed; }
+    };
     const HwConfig& cfg_;
     const hw::RegisterMap& map_;
-    FlatMemory memory_;
+    SealableMemory memory_;
     std::vector<Region> regions_;
     DeviceStats stats_;
     RegisterFile regs_;

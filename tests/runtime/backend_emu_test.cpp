@@ -150,6 +150,36 @@ TEST(EmuBackend, RunsAndContainsDma) {
     EXPECT_LE(profile.started, profile.finished);
 }
 
+// A sealed buffer's contents keep one number until the device writes into it or it is exported;
+// a buffer sealed later, imported memory and buffers never sealed have none.
+TEST(EmuBackend, SealedBuffersKeepTheirNumberUntilWritten) {
+    auto b = backend();
+    CopyTask t(*b, 256, 8);
+    t.src->seal();
+    t.dst->seal();
+    const uint64_t src = b->sealed_contents(*t.src), dst = b->sealed_contents(*t.dst);
+    EXPECT_NE(src, 0u);
+    EXPECT_NE(dst, 0u);
+    EXPECT_NE(src, dst);
+    EXPECT_EQ(b->sealed_contents(*t.net), 0u) << "never sealed";
+    ASSERT_TRUE(b->wait(*b->submit(t.task), 1s).ok());
+    EXPECT_EQ(b->sealed_contents(*t.src), src) << "only read";
+    EXPECT_EQ(b->sealed_contents(*t.dst), 0u) << "the copy wrote it";
+    t.dst->seal();
+    EXPECT_NE(b->sealed_contents(*t.dst), 0u);
+    EXPECT_NE(b->sealed_contents(*t.dst), dst) << "a new seal gives a new number";
+    Result<int> fd = t.src->export_dmabuf();
+    ASSERT_TRUE(fd.ok()) << fd.message();
+    close(*fd);
+    EXPECT_EQ(b->sealed_contents(*t.src), 0u) << "exported";
+
+    std::vector<std::byte> host(2048);
+    Result<std::unique_ptr<Buffer>> imported = b->import_host_memory(host.data(), host.size());
+    ASSERT_TRUE(imported.ok()) << imported.message();
+    (*imported)->seal();
+    EXPECT_EQ(b->sealed_contents(**imported), 0u) << "the caller can write it";
+}
+
 TEST(EmuBackend, ProfilesOperations) {
     BackendOptions o;
     o.profiling = true;

@@ -300,6 +300,35 @@ TEST(Loadable, RelocationOffsetsAreBytes) {
     EXPECT_EQ(parsed->relocs[1].offset, 18u);
 }
 
+// What the runtime seals: SET memories that no tensor, CPU task or relocation reaches.
+TEST(Loadable, DeviceOnlyMemories) {
+    using namespace runtime;
+    Loadable l;
+    constexpr uint16_t kSet = kMemoryAlloc | kMemorySet;
+    const uint16_t memories[] = {kSet,                 // 0: a DLA task's weights
+                                 kMemoryAlloc,         // 1: not SET
+                                 kSet | kMemoryInput,  // 2: a tensor
+                                 kSet,                 // 3: a CPU task's
+                                 kSet,                 // 4: relocated into
+                                 kSet,                 // 5: an output's memory
+                                 kSet,                 // 6: a tensor's memory
+                                 kSet};                // 7: a DLA task's too
+    for (uint16_t flags : memories) {
+        l.memories.emplace_back();
+        l.memories.back().flags = flags;
+    }
+    l.addresses = {{0, 0, 0}, {3, 0, 0}, {7, 0, 0}};
+    l.tasks.push_back({TaskInterface::Dla1, 0, {0, 2}, {}, {}, {}});
+    l.tasks.push_back({TaskInterface::Emu1, 0, {1, 99}, {}, {}, {}});
+    l.relocs.push_back({0, 4, 0, 1, 3, kRelocLineStride});
+    l.relocs.push_back({0, 99, 0, 1, 3, kRelocLineStride});
+    l.output_memories = {5};
+    l.tensor_descs.emplace_back();
+    l.tensor_descs.back().mem_id = 6;
+    EXPECT_EQ(device_only_memories(l),
+              (std::vector<bool>{true, false, false, false, false, false, false, true}));
+}
+
 TEST(LoadableRaw, ValidBaseline) {
     EXPECT_EQ(error_of(raw_loadable({})), "(accepted)");
 }

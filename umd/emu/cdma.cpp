@@ -536,10 +536,15 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
     // CDMA streams WEIGHT_BYTES; what the kernels can use is at most the dense surface, so the
     // model reads no more than that (a huge WEIGHT_BYTES costs no memory). The bytes are read
     // in place: compared with what the cache's entry was decoded from and copied only when
-    // they differ (a fault reads zeros, as Dma::read gives them).
+    // they differ (a fault reads zeros, as Dma::read gives them); sealed memory that nothing
+    // wrote since the entry took them is not even compared.
     const uint64_t fetch_bytes = std::min<uint64_t>(l.weight_bytes, shape.size_bytes());
     const std::byte* fetched =
         ctx.dma.view(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetch_bytes);
+    const uint64_t sealed =
+        fetched && !l.compressed
+            ? ctx.dma.sealed_contents(l.weight_port, l.weight_address, fetch_bytes)
+            : 0;
     if (!fetched) {
         cache.fetched.assign(fetch_bytes, std::byte{0});
         fetched = cache.fetched.data();
@@ -597,8 +602,12 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         w.compressed_source.clear();
     }
 
+    if (sealed != 0 && sealed == w.sealed_contents && !w.values.empty() && w.source_key == key &&
+        w.source.size() == dense_bytes)
+        return &w;
     const bool same = w.source.size() == dense_bytes &&
                       same_bytes(w.source.data(), dense, dense_bytes, l.threads);
+    w.sealed_contents = sealed;  // `source` is taken from these bytes below when not the same
     if (!w.values.empty() && w.source_key == key && same) return &w;
     w.source_key = key;
     w.source.assign(dense, dense + dense_bytes);

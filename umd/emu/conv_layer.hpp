@@ -135,6 +135,9 @@ struct ConvWeights {
     // decoding them again.
     std::vector<std::byte> source;
     uint64_t source_key = 0;
+    // Memory::sealed_contents() of the bytes `source` was last taken from or compared with;
+    // while the memory gives the same nonzero number, they are still `source`.
+    uint64_t sealed_contents = 0;
     // A compressed layer's stream, mask and group sizes as fetched, one after the other: the
     // same ones decompress to `source` again.
     std::vector<std::byte> compressed_source;

@@ -10,7 +10,8 @@ std::byte* Dma::checked(const DmaAccess& access) {
     std::byte* p = nullptr;
     const bool wraps = access.address + access.size < access.address;
     if (!wraps && (!check_ || check_(access)))
-        p = memory_.translate(access.port, access.address, access.size);
+        p = access.write ? memory_.translate_for_write(access.port, access.address, access.size)
+                         : memory_.translate(access.port, access.address, access.size);
     if (p) return p;
     if (stats_.faults++ == 0) stats_.first_fault = access;
     std::ostringstream msg;

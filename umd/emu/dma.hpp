@@ -27,6 +27,11 @@ class Dma {
     // nullptr on a fault (the write is dropped).
     std::byte* place(nvdla_unit unit, MemoryPort port, uint64_t address, uint64_t size);
 
+    // Memory::sealed_contents() of the range (no access: nothing is counted or checked).
+    uint64_t sealed_contents(MemoryPort port, uint64_t address, uint64_t size) {
+        return memory_.sealed_contents(port, address, size);
+    }
+
     // The port a RAM_TYPE field selects: 1 = MC (primary), 0 = CV (secondary).
     static MemoryPort port_of(uint32_t ram_type) {
         return ram_type ? MemoryPort::Primary : MemoryPort::Secondary;

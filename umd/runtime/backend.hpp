@@ -33,7 +33,12 @@ class Buffer {
     virtual MemoryDomain domain() const = 0;
     virtual std::byte* data() = 0;  // CPU view of the whole buffer, valid for its lifetime
     // A dma-buf file descriptor for the buffer (the caller owns it), where the backend has them.
+    // Exporting ends a seal.
     virtual Result<int> export_dmabuf() = 0;
+    // The caller's promise that from now on nothing but the device writes the buffer (a
+    // loadable's weights): a backend that emulates the device may then trust its copy of what
+    // it read there until a DMA write. Buffers that others can reach (imports) stay unsealed.
+    virtual void seal() {}
 };
 
 // One entry of a task's address list: a byte offset into a buffer.

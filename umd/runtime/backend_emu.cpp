@@ -89,7 +89,7 @@ class AddressSpace final : public emu::Memory {
             p.free.erase(it);
             if (start > hole_start) p.free.emplace(hole_start, start - hole_start);
             if (end > start + span) p.free.emplace(start + span, end - start - span);
-            p.used.emplace(start, Mapping{span, size, host});
+            p.used.try_emplace(start, span, size, host);
             p.in_use += span;
             renew_generation();
             return start;
@@ -124,26 +124,35 @@ class AddressSpace final : public emu::Memory {
         p.free.emplace(start, span);
     }
 
-    // The device translates every DMA transfer (SDP a line at a time): each thread keeps the
-    // mapping it found last and takes it again without the lock while no buffer was added or
-    // released since (`generation_`, from a process-wide counter, so never the same for two
-    // address spaces or two states of one).
     std::byte* translate(emu::MemoryPort port, uint64_t address, uint64_t size) override {
-        thread_local LastMapping last;
-        if (last.generation == generation_.load(std::memory_order_acquire) && last.port == port &&
-            address >= last.start && address - last.start <= last.size &&
-            size <= last.size - (address - last.start))
-            return last.host + (address - last.start);
+        return locate(port, address, size).host;
+    }
+
+    std::byte* translate_for_write(emu::MemoryPort port, uint64_t address, uint64_t size) override {
+        const Located at = locate(port, address, size);
+        if (at.seal && at.seal->load(std::memory_order_relaxed) != 0)
+            at.seal->store(0, std::memory_order_release);
+        return at.host;
+    }
+
+    uint64_t sealed_contents(emu::MemoryPort port, uint64_t address, uint64_t size) override {
+        const Located at = locate(port, address, size);
+        return at.seal ? at.seal->load(std::memory_order_acquire) : 0;
+    }
+
+    // From now on only DMA writes the buffer at `address`: its contents get a number of their
+    // own, until the first write (or unseal()).
+    void seal(emu::MemoryPort port, uint64_t address) {
         std::lock_guard lock(mutex_);
         Port& p = ports_[index(port)];
-        auto it = p.used.upper_bound(address);
-        if (it == p.used.begin()) return nullptr;
-        --it;
-        const uint64_t offset = address - it->first;
-        if (offset > it->second.size || size > it->second.size - offset) return nullptr;
-        last = {generation_.load(std::memory_order_relaxed), port, it->first, it->second.size,
-                it->second.host};
-        return it->second.host + offset;
+        if (auto it = p.used.find(address); it != p.used.end())
+            it->second.seal.store(next_generation(), std::memory_order_release);
+    }
+    void unseal(emu::MemoryPort port, uint64_t address) {
+        std::lock_guard lock(mutex_);
+        Port& p = ports_[index(port)];
+        if (auto it = p.used.find(address); it != p.used.end())
+            it->second.seal.store(0, std::memory_order_release);
     }
 
     uint64_t in_use(emu::MemoryPort port) const {
@@ -153,9 +162,12 @@ class AddressSpace final : public emu::Memory {
 
   private:
     struct Mapping {
+        Mapping(uint64_t span_bytes, uint64_t size_bytes, std::byte* host_bytes)
+            : span(span_bytes), size(size_bytes), host(host_bytes) {}
         uint64_t span;  // bytes of address space taken
         uint64_t size;  // bytes backed by host memory
         std::byte* host;
+        std::atomic<uint64_t> seal{0};  // sealed_contents(), 0 when not sealed
     };
     struct Port {
         Window window;
@@ -168,7 +180,38 @@ class AddressSpace final : public emu::Memory {
         emu::MemoryPort port = emu::MemoryPort::Primary;
         uint64_t start = 0, size = 0;
         std::byte* host = nullptr;
+        std::atomic<uint64_t>* seal = nullptr;
     };
+    struct Located {
+        std::byte* host = nullptr;  // nullptr: not backed
+        std::atomic<uint64_t>* seal = nullptr;
+    };
+
+    // The device translates every DMA transfer (SDP a line at a time): each thread keeps the
+    // mapping it found last and takes it again without the lock while no buffer was added or
+    // released since (`generation_`, from a process-wide counter, so never the same for two
+    // address spaces or two states of one).
+    Located locate(emu::MemoryPort port, uint64_t address, uint64_t size) {
+        thread_local LastMapping last;
+        if (last.generation == generation_.load(std::memory_order_acquire) && last.port == port &&
+            address >= last.start && address - last.start <= last.size &&
+            size <= last.size - (address - last.start))
+            return {last.host + (address - last.start), last.seal};
+        std::lock_guard lock(mutex_);
+        Port& p = ports_[index(port)];
+        auto it = p.used.upper_bound(address);
+        if (it == p.used.begin()) return {};
+        --it;
+        const uint64_t offset = address - it->first;
+        if (offset > it->second.size || size > it->second.size - offset) return {};
+        last = {generation_.load(std::memory_order_relaxed),
+                port,
+                it->first,
+                it->second.size,
+                it->second.host,
+                &it->second.seal};
+        return {it->second.host + offset, &it->second.seal};
+    }
     static size_t index(emu::MemoryPort p) { return p == emu::MemoryPort::Primary ? 0 : 1; }
     static uint64_t next_generation() {
         static std::atomic<uint64_t> counter{0};
@@ -225,12 +268,17 @@ class EmuBuffer final : public Buffer {
     MemoryDomain domain() const override { return domain_; }
     std::byte* data() override { return backing_.host; }
     Result<int> export_dmabuf() override {
+        space_->unseal(port_of(domain_), address_);
         if (backing_.fd < 0)
             return error(
                 "emu backend: this buffer has no file descriptor to export (it wraps host memory)");
         const int fd = fcntl(backing_.fd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) return error("emu backend: dup failed: ", errno_text(errno));
         return fd;
+    }
+    void seal() override {
+        if (backing_.kind == Backing::Kind::Heap || backing_.kind == Backing::Kind::Memfd)
+            space_->seal(port_of(domain_), address_);
     }
     const AddressSpace* space() const { return space_.get(); }
 
@@ -895,6 +943,11 @@ uint64_t EmuBackend::dma_faults() const {
 
 uint64_t EmuBackend::bytes_in_use(MemoryDomain domain) const {
     return state_->space->in_use(port_of(domain));
+}
+
+uint64_t EmuBackend::sealed_contents(const Buffer& buffer) const {
+    return state_->space->sealed_contents(port_of(buffer.domain()), buffer.device_address(),
+                                          buffer.size());
 }
 
 Result<std::unique_ptr<Backend>> open_emu_backend(const BackendOptions& options) {

@@ -66,6 +66,8 @@ class EmuBackend : public Backend {
     uint64_t dma_faults() const;
     // Bytes of device memory in use by buffers of each port.
     uint64_t bytes_in_use(MemoryDomain domain) const;
+    // What the device's memory answers for the whole buffer (emu::Memory::sealed_contents).
+    uint64_t sealed_contents(const Buffer& buffer) const;
 
     struct State;
 

@@ -609,6 +609,25 @@ class LoadableParser {
 
 }  // namespace
 
+std::vector<bool> device_only_memories(const Loadable& l) {
+    std::vector<bool> only(l.memories.size());
+    for (size_t i = 0; i < l.memories.size(); ++i)
+        only[i] = (l.memories[i].flags & kMemorySet) && !l.memories[i].bindable();
+    auto exclude = [&](size_t memory) {
+        if (memory < only.size()) only[memory] = false;
+    };
+    for (uint16_t m : l.input_memories) exclude(m);
+    for (uint16_t m : l.output_memories) exclude(m);
+    for (const TensorDescEntry& t : l.tensor_descs) exclude(t.mem_id);
+    for (const RelocEntry& r : l.relocs) exclude(r.write_id);
+    for (const TaskEntry& task : l.tasks) {
+        if (task.interface == TaskInterface::Dla1) continue;
+        for (uint16_t a : task.addresses)
+            if (a < l.addresses.size()) exclude(l.addresses[a].mem_id);
+    }
+    return only;
+}
+
 std::vector<std::byte> serialize_loadable(const Loadable& l) {
     flatbuffers::FlatBufferBuilder b(1024);
     auto version = [](const BlobVersion& v) { return fbs::Version(v.major, v.minor, v.sub_minor); };

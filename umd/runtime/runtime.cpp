@@ -425,6 +425,7 @@ struct Context::Impl {
     Status allocate() {
         const Loadable& l = loadable();
         memories.resize(l.memories.size());
+        const std::vector<bool> device_only = runtime::device_only_memories(l);
         for (size_t i = 0; i < l.memories.size(); ++i) {
             const runtime::MemoryEntry& m = l.memories[i];
             if (!m.bindable() && !(m.flags & runtime::kMemoryAlloc)) continue;
@@ -440,6 +441,7 @@ struct Context::Impl {
             memories[i].owned = std::move(buffer).value();
             memories[i].buffer = memories[i].owned.get();
             if (Status s = fill(i); !s) return s;
+            if (device_only[i]) memories[i].owned->seal();
         }
         return Status();
     }

@@ -31,6 +31,18 @@ class Memory {
     // Host pointer to the bytes [address, address + size) of port, or nullptr when that whole
     // range is not backed by memory (the access is then a fault).
     virtual std::byte* translate(MemoryPort port, uint64_t address, uint64_t size) = 0;
+    // translate() for a DMA write. An embedder with sealed memory ends the seal here.
+    virtual std::byte* translate_for_write(MemoryPort port, uint64_t address, uint64_t size) {
+        return translate(port, address, size);
+    }
+    // For sealed memory, which nothing but the devices' DMA writes after it was set up (a
+    // loadable's weights, held by the runtime): a nonzero number that stays the same while
+    // nothing writes [address, address + size) and is never given again once something did;
+    // 0 when unknown. CDMA then skips comparing its decoded weights' source with the bytes.
+    virtual uint64_t sealed_contents(MemoryPort port, uint64_t address, uint64_t size) {
+        (void)port, (void)address, (void)size;
+        return 0;
+    }
 };
 
 struct DmaAccess {
