@@ -22,7 +22,7 @@ IntCase small_case(std::mt19937_64& rng) {
 
 // Writes c's kernels compressed by the formats library into weights, WMB and WGS and programs
 // the layer to read them.
-void load_compressed(Rig& rig, const IntCase& c) {
+void load_compressed(Rig& rig, const IntCase& c, uint64_t wmb_address = kWmbBase) {
     const auto surface = dc_weight_surface(
         rig.cfg(), Precision::Int8, c.spec.kernels, c.spec.channels, 3, 3,
         [&](uint32_t k, uint32_t ch, uint32_t r, uint32_t s) { return c.wt(k, ch, r, s); });
@@ -34,7 +34,7 @@ void load_compressed(Rig& rig, const IntCase& c) {
     // (No stream is longer than the dense surface: one region serves every kernel set.)
     ASSERT_LE(sizes->weight_bytes, surface.size());
     auto* wt = reinterpret_cast<std::byte*>(rig.region(kWeightBase + 0x1000000, surface.size()));
-    auto* wmb = reinterpret_cast<std::byte*>(rig.region(kWmbBase, sizes->mask_bytes));
+    auto* wmb = reinterpret_cast<std::byte*>(rig.region(wmb_address, sizes->mask_bytes));
     auto* wgs = reinterpret_cast<std::byte*>(rig.region(kWgsBase, sizes->group_size_bytes));
     ASSERT_TRUE(compress_weights(
         rig.cfg(), shape, {reinterpret_cast<const std::byte*>(surface.data()), surface.size()},
@@ -45,7 +45,7 @@ void load_compressed(Rig& rig, const IntCase& c) {
         rig.set(unit, "D_WMB_BYTES", static_cast<uint32_t>(sizes->mask_bytes));
     }
     rig.set("CDMA", "D_WEIGHT_ADDR_LOW", static_cast<uint32_t>(kWeightBase + 0x1000000));
-    rig.set("CDMA", "D_WMB_ADDR_LOW", static_cast<uint32_t>(kWmbBase));
+    rig.set("CDMA", "D_WMB_ADDR_LOW", static_cast<uint32_t>(wmb_address));
     rig.set("CDMA", "D_WGS_ADDR_LOW", static_cast<uint32_t>(kWgsBase));
 }
 
@@ -87,6 +87,59 @@ TEST(ConvWeights, CompressedWeightsChangedInPlaceAreDecompressedAgain) {
         EXPECT_EQ(rig.execute().planar(), expected_values(*c));
         ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
     }
+}
+
+// CDMA trusts sealed memory: while the memory gives the number the cache's entry was taken
+// under, the bytes are not even compared (a change behind the seal, which the seal promised
+// there would not be, goes unseen); under another number, or none, they are compared again.
+TEST(ConvWeights, SealedWeightsAreComparedOnlyWhenTheirNumberChanges) {
+    Rig rig("nv_full");
+    auto rng = test::rng_for_test();
+    IntCase first;
+    first.spec.width = 6, first.spec.height = 5, first.spec.channels = 40, first.spec.kernels = 20;
+    first.fill_random(rng);
+    IntCase second = first;
+    second.weights = test::random_vector<int32_t>(rng, first.weights.size(), -128, 127);
+    ASSERT_NE(expected_values(first), expected_values(second));
+    auto run = [&](const IntCase& written, uint64_t sealed) {
+        written.load(rig);
+        rig.set_sealed_contents(sealed);
+        return rig.execute().planar();
+    };
+    EXPECT_EQ(run(first, 7), expected_values(first));
+    EXPECT_EQ(run(second, 7), expected_values(first)) << "compared although still sealed";
+    EXPECT_EQ(run(second, 8), expected_values(second)) << "a new number was not compared";
+    EXPECT_EQ(run(first, 0), expected_values(first)) << "unsealed memory was not compared";
+    EXPECT_EQ(run(second, 0), expected_values(second)) << "unsealed memory was not compared";
+    EXPECT_EQ(run(first, 9), expected_values(first));
+}
+
+// The same for compressed weights, whose stream, mask and group sizes are compared only when
+// the number changed or one of them is read from another place.
+TEST(ConvWeights, SealedCompressedWeightsAreComparedOnlyWhenTheirNumberOrPlacesChange) {
+    auto rng = test::rng_for_test();
+    IntCase a = small_case(rng);
+    for (size_t i = 0; i < a.weights.size(); ++i)
+        if (i % 3) a.weights[i] = 0;
+    IntCase shifted = a;  // the same stream, another mask
+    std::rotate(shifted.weights.rbegin(), shifted.weights.rbegin() + 1, shifted.weights.rend());
+    IntCase revalued = a;  // the same mask, another stream
+    for (int32_t& v : revalued.weights)
+        if (v) v = v == -128 ? 127 : -v;
+    Rig rig("nv_full");
+    auto run = [&](const IntCase& c, uint64_t sealed, uint64_t wmb_address = kWmbBase) {
+        c.load(rig);
+        load_compressed(rig, c, wmb_address);
+        rig.set_sealed_contents(sealed);
+        return rig.execute().planar();
+    };
+    EXPECT_EQ(run(a, 7), expected_values(a));
+    EXPECT_EQ(run(revalued, 7), expected_values(a)) << "compared although still sealed";
+    EXPECT_EQ(run(revalued, 8), expected_values(revalued)) << "a new number was not compared";
+    EXPECT_EQ(run(shifted, 8, kWmbBase + 0x10000), expected_values(shifted))
+        << "the mask read from another place was not compared";
+    EXPECT_EQ(run(a, 0), expected_values(a)) << "unsealed memory was not compared";
+    EXPECT_EQ(run(revalued, 0), expected_values(revalued)) << "unsealed memory was not compared";
 }
 
 TEST(ConvWeights, DenseWeightsChangedInPlaceAreDecodedAgainOnAnyThreadCount) {

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "conv_test_rig.hpp"
 #include "emu/conv_layer.hpp"
 #include "test_support.hpp"
 
@@ -109,32 +108,6 @@ TEST(WeightCacheLookup, ADroppedEntryComesBackEmpty) {
     ConvWeights& again = cache.entry(MemoryPort::Primary, y);
     EXPECT_EQ(again.address, y);
     EXPECT_TRUE(again.values.empty());
-}
-
-// CDMA trusts sealed memory: while the memory gives the number the cache's entry was taken
-// under, the bytes are not even compared (a change behind the seal, which the seal promised
-// there would not be, goes unseen); under another number, or none, they are compared again.
-TEST(WeightCacheSeal, SealedWeightsAreComparedOnlyWhenTheirNumberChanges) {
-    using namespace nvdla::emu::conv_test;
-    Rig rig("nv_full");
-    auto rng = nvdla::test::rng_for_test();
-    IntCase first;
-    first.spec.width = 6, first.spec.height = 5, first.spec.channels = 40, first.spec.kernels = 20;
-    first.fill_random(rng);
-    IntCase second = first;
-    second.weights = nvdla::test::random_vector<int32_t>(rng, first.weights.size(), -128, 127);
-    ASSERT_NE(expected_values(first), expected_values(second));
-    auto run = [&](const IntCase& written, uint64_t sealed) {
-        written.load(rig);
-        rig.set_sealed_contents(sealed);
-        return rig.execute().planar();
-    };
-    EXPECT_EQ(run(first, 7), expected_values(first));
-    EXPECT_EQ(run(second, 7), expected_values(first)) << "compared although still sealed";
-    EXPECT_EQ(run(second, 8), expected_values(second)) << "a new number was not compared";
-    EXPECT_EQ(run(first, 0), expected_values(first)) << "unsealed memory was not compared";
-    EXPECT_EQ(run(second, 0), expected_values(second)) << "unsealed memory was not compared";
-    EXPECT_EQ(run(first, 9), expected_values(first));
 }
 
 }  // namespace

@@ -259,6 +259,35 @@ TEST(EmuBackend, ResubmittedTasksAreValidatedAgainWhenTheyChange) {
     EXPECT_EQ(b->dma_faults(), 0u);
 }
 
+// With sealed descriptors the bytes are not compared again while the buffers keep their
+// numbers (a change behind the seal, which the seal promised there would not be, goes unseen);
+// sealed again after a change, the task is validated anew.
+TEST(EmuBackend, SealedDescriptorsAreComparedOnlyWhenResealed) {
+    auto b = backend();
+    CopyTask t(*b, 256, 8);
+    for (Buffer* d : {t.net.get(), t.ops.get(), t.surfaces.get(), t.deps.get()}) d->seal();
+    auto set_lines = [&t](uint32_t lines) {
+        nvdla_dla_bdma_surface_desc s;
+        std::memcpy(&s, t.surfaces->data(), sizeof(s));
+        s.transfers[0].line_repeat = lines;
+        std::memcpy(t.surfaces->data(), &s, sizeof(s));
+    };
+    auto copied_bytes = [&] {
+        fill(*t.src, 3);
+        std::memset(t.dst->data(), 0, 2048);
+        Result<runtime::JobId> job = b->submit(t.task);
+        EXPECT_TRUE(job.ok() && b->wait(*job, 1s).ok());
+        uint64_t n = 0;
+        while (n < 2048 && t.dst->data()[n] == t.src->data()[n]) ++n;
+        return n;
+    };
+    EXPECT_EQ(copied_bytes(), 2048u);
+    set_lines(4);
+    EXPECT_EQ(copied_bytes(), 2048u) << "compared although still sealed";
+    t.surfaces->seal();
+    EXPECT_EQ(copied_bytes(), 1024u) << "a new number was not compared";
+}
+
 TEST(EmuBackend, TaskShapeErrors) {
     auto b = backend();
     auto other = backend();

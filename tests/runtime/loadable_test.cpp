@@ -300,8 +300,9 @@ TEST(Loadable, RelocationOffsetsAreBytes) {
     EXPECT_EQ(parsed->relocs[1].offset, 18u);
 }
 
-// What the runtime seals: SET memories that no tensor, CPU task or relocation reaches.
-TEST(Loadable, DeviceOnlyMemories) {
+// What the runtime seals: SET memories that no tensor or CPU task reaches (a relocation's
+// target is sealed again after the runtime patched it).
+TEST(Loadable, SealableMemories) {
     using namespace runtime;
     Loadable l;
     constexpr uint16_t kSet = kMemoryAlloc | kMemorySet;
@@ -309,7 +310,7 @@ TEST(Loadable, DeviceOnlyMemories) {
                                  kMemoryAlloc,         // 1: not SET
                                  kSet | kMemoryInput,  // 2: a tensor
                                  kSet,                 // 3: a CPU task's
-                                 kSet,                 // 4: relocated into
+                                 kSet,                 // 4: relocated into: sealable
                                  kSet,                 // 5: an output's memory
                                  kSet,                 // 6: a tensor's memory
                                  kSet};                // 7: a DLA task's too
@@ -325,8 +326,8 @@ TEST(Loadable, DeviceOnlyMemories) {
     l.output_memories = {5};
     l.tensor_descs.emplace_back();
     l.tensor_descs.back().mem_id = 6;
-    EXPECT_EQ(device_only_memories(l),
-              (std::vector<bool>{true, false, false, false, false, false, false, true}));
+    EXPECT_EQ(sealable_memories(l),
+              (std::vector<bool>{true, false, false, false, true, false, false, true}));
 }
 
 TEST(LoadableRaw, ValidBaseline) {

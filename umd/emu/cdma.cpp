@@ -541,10 +541,8 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
     const uint64_t fetch_bytes = std::min<uint64_t>(l.weight_bytes, shape.size_bytes());
     const std::byte* fetched =
         ctx.dma.view(NVDLA_UNIT_CDMA, l.weight_port, l.weight_address, fetch_bytes);
-    const uint64_t sealed =
-        fetched && !l.compressed
-            ? ctx.dma.sealed_contents(l.weight_port, l.weight_address, fetch_bytes)
-            : 0;
+    uint64_t sealed =
+        fetched ? ctx.dma.sealed_contents(l.weight_port, l.weight_address, fetch_bytes) : 0;
     if (!fetched) {
         cache.fetched.assign(fetch_bytes, std::byte{0});
         fetched = cache.fetched.data();
@@ -565,19 +563,36 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
     uint64_t dense_bytes = fetch_bytes;
     if (l.compressed) {
         const uint64_t mask_needed = (shape.elements() + 7) / 8 + kWeightSurfaceAlignment;
-        std::vector<std::byte> mask(std::min<uint64_t>(l.wmb_bytes, mask_needed));
-        std::vector<std::byte> group_sizes(uint64_t(shape.groups()) * 4);
-        ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wmb_address, mask.data(), mask.size());
-        ctx.dma.read(NVDLA_UNIT_CDMA, l.weight_port, l.wgs_address, group_sizes.data(),
-                     group_sizes.size());
+        const uint64_t mask_bytes = std::min<uint64_t>(l.wmb_bytes, mask_needed);
+        const uint64_t group_bytes = uint64_t(shape.groups()) * 4;
+        // In place too; a part whose read faulted reads zeros.
+        std::vector<std::byte> zeros;
+        auto in_place = [&](uint64_t address, uint64_t bytes) -> std::span<const std::byte> {
+            if (const std::byte* p = ctx.dma.view(NVDLA_UNIT_CDMA, l.weight_port, address, bytes)) {
+                if (ctx.dma.sealed_contents(l.weight_port, address, bytes) != sealed) sealed = 0;
+                return {p, bytes};
+            }
+            sealed = 0;
+            if (zeros.empty()) zeros.assign(std::max(mask_bytes, group_bytes), std::byte{0});
+            return {zeros.data(), bytes};
+        };
+        const std::span<const std::byte> mask = in_place(l.wmb_address, mask_bytes);
+        const std::span<const std::byte> group_sizes = in_place(l.wgs_address, group_bytes);
         // The stream, the mask and the group sizes determine the dense surface: when they are
-        // the ones the entry was decompressed from, decompressing (most of a sparse layer's
-        // time) and comparing the dense surface are skipped.
-        const std::span<const std::byte> parts[] = {{fetched, fetch_bytes},
-                                                    {mask.data(), mask.size()},
-                                                    {group_sizes.data(), group_sizes.size()}};
-        if (!w.values.empty() && w.source_key == key && same_parts(w.compressed_source, parts))
+        // the ones the entry was decompressed from (the same sealed memory at the same places,
+        // or the same bytes), decompressing (most of a sparse layer's time) and comparing the
+        // dense surface are skipped.
+        const std::span<const std::byte> parts[] = {{fetched, fetch_bytes}, mask, group_sizes};
+        const ConvWeights::Places places{fetch_bytes, l.wmb_address, mask_bytes, l.wgs_address,
+                                         group_bytes};
+        const bool unchanged =
+            (sealed != 0 && sealed == w.sealed_contents && places == w.compressed_places) ||
+            same_parts(w.compressed_source, parts);
+        if (!w.values.empty() && w.source_key == key && unchanged) {
+            w.sealed_contents = sealed;
+            w.compressed_places = places;
             return &w;
+        }
         decompressed.resize(shape.size_bytes());
         dense = decompressed.data();
         dense_bytes = decompressed.size();
@@ -591,6 +606,7 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         w.compressed_source.clear();
         for (const std::span<const std::byte>& part : parts)
             w.compressed_source.insert(w.compressed_source.end(), part.begin(), part.end());
+        w.compressed_places = places;
     } else {
         if (l.weight_bytes < shape.data_bytes()) {
             ctx.error("CDMA D_WEIGHT_BYTES is " + std::to_string(l.weight_bytes) + " but " +
@@ -602,8 +618,8 @@ ConvWeights* load_weights(Context& ctx, const ConvLayer& l, WeightCache& cache,
         w.compressed_source.clear();
     }
 
-    if (sealed != 0 && sealed == w.sealed_contents && !w.values.empty() && w.source_key == key &&
-        w.source.size() == dense_bytes)
+    if (!l.compressed && sealed != 0 && sealed == w.sealed_contents && !w.values.empty() &&
+        w.source_key == key && w.source.size() == dense_bytes)
         return &w;
     const bool same = w.source.size() == dense_bytes &&
                       same_bytes(w.source.data(), dense, dense_bytes, l.threads);

@@ -141,6 +141,13 @@ struct ConvWeights {
     // A compressed layer's stream, mask and group sizes as fetched, one after the other: the
     // same ones decompress to `source` again.
     std::vector<std::byte> compressed_source;
+    // Where those parts were: the stream's bytes, WMB's address and bytes, WGS's address and
+    // bytes (the entry is found by the stream's address; sealed parts compare by place).
+    struct Places {
+        uint64_t stream_bytes = 0, wmb_address = 0, wmb_bytes = 0, wgs_address = 0, wgs_bytes = 0;
+        bool operator==(const Places&) const = default;
+    };
+    Places compressed_places;
     // The kernels as a CMAC kernel packed them (cmac.cpp; each keeps the kernel and shape they
     // are for), and their size; dropped when `values` change, as `reordered` is.
     mutable std::any packed;

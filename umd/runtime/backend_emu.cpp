@@ -280,6 +280,9 @@ class EmuBuffer final : public Buffer {
         if (backing_.kind == Backing::Kind::Heap || backing_.kind == Backing::Kind::Memfd)
             space_->seal(port_of(domain_), address_);
     }
+    uint64_t sealed_contents() const {
+        return space_->sealed_contents(port_of(domain_), address_, size_);
+    }
     const AddressSpace* space() const { return space_.get(); }
 
   private:
@@ -357,6 +360,9 @@ struct ValidationRecord {
     uint32_t version = 0;
     std::vector<nvdla_dla_buffer> buffers;
     DlaReads reads;
+    // (entry, sealed number) of every entry the validator read when all of them were sealed:
+    // while they keep their numbers, the bytes are not compared. Empty: compare them.
+    std::vector<std::pair<uint32_t, uint64_t>> sealed;
     std::shared_ptr<ValidatedTask> validated;
 
     bool same_list(uint32_t v, const std::vector<nvdla_dla_buffer>& list) const {
@@ -427,7 +433,35 @@ struct EmuBackend::State {
             std::rotate(records.begin(), it, it + 1);
             record = records.front();
         }
-        return same_bytes(task, record->reads) ? record->validated : nullptr;
+        const bool unchanged =
+            still_sealed(task, record->sealed) || same_bytes(task, record->reads);
+        return unchanged ? record->validated : nullptr;
+    }
+
+    // The entries' buffers are EmuBuffers of this backend (check() made sure).
+    static uint64_t sealed_number(const Task& task, uint32_t entry) {
+        return static_cast<const EmuBuffer*>(task.addresses[entry].buffer)->sealed_contents();
+    }
+    static bool still_sealed(const Task& task,
+                             const std::vector<std::pair<uint32_t, uint64_t>>& sealed) {
+        if (sealed.empty()) return false;
+        for (const auto& [entry, number] : sealed)
+            if (entry >= task.addresses.size() || sealed_number(task, entry) != number)
+                return false;
+        return true;
+    }
+    // What still_sealed() checks for the entries `reads` covers, from their numbers taken
+    // before the validator read them; empty when one was not sealed.
+    static std::vector<std::pair<uint32_t, uint64_t>> sealed_reads(
+        const std::vector<uint64_t>& numbers, const DlaReads& reads) {
+        std::vector<std::pair<uint32_t, uint64_t>> sealed;
+        for (const DlaReads::Range& r : reads.ranges) {
+            if (r.index >= numbers.size() || numbers[r.index] == 0) return {};
+            if (std::none_of(sealed.begin(), sealed.end(),
+                             [&](const auto& s) { return s.first == r.index; }))
+                sealed.emplace_back(r.index, numbers[r.index]);
+        }
+        return sealed;
     }
 
     void remember(std::shared_ptr<const ValidationRecord> record) {
@@ -460,6 +494,9 @@ struct EmuBackend::State {
         if (std::shared_ptr<ValidatedTask> known = recorded_validation(task, dla_buffers(task)))
             return known;
         auto record = std::make_shared<ValidationRecord>();
+        std::vector<uint64_t> numbers(task.addresses.size());
+        for (size_t i = 0; i < numbers.size(); ++i)
+            numbers[i] = sealed_number(task, static_cast<uint32_t>(i));
         DlaValidation v = validate_task(*cfg, task, &record->reads);
         if (!v.accepted())
             return error("rejected by the validator (", nvdla_dla_code_name(v.error.code),
@@ -472,6 +509,7 @@ struct EmuBackend::State {
         out->task = v.task;
         out->window.seal();
         record->version = task.dla_version;
+        record->sealed = sealed_reads(numbers, record->reads);
         record->buffers = std::move(v.buffers);
         record->validated = out;
         remember(std::move(record));

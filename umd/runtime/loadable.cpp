@@ -609,7 +609,7 @@ class LoadableParser {
 
 }  // namespace
 
-std::vector<bool> device_only_memories(const Loadable& l) {
+std::vector<bool> sealable_memories(const Loadable& l) {
     std::vector<bool> only(l.memories.size());
     for (size_t i = 0; i < l.memories.size(); ++i)
         only[i] = (l.memories[i].flags & kMemorySet) && !l.memories[i].bindable();
@@ -619,7 +619,6 @@ std::vector<bool> device_only_memories(const Loadable& l) {
     for (uint16_t m : l.input_memories) exclude(m);
     for (uint16_t m : l.output_memories) exclude(m);
     for (const TensorDescEntry& t : l.tensor_descs) exclude(t.mem_id);
-    for (const RelocEntry& r : l.relocs) exclude(r.write_id);
     for (const TaskEntry& task : l.tasks) {
         if (task.interface == TaskInterface::Dla1) continue;
         for (uint16_t a : task.addresses)

@@ -144,10 +144,10 @@ Result<Loadable> parse_loadable(std::span<const std::byte> bytes);
 // walked to find where they end). parse_loadable() still checks the result.
 Result<uint64_t> measure_loadable(const std::byte* data, uint64_t readable);
 
-// Per memory, whether nothing but the device writes it once loaded: SET memories that are not
-// a bindable tensor's, not in a CPU task's address list and not patched by a relocation. The
-// runtime seals their buffers (Buffer::seal).
-std::vector<bool> device_only_memories(const Loadable& loadable);
+// Per memory, whether only the device and the runtime write it once loaded: SET memories that
+// are not a bindable tensor's and not in a CPU task's address list. The runtime seals their
+// buffers (Buffer::seal), and seals one again after a relocation patched it.
+std::vector<bool> sealable_memories(const Loadable& loadable);
 
 // The FlatBuffers bytes of a loadable (for tests, fuzzing seeds and tools); parse_loadable()
 // of the result gives `loadable` back. Input/output bind tables and task versions are derived

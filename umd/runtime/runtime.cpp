@@ -405,6 +405,7 @@ struct Context::Impl {
         std::unique_ptr<runtime::Buffer> owned;
         std::shared_ptr<DeviceBuffer::Impl> bound;
         runtime::Buffer* buffer = nullptr;
+        bool sealed = false;  // only the device and this context write it (Buffer::seal)
     };
     std::vector<Slot> memories;
     std::vector<TensorInfo> inputs, outputs;  // this context's view (strides may change)
@@ -425,7 +426,7 @@ struct Context::Impl {
     Status allocate() {
         const Loadable& l = loadable();
         memories.resize(l.memories.size());
-        const std::vector<bool> device_only = runtime::device_only_memories(l);
+        const std::vector<bool> sealable = runtime::sealable_memories(l);
         for (size_t i = 0; i < l.memories.size(); ++i) {
             const runtime::MemoryEntry& m = l.memories[i];
             if (!m.bindable() && !(m.flags & runtime::kMemoryAlloc)) continue;
@@ -441,7 +442,8 @@ struct Context::Impl {
             memories[i].owned = std::move(buffer).value();
             memories[i].buffer = memories[i].owned.get();
             if (Status s = fill(i); !s) return s;
-            if (device_only[i]) memories[i].owned->seal();
+            memories[i].sealed = sealable[i];
+            if (sealable[i]) memories[i].owned->seal();
         }
         return Status();
     }
@@ -495,6 +497,7 @@ struct Context::Impl {
                          " bytes, less than the ", needed, " the tensor's memory needs");
         Slot& slot = memories[*mem];
         slot.owned.reset();
+        slot.sealed = false;
         slot.buffer = buffer->buffer.get();
         slot.bound = std::move(buffer);
         return Status();
@@ -537,6 +540,7 @@ struct Context::Impl {
                                  "-byte buffer");
                 const uint32_t value = r.type == runtime::kRelocLineStride ? line : surface;
                 std::memcpy(target->data() + r.offset, &value, 4);
+                if (memories[r.write_id].sealed) target->seal();  // a new number: changed
                 ++patched;
             }
         }
