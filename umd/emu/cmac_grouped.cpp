@@ -39,7 +39,9 @@
 #include <algorithm>
 #include <any>
 #include <array>
+#include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "emu/isa.hpp"
@@ -613,12 +615,39 @@ struct GroupedKey {
 struct CachedGrouped {
     GroupedKey key;
     std::shared_ptr<const GroupedWeights> packed;
+    // Where the packing's values lie (its vectors' data, bytes), beside the key, so that
+    // prefetch_grouped_packing reaches them without waiting for the packing's own lines first.
+    std::array<std::pair<const void*, size_t>, 5> values{};
 };
+
+CachedGrouped cached_grouped(const GroupedKey& key, std::shared_ptr<const GroupedWeights> packed) {
+    const GroupedWeights& p = *packed;
+    const auto range = [](const auto& v) {
+        return std::pair<const void*, size_t>{v.data(), v.size() * sizeof(v[0])};
+    };
+    return {key,
+            std::move(packed),
+            {range(p.int8), range(p.int16), range(p.bias), range(p.rows4), range(p.pairs16)}};
+}
 
 }  // namespace
 
 bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth) {
     return find_band(weights, kernels, taps, depth, nullptr);
+}
+
+void prefetch_grouped_packing(const ConvWeights& weights, bool values) {
+    const auto* c = std::any_cast<CachedGrouped>(&weights.packed);
+    if (!c) return;
+    if (!values) {
+        __builtin_prefetch(c);
+        return;
+    }
+    // The packing's lines (with make_shared its control block just before it) and the first
+    // lines of each of its values.
+    const auto* object = reinterpret_cast<const char*>(c->packed.get());
+    prefetch_lines(object - 64, 256);
+    for (const auto& [data, bytes] : c->values) prefetch_lines(data, bytes);
 }
 
 MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
@@ -643,7 +672,7 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
             return {};
         packed = std::make_shared<const GroupedWeights>(pack_grouped(m, band, lanes, wide));
         if (cached) {
-            m.cache->packed = CachedGrouped{key, packed};
+            m.cache->packed = cached_grouped(key, packed);
             m.cache->packed_bytes = packed->bytes();
         }
     }
