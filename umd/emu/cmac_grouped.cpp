@@ -615,9 +615,10 @@ struct GroupedKey {
 struct CachedGrouped {
     GroupedKey key;
     std::shared_ptr<const GroupedWeights> packed;
-    // Where the packing's values lie (its vectors' data, bytes), beside the key, so that
+    // The values this ISA level's kernel reads first (the rows of int8_rows4, the pairs of
+    // int8_pairs256 or the general forms' weights) and the bias, beside the key, so that
     // prefetch_grouped_packing reaches them without waiting for the packing's own lines first.
-    std::array<std::pair<const void*, size_t>, 5> values{};
+    std::pair<const void*, size_t> weights, bias;
 };
 
 CachedGrouped cached_grouped(const GroupedKey& key, std::shared_ptr<const GroupedWeights> packed) {
@@ -625,9 +626,13 @@ CachedGrouped cached_grouped(const GroupedKey& key, std::shared_ptr<const Groupe
     const auto range = [](const auto& v) {
         return std::pair<const void*, size_t>{v.data(), v.size() * sizeof(v[0])};
     };
-    return {key,
-            std::move(packed),
-            {range(p.int8), range(p.int16), range(p.bias), range(p.rows4), range(p.pairs16)}};
+    const IsaLevel level = isa_level();
+    const auto weights = level == IsaLevel::Avx512 && isa_vbmi() && !p.rows4.empty()
+                             ? range(p.rows4)
+                         : level == IsaLevel::Avx2 && !p.pairs16.empty() ? range(p.pairs16)
+                         : p.int8.empty()                                ? range(p.int16)
+                                                                         : range(p.int8);
+    return {key, std::move(packed), weights, range(p.bias)};
 }
 
 }  // namespace
@@ -643,11 +648,12 @@ void prefetch_grouped_packing(const ConvWeights& weights, bool values) {
         __builtin_prefetch(c);
         return;
     }
-    // The packing's lines (with make_shared its control block just before it) and the first
-    // lines of each of its values.
-    const auto* object = reinterpret_cast<const char*>(c->packed.get());
-    prefetch_lines(object - 64, 256);
-    for (const auto& [data, bytes] : c->values) prefetch_lines(data, bytes);
+    // The packing's lines (make_shared: its control block's 16 bytes just before it) and the
+    // first lines of the values its kernel reads.
+    prefetch_lines(reinterpret_cast<const char*>(c->packed.get()) - 16,
+                   16 + sizeof(GroupedWeights));
+    prefetch_lines(c->weights.first, c->weights.second);
+    prefetch_lines(c->bias.first, c->bias.second);
 }
 
 MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
