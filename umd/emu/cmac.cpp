@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <any>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -725,6 +726,23 @@ std::shared_ptr<const Packed> shared_packing(const MacProblem& m, uint32_t forma
 }
 
 }  // namespace
+
+void prefetch_packing(const ConvWeights& weights, bool values) {
+    prefetch_grouped_packing(weights, values);
+    const auto* vnni = std::any_cast<CachedPacking<VnniWeights>>(&weights.packed);
+    const auto* madd = std::any_cast<CachedPacking<MaddWeights>>(&weights.packed);
+    if (!values) {
+        if (vnni) prefetch_lines(vnni, sizeof *vnni);
+        if (madd) prefetch_lines(madd, sizeof *madd);
+        return;
+    }
+    if (vnni) {
+        prefetch_lines(vnni->packed.packed.data(), vnni->packed.packed.size());
+        prefetch_lines(vnni->packed.bias.data(), vnni->packed.bias.size() * sizeof(int32_t));
+    }
+    if (madd)
+        prefetch_lines(madd->packed.packed.data(), madd->packed.packed.size() * sizeof(int16_t));
+}
 
 MacRows::MacRows(const MacProblem& m, Precision precision, uint32_t clip) : problem_(m) {
     const MacProblem& problem = problem_;

@@ -39,7 +39,9 @@
 #include <algorithm>
 #include <any>
 #include <array>
+#include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "emu/isa.hpp"
@@ -613,12 +615,45 @@ struct GroupedKey {
 struct CachedGrouped {
     GroupedKey key;
     std::shared_ptr<const GroupedWeights> packed;
+    // The values this ISA level's kernel reads first (the rows of int8_rows4, the pairs of
+    // int8_pairs256 or the general forms' weights) and the bias, beside the key, so that
+    // prefetch_grouped_packing reaches them without waiting for the packing's own lines first.
+    std::pair<const void*, size_t> weights, bias;
 };
+
+CachedGrouped cached_grouped(const GroupedKey& key, std::shared_ptr<const GroupedWeights> packed) {
+    const GroupedWeights& p = *packed;
+    const auto range = [](const auto& v) {
+        return std::pair<const void*, size_t>{v.data(), v.size() * sizeof(v[0])};
+    };
+    const IsaLevel level = isa_level();
+    const auto weights = level == IsaLevel::Avx512 && isa_vbmi() && !p.rows4.empty()
+                             ? range(p.rows4)
+                         : level == IsaLevel::Avx2 && !p.pairs16.empty() ? range(p.pairs16)
+                         : p.int8.empty()                                ? range(p.int16)
+                                                                         : range(p.int8);
+    return {key, std::move(packed), weights, range(p.bias)};
+}
 
 }  // namespace
 
 bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth) {
     return find_band(weights, kernels, taps, depth, nullptr);
+}
+
+void prefetch_grouped_packing(const ConvWeights& weights, bool values) {
+    const auto* c = std::any_cast<CachedGrouped>(&weights.packed);
+    if (!c) return;
+    if (!values) {
+        __builtin_prefetch(c);
+        return;
+    }
+    // The packing's lines (make_shared: its control block's 16 bytes just before it) and the
+    // first lines of the values its kernel reads.
+    prefetch_lines(reinterpret_cast<const char*>(c->packed.get()) - 16,
+                   16 + sizeof(GroupedWeights));
+    prefetch_lines(c->weights.first, c->weights.second);
+    prefetch_lines(c->bias.first, c->bias.second);
 }
 
 MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
@@ -643,7 +678,7 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
             return {};
         packed = std::make_shared<const GroupedWeights>(pack_grouped(m, band, lanes, wide));
         if (cached) {
-            m.cache->packed = CachedGrouped{key, packed};
+            m.cache->packed = cached_grouped(key, packed);
             m.cache->packed_bytes = packed->bytes();
         }
     }

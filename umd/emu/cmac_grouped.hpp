@@ -6,6 +6,7 @@
 // Private to umd/emu.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -49,6 +50,23 @@ bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uin
 using MacRowsFunction = std::function<uint32_t(uint32_t, uint32_t, uint32_t, int32_t*)>;
 MacRowsFunction grouped_mac_rows(const MacProblem& problem, Precision precision, uint32_t clip,
                                  MacKernel kernel);
+
+// Starts loading the packed weights kept with `weights` (ConvWeights::packed) by any integer
+// kernel: the cache's entry (values false), then, once the entry is in the cache, the packing
+// and the first lines of its values (values true). A network's layers find their packings gone
+// from the caches after the other layers' data went through them, and their first calls waited
+// for each of these in turn (MobileNetV2: 224 depthwise chunks and 52 dense layers per image).
+// CSC calls it before and after filling the plane (prefetch_packing, cmac.cpp; the grouped
+// kernels' part prefetch_grouped_packing).
+void prefetch_packing(const ConvWeights& weights, bool values);
+void prefetch_grouped_packing(const ConvWeights& weights, bool values);
+// Prefetches the first lines (at most 512 bytes: more waited for the line fill buffers) of
+// `bytes` bytes at `data`.
+inline void prefetch_lines(const void* data, size_t bytes) {
+    constexpr size_t kMostBytes = 512;
+    for (size_t at = 0; at < bytes && at < kMostBytes; at += 64)
+        __builtin_prefetch(static_cast<const char*>(data) + at);
+}
 
 // fp16 (cmac_grouped_fp16.cpp): convolve_fp16's layer through the band kernel when its weights
 // are block-diagonal down the diagonal (each kernel's band within one of CSC's channel chunks,

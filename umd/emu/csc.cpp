@@ -661,7 +661,11 @@ bool channels_last_int(const ConvLayer& l, const ConvData& d, const ConvWeights&
 
 MacProblem mac_problem(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
                        ConvScratch& scratch) {
-    return build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
+    // The kernels' packed weights load while the plane is filled.
+    prefetch_packing(w, false);
+    const MacProblem m = build_operands(l, d, w, mac_wants_biased_bytes(l.precision), scratch);
+    prefetch_packing(w, true);
+    return m;
 }
 
 uint32_t convolve_int(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
