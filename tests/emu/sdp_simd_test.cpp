@@ -1109,13 +1109,14 @@ TEST(SdpSimd, RectifiedLinesWithUnitMultipliersAndNegativeBiasesMatchTheScalarSt
 // within [0, 2^15), a convertor shift of 16 or more and -offset * scale + half a multiple of
 // 2^16): rectified programs on nv_full, int8 to int8, X1's shifts 12 to 18, X2 a MIN by a
 // register up to 32767 (mostly at its edges; a quarter shifted by 1, beyond 2^15), so that X1's
-// results reach the largest the form takes and beyond; convertors of every shift 16 to 30 and
-// now and then 12 to 15, scales of either sign up to their extremes, offsets 0 or multiples of
-// 2^16 (beyond every result for negative scales), now and then small ones whose product leaves
-// low bits (the 32-bit form). Every level against the scalar stages (counted during the work:
-// about a hundred lines of the 1000 programs take the form at the avx2 level).
+// results reach the largest the form takes and beyond; convertors of shifts 16 to 30 (a quarter
+// 16) and scales >= 0 with offsets 0 or -2^16 k, or scales < 0 with shifts 24 to 30 and offsets
+// of 2^16 or 2^17 (beyond every result), scales at their extremes now and then; an eighth with
+// shifts 12 to 15 and small offsets (the 32-bit form). Every level against the scalar stages
+// (counted during the work: about a hundred lines of the 1000 programs take the form at the avx2
+// level).
 TEST(SdpSimd, ClampedLinesWithTheConvertorInWordsMatchTheScalarStages) {
-    expect_programs_match_the_scalar_stages(1000, 60, [](Program& p, std::mt19937_64& rng) {
+    expect_programs_match_the_scalar_stages(4000, 240, [](Program& p, std::mt19937_64& rng) {
         program_rectified(p, rng);
         Words& sdp = p.sdp;
         if (p.offline || std::string_view(p.config) != "nv_full" ||
@@ -1133,12 +1134,22 @@ TEST(SdpSimd, ClampedLinesWithTheConvertorInWordsMatchTheScalarStages) {
         sdp.set(NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE,
                 static_cast<uint32_t>(pick(rng, 2) ? kBounds[pick(rng, std::size(kBounds))]
                                                    : pick(rng, 32768)));
-        const uint32_t shift =
-            static_cast<uint32_t>(pick(rng, 8) ? 16 + pick(rng, 15) : 12 + pick(rng, 4));
-        const auto scale = static_cast<int16_t>(pick(rng, 2) ? awkward16(rng) : rng());
-        const int32_t offset = pick(rng, 8) == 0 ? int32_t(pick(rng, 9)) - 4
-                               : scale < 0       ? 65536 * int32_t(1 + pick(rng, 3))
-                                                 : -65536 * int32_t(pick(rng, 3));
+        // Negative scales with shifts of 24 to 30 and offsets of 2^16 or 2^17, where outputs
+        // do not all saturate; a quarter of the shifts 16 (the half is 2^15), now and then 12
+        // to 15 and small offsets.
+        const bool negative = pick(rng, 2);
+        const bool edge = pick(rng, 4) == 0;
+        const auto scale =
+            static_cast<int16_t>(negative ? (edge ? -32768 : -1 - int32_t(pick(rng, 32768)))
+                                          : (edge ? 32767 : int32_t(pick(rng, 32768))));
+        const bool other = pick(rng, 8) == 0;
+        const uint32_t shift = static_cast<uint32_t>(other               ? 12 + pick(rng, 4)
+                                                     : negative          ? 24 + pick(rng, 7)
+                                                     : pick(rng, 4) == 0 ? 16
+                                                                         : 16 + pick(rng, 15));
+        const int32_t offset = other      ? int32_t(pick(rng, 9)) - 4
+                               : negative ? 65536 * int32_t(1 + pick(rng, 2))
+                                          : -65536 * int32_t(pick(rng, 3));
         sdp.set(NVDLA_SDP_D_CVT_SHIFT, shift);
         sdp.set(NVDLA_SDP_D_CVT_SCALE, static_cast<uint16_t>(scale));
         sdp.set(NVDLA_SDP_D_CVT_OFFSET, static_cast<uint32_t>(offset));
