@@ -1105,6 +1105,59 @@ TEST(SdpSimd, RectifiedLinesWithUnitMultipliersAndNegativeBiasesMatchTheScalarSt
     });
 }
 
+// The clamped lines' convertor in 16-bit lanes (AVX2, int8 groups of 32 channels: X1's results
+// within [0, 2^15), a convertor shift of 16 or more and -offset * scale + half a multiple of
+// 2^16): rectified programs on nv_full, int8 to int8, X1's shifts 12 to 18, X2 a MIN by a
+// register up to 32767 (mostly at its edges; a quarter shifted by 1, beyond 2^15), so that X1's
+// results reach the largest the form takes and beyond; convertors of shifts 16 to 30 (a quarter
+// 16) and scales >= 0 with offsets 0 or -2^16 k, or scales < 0 with shifts 24 to 30 and offsets
+// of 2^16 or 2^17 (beyond every result), scales at their extremes now and then; an eighth with
+// shifts 12 to 15 and small offsets (the 32-bit form). Every level against the scalar stages
+// (counted during the work: about a hundred lines of the 1000 programs take the form at the avx2
+// level).
+TEST(SdpSimd, ClampedLinesWithTheConvertorInWordsMatchTheScalarStages) {
+    expect_programs_match_the_scalar_stages(4000, 240, [](Program& p, std::mt19937_64& rng) {
+        program_rectified(p, rng);
+        Words& sdp = p.sdp;
+        if (p.offline || std::string_view(p.config) != "nv_full" ||
+            sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] != 0 || (sdp.w[NVDLA_SDP_D_DP_BN_ALU_CFG / 4] & 1u))
+            return false;
+        // X1's shifts of 12 to 18 (keeping its operands' source), where its multipliers rarely
+        // jump past a bound.
+        const uint32_t x1_memory = sdp.w[NVDLA_SDP_D_DP_BS_MUL_CFG / 4] & 1u;
+        sdp.set(NVDLA_SDP_D_DP_BS_MUL_CFG,
+                static_cast<uint32_t>(12 + pick(rng, 7)) << 8 | x1_memory);
+        static constexpr uint16_t kBounds[] = {32767, 32766, 32765, 16384, 255, 0};
+        sdp.set(NVDLA_SDP_D_DP_BN_CFG, 1u << 2 | 1u << 4 | (pick(rng, 2) ? 1u << 6 : 0u));
+        // Now and then shifted by 1: bounds beyond 2^15, which keep the 32-bit form.
+        sdp.set(NVDLA_SDP_D_DP_BN_ALU_CFG, pick(rng, 4) ? 0u : 1u << 8);
+        sdp.set(NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE,
+                static_cast<uint32_t>(pick(rng, 2) ? kBounds[pick(rng, std::size(kBounds))]
+                                                   : pick(rng, 32768)));
+        // Negative scales with shifts of 24 to 30 and offsets of 2^16 or 2^17, where outputs
+        // do not all saturate; a quarter of the shifts 16 (the half is 2^15), now and then 12
+        // to 15 and small offsets.
+        const bool negative = pick(rng, 2);
+        const bool edge = pick(rng, 4) == 0;
+        const auto scale =
+            static_cast<int16_t>(negative ? (edge ? -32768 : -1 - int32_t(pick(rng, 32768)))
+                                          : (edge ? 32767 : int32_t(pick(rng, 32768))));
+        const bool other = pick(rng, 8) == 0;
+        const uint32_t shift = static_cast<uint32_t>(other               ? 12 + pick(rng, 4)
+                                                     : negative          ? 24 + pick(rng, 7)
+                                                     : pick(rng, 4) == 0 ? 16
+                                                                         : 16 + pick(rng, 15));
+        const int32_t offset = other      ? int32_t(pick(rng, 9)) - 4
+                               : negative ? 65536 * int32_t(1 + pick(rng, 2))
+                                          : -65536 * int32_t(pick(rng, 3));
+        sdp.set(NVDLA_SDP_D_CVT_SHIFT, shift);
+        sdp.set(NVDLA_SDP_D_CVT_SCALE, static_cast<uint16_t>(scale));
+        sdp.set(NVDLA_SDP_D_CVT_OFFSET, static_cast<uint32_t>(offset));
+        sdp.w[NVDLA_SDP_D_PERF_ENABLE / 4] &= ~(1u << 2);  // no PERF_SAT_EN: the clamp form
+        return true;
+    });
+}
+
 // A flying cube taken by blocks on one thread makes each output line where it goes (the
 // write DMA's place, checked and counted there): random operations whose output runs past the
 // end of memory (the later lines fault and are dropped), half of them with lines that share

@@ -720,11 +720,12 @@ NVDLA_SDP_AVX2 void c_line(const Settings& s, std::span<const int32_t> line,
 }
 
 // Fused::bounded_line's per-channel constants for one channel group's X operands (up to four
-// pieces of 8 channels), as sdp_simd.cpp's (alignas too), with the input's clamp.
+// pieces of 8 channels), as sdp_simd.cpp's (alignas too), with the input's clamp and the
+// convertor in 16-bit lanes.
 struct alignas(64) BoundedConstants {
     __m256i bias[4], factor[4], cap[4], lower[4], upper[4];
     __m256i input_low[4], input_high[4], offset[4];
-    bool takes = false, positive = false, clamps_input = false;
+    bool takes = false, positive = false, clamps_input = false, converts_in_words = false;
 };
 
 // The constants of the fused pass (sdp_simd.cpp's Fused, 8 channels at a time).
@@ -808,10 +809,19 @@ struct Fused {
         // (x - offset) * scale as x * scale + offset_term, wrapping (the result fits 32 bits),
         // and with the rounding's half when it is >= 0.
         __m256i offset_term, positive_term;
+        // words_convert's: the scale, positive_term / 2^16 and the shift less 16 in 16-bit lanes.
+        __m256i word_scale, word_term;
+        __m128i word_count;
     };
+    // The convertor's -offset * scale + half, wrapping (BoundedTerms::positive_term).
+    uint32_t positive_term() const {
+        return uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) -
+               uint32_t(s.cvt.offset) * uint32_t(s.cvt.scale);
+    }
     NVDLA_SDP_AVX2 BoundedTerms bounded_terms() const {
         const int32_t x1_half = x1.shift ? int32_t(1) << (x1.shift - 1) : 0;
         const uint32_t offset_product = uint32_t(s.cvt.offset) * uint32_t(s.cvt.scale);
+        const uint32_t positive = positive_term();
         return {x1_half,
                 _mm256_set1_epi32(x1_half),
                 _mm_cvtsi32_si128(static_cast<int>(x1.shift)),
@@ -820,8 +830,10 @@ struct Fused {
                 c.count,
                 c.shift,
                 _mm256_set1_epi32(static_cast<int32_t>(0u - offset_product)),
-                _mm256_set1_epi32(static_cast<int32_t>(
-                    uint32_t(c.shift ? 1u << (c.shift - 1) : 0u) - offset_product))};
+                _mm256_set1_epi32(static_cast<int32_t>(positive)),
+                _mm256_set1_epi16(s.cvt.scale),
+                _mm256_set1_epi16(static_cast<int16_t>(positive >> 16)),
+                _mm_cvtsi32_si128(static_cast<int>(c.shift > 16 ? c.shift - 16 : 0))};
     }
     // (a * factor + round) >> X1's shift: `round` is its half, or with the input clamped
     // the offset that adds the bias too (input_clamps).
@@ -849,6 +861,16 @@ struct Fused {
         const __m256i p = _mm256_add_epi32(_mm256_mullo_epi32(x, t.scale), t.offset_term);
         return round_shift32(p, t.shift, t.count, t.half);
     }
+    // bounded_convert's positive form in 16-bit lanes, for x in [0, 2^15) (two pieces' values
+    // packed), a shift of at least 16 and positive_term a multiple of 2^16 (converts_in_words):
+    // x * scale + positive_term is V + k 2^32, V the true (x - offset) * scale + half, which
+    // fits int32 (bounded_convert's premise). So floor(x * scale / 2^16), the high half of the
+    // product of 16-bit lanes, plus positive_term / 2^16, wrapping in 16 bits, is
+    // floor(V / 2^16), which fits them, and its shift by shift - 16 is V's by shift.
+    NVDLA_SDP_AVX2_STEP static __m256i words_convert(__m256i x, const BoundedTerms& t) {
+        return _mm256_sra_epi16(_mm256_add_epi16(_mm256_mulhi_epi16(x, t.word_scale), t.word_term),
+                                t.word_count);
+    }
 
     // The constants of bounded_line's lines with X operands `ops` (X1's the same for every
     // element, X2's too for the bounded form), 8 channels at a time.
@@ -865,7 +887,7 @@ struct Fused {
         const __m256d cap_numerator = _mm256_set1_pd(double(INT32_MAX - t.x1_half));
         const __m256i offset = c.offset, out_lo = c.lo, out_hi = c.hi;
         __m256i negative = zero, below_offset = zero, above_offset = zero, differ = zero,
-                unclamped = zero;
+                unclamped = zero, above_word = zero;
         const auto at_ = [](const int16_t* p, size_t at) { return p ? p + at : nullptr; };
         const uint32_t pieces = std::min(s.group, 32u) / 8;
         for (uint32_t j = 0; j < pieces; ++j) {
@@ -891,6 +913,8 @@ struct Fused {
             below_offset = _mm256_or_si256(
                 below_offset, _mm256_cmpgt_epi32(offset, _mm256_min_epi32(k.lower[j], k.upper[j])));
             above_offset = _mm256_or_si256(above_offset, _mm256_cmpgt_epi32(k.upper[j], offset));
+            above_word = _mm256_or_si256(
+                above_word, _mm256_cmpgt_epi32(k.upper[j], _mm256_set1_epi32(INT16_MAX)));
             // The quotient of integers below 2^31 rounded to nearest is not rounded up to the
             // next integer (its distance to one is at least 1 / factor, far above an ulp).
             const __m256i divisor = _mm256_max_epi32(k.factor[j], _mm256_set1_epi32(1));
@@ -921,6 +945,12 @@ struct Fused {
         // Whether (x - offset) * scale >= 0 for every x the convertor takes.
         k.positive = s.cvt.scale >= 0 ? _mm256_testz_si256(below_offset, below_offset)
                                       : _mm256_testz_si256(above_offset, above_offset);
+        // Whether words_convert gives bounded_convert's values after input_clamps, which keeps
+        // X1's results within [0, upper]; for scales >= 0 only (MobileNetV2's): the tests'
+        // random programs hardly reach the form with negative ones.
+        k.converts_in_words = Cvt == kCvtClamp && k.clamps_input && k.positive &&
+                              s.cvt.scale >= 0 && _mm256_testz_si256(above_word, above_word) &&
+                              c.shift >= 16 && (positive_term() & 0xffffu) == 0;
         return k;
     }
 
@@ -991,16 +1021,44 @@ struct Fused {
         piece_places<Int8Out>(line_bytes, place);
         const int32_t* src = from.values;
         for (uint32_t w = 0; w < width; ++w, src += step) {
-            const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
-            __builtin_prefetch(reinterpret_cast<const void*>(ahead));
-            __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
-            for (uint32_t j = 0; j < group; j += 8) {
-                const __m256i v =
-                    j + 8 <= valid
-                        ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
-                        : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
-                store8<Int8Out>(lines + w * atom + place[j / 8], piece(v, j / 8));
-            }
+            prefetch_position(src, step);
+            for (uint32_t j = 0; j < group; j += 8)
+                store8<Int8Out>(lines + w * atom + place[j / 8],
+                                piece(load8(src, j, valid), j / 8));
+        }
+    }
+    // The CACC values of the position 8 ahead of src's.
+    NVDLA_SDP_AVX2_STEP static void prefetch_position(const int32_t* src, size_t step) {
+        const auto ahead = reinterpret_cast<uintptr_t>(src) + 8 * step * sizeof(int32_t);
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64));
+    }
+    // Channels j to j + 7 of a position's `valid` CACC values at src (0 past them).
+    NVDLA_SDP_AVX2_STEP static __m256i load8(const int32_t* src, uint32_t j, uint32_t valid) {
+        return j + 8 <= valid ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j))
+                              : _mm256_maskload_epi32(src + j, lanes8(valid > j ? valid - j : 0));
+    }
+
+    // clamped_input_line's int8 lines of 32-channel groups that fill their surface, with the
+    // convertor in 16-bit lanes (`converts_in_words`: X1's results r within [0, 2^15)): the 32
+    // values of r packed to 16 bits, words_convert, packed to bytes and stored as one piece.
+    template <class Product>
+    NVDLA_SDP_AVX2_STEP void words_line(FusedSource from, std::byte* lines, const Product& product,
+                                        const BoundedTerms& t) const {
+        const uint32_t valid = from.valid, width = s.width;
+        const size_t step = from.step, atom = s.atom;
+        // Per 128-bit lane i the bytes of pieces 0 to 3 [4i, 4i + 4).
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        const int32_t* src = from.values;
+        for (uint32_t w = 0; w < width; ++w, src += step, lines += atom) {
+            prefetch_position(src, step);
+            const auto r = [&](uint32_t p)
+                               NVDLA_SDP_AVX2_STEP { return product(load8(src, 8 * p, valid), p); };
+            const __m256i words0 = words_convert(_mm256_packs_epi32(r(0), r(1)), t);
+            const __m256i words1 = words_convert(_mm256_packs_epi32(r(2), r(3)), t);
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(lines),
+                _mm256_permutevar8x32_epi32(_mm256_packs_epi16(words0, words1), order));
         }
     }
 
@@ -1019,10 +1077,16 @@ struct Fused {
             offset[j] = k.offset[j];
         }
         const BoundedTerms t = bounded_terms();
+        // X1's results.
+        const auto product = [&](__m256i v, uint32_t p) NVDLA_SDP_AVX2_STEP {
+            return bounded_product(clamp32(v, low[p], high[p]), factor[p], offset[p], t);
+        };
+        if constexpr (Int8Out)
+            if (k.converts_in_words && s.group == 32 && out_lanes >= 32)
+                return words_line(from, lines, product, t);
         const auto run = [&](auto positive_form) NVDLA_SDP_AVX2_STEP {
             bounded_pieces<Int8Out>(from, lines, [&](__m256i v, uint32_t p) NVDLA_SDP_AVX2_STEP {
-                return bounded_convert<Cvt, decltype(positive_form)::value>(
-                    bounded_product(clamp32(v, low[p], high[p]), factor[p], offset[p], t), t);
+                return bounded_convert<Cvt, decltype(positive_form)::value>(product(v, p), t);
             });
         };
         if (k.positive)
