@@ -143,17 +143,9 @@ class AddressSpace final : public emu::Memory {
     // From now on only DMA writes the buffer at `address`: its contents get a number of their
     // own, until the first write (or unseal()).
     void seal(emu::MemoryPort port, uint64_t address) {
-        std::lock_guard lock(mutex_);
-        Port& p = ports_[index(port)];
-        if (auto it = p.used.find(address); it != p.used.end())
-            it->second.seal.store(next_generation(), std::memory_order_release);
+        set_seal(port, address, next_generation());
     }
-    void unseal(emu::MemoryPort port, uint64_t address) {
-        std::lock_guard lock(mutex_);
-        Port& p = ports_[index(port)];
-        if (auto it = p.used.find(address); it != p.used.end())
-            it->second.seal.store(0, std::memory_order_release);
-    }
+    void unseal(emu::MemoryPort port, uint64_t address) { set_seal(port, address, 0); }
 
     uint64_t in_use(emu::MemoryPort port) const {
         std::lock_guard lock(mutex_);
@@ -216,6 +208,12 @@ class AddressSpace final : public emu::Memory {
     static uint64_t next_generation() {
         static std::atomic<uint64_t> counter{0};
         return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
+    void set_seal(emu::MemoryPort port, uint64_t address, uint64_t number) {
+        std::lock_guard lock(mutex_);
+        Port& p = ports_[index(port)];
+        if (auto it = p.used.find(address); it != p.used.end())
+            it->second.seal.store(number, std::memory_order_release);
     }
     // With the mutex held, after the mappings changed.
     void renew_generation() { generation_.store(next_generation(), std::memory_order_release); }
