@@ -193,6 +193,30 @@ TEST(CpuTask, GatherAlongWidth) {
         }
 }
 
+// run_cpu_task says which address-list entries an operation wrote: the runtime seals a sealed
+// memory again after a CPU task wrote into it. The destination decides, not the entry's place.
+TEST(CpuTask, ReportsTheEntriesItWrote) {
+    for (int16_t destination : {6, 5}) {
+        SCOPED_TRACE(destination);
+        const Cube in = fp16_cube(2, 1, 2, 4), out = fp16_cube(2, 1, 2, destination);
+        HostCpuTask t(CpuOpKind::Exp, {in}, out);
+        t.memory[5].resize(t.memory[6].size());
+        t.refresh();
+        std::vector<bool> written;
+        ASSERT_TRUE(runtime::run_cpu_task(t.addresses, nullptr, &written).ok());
+        std::vector<bool> expected(7);
+        expected[static_cast<size_t>(destination)] = true;
+        EXPECT_EQ(written, expected);
+    }
+    // Refused before its destination was resolved: nothing written.
+    Cube in = fp16_cube(2, 1, 2, 4);
+    in.format = 9;
+    HostCpuTask refused(CpuOpKind::Exp, {in}, fp16_cube(2, 1, 2, 6));
+    std::vector<bool> written;
+    EXPECT_FALSE(runtime::run_cpu_task(refused.addresses, nullptr, &written).ok());
+    EXPECT_EQ(written, std::vector<bool>(7));
+}
+
 // Every malformed descriptor is refused with a sentence, before anything is written.
 TEST(CpuTask, MalformedDescriptors) {
     const Cube in = fp16_cube(4, 2, 2, 4), out = fp16_cube(4, 2, 2, 6);

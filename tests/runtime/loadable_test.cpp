@@ -300,8 +300,8 @@ TEST(Loadable, RelocationOffsetsAreBytes) {
     EXPECT_EQ(parsed->relocs[1].offset, 18u);
 }
 
-// What the runtime seals: SET memories that no tensor or CPU task reaches (a relocation's
-// target is sealed again after the runtime patched it).
+// What the runtime seals: SET memories that no tensor reaches (a relocation's target is sealed
+// again after the runtime patched it, a CPU task's destination after the task wrote it).
 TEST(Loadable, SealableMemories) {
     using namespace runtime;
     Loadable l;
@@ -309,7 +309,7 @@ TEST(Loadable, SealableMemories) {
     const uint16_t memories[] = {kSet,                 // 0: a DLA task's weights
                                  kMemoryAlloc,         // 1: not SET
                                  kSet | kMemoryInput,  // 2: a tensor
-                                 kSet,                 // 3: a CPU task's
+                                 kSet,                 // 3: in a CPU task's list
                                  kSet,                 // 4: relocated into: sealable
                                  kSet,                 // 5: an output's memory
                                  kSet,                 // 6: a tensor's memory
@@ -327,7 +327,7 @@ TEST(Loadable, SealableMemories) {
     l.tensor_descs.emplace_back();
     l.tensor_descs.back().mem_id = 6;
     EXPECT_EQ(sealable_memories(l),
-              (std::vector<bool>{true, false, false, false, true, false, false, true}));
+              (std::vector<bool>{true, false, false, true, true, false, false, true}));
 }
 
 TEST(LoadableRaw, ValidBaseline) {

@@ -414,6 +414,42 @@ TEST(RuntimeStrides, RelocationsPatchTheDescriptors) {
     EXPECT_TRUE(ctx->set_input_strides(0, 512, 4096).ok());  // unchanged: nothing to do
 }
 
+// A CPU task that writes into a sealed memory seals it again. Here a power operation gives fp16
+// 0x0004 (2^-22) and writes it over the low half of the BDMA copy's line count after the copy
+// ran: the next run copies 4 lines, its descriptors validated anew, not the 8 lines the first
+// run's validation recorded.
+TEST(RuntimeSeals, CpuTasksWritingASealedMemorySealItAgain) {
+    NetworkBuilder b;
+    const uint16_t in = b.tensor(true, "data", kInt8, 32, 8, 1, 256, 2048, 2048);
+    const uint16_t out = b.tensor(false, "copy", kInt8, 32, 8, 1, 256, 2048, 2048);
+    const uint16_t copy = b.bdma_copy(in, out, 256, 8);
+    const uint16_t zeros = b.scratch(32);
+    const uint16_t power =
+        b.cpu_task(CpuTaskLayout::Current,
+                   Op{.format = 3, .scale = 0, .shift = std::ldexp(1.0f, -22)}, zeros, zeros);
+    runtime::Loadable& l = b.loadable();
+    const uint16_t surfaces = l.addresses[l.tasks[copy].addresses[2]].mem_id;
+    l.tasks[power].addresses[4] =
+        b.address(surfaces, offsetof(nvdla_dla_bdma_surface_desc, transfers[0].line_repeat));
+    auto rt = emu_runtime();
+    auto net = load_or_fail(*rt, b.bytes());
+    ASSERT_TRUE(net);
+    auto ctx = std::move(net->create_context()).value();
+    fill(ctx->input(0), 5);
+    for (size_t i = 0; i < ctx->input(0).size(); ++i)  // lines that differ (fill's repeat)
+        ctx->input(0)[i] ^= std::byte(uint8_t(i / 256));
+    auto copied_bytes = [&] {
+        std::memset(ctx->output(0).data(), 0, ctx->output(0).size());
+        const Status ran = ctx->run();
+        EXPECT_TRUE(ran.ok()) << ran.message();
+        size_t n = 0;
+        while (n < 2048 && ctx->output(0)[n] == ctx->input(0)[n]) ++n;
+        return n;
+    };
+    EXPECT_EQ(copied_bytes(), 2048u);
+    EXPECT_EQ(copied_bytes(), 1024u) << "the recorded validation of 8 lines was used";
+}
+
 // Extents are bounded by the buffer an address resolves to, not by the address entry's nominal
 // size: the original compiler places a concat slice past an entry's size inside its memory.
 TEST(RuntimeBounds, TheBufferBoundsAccessesNotTheEntrySize) {

@@ -100,7 +100,8 @@ Status check_strides(const Cube& cube, const std::string& where) {
 
 class CpuTask {
   public:
-    explicit CpuTask(std::span<const CpuTaskAddress> addresses) : addresses_(addresses) {}
+    explicit CpuTask(std::span<const CpuTaskAddress> addresses)
+        : addresses_(addresses), written_(addresses.size()) {}
 
     Status decode() {
         if (addresses_.empty()) return error("EMU task: its address list is empty");
@@ -294,6 +295,14 @@ class CpuTask {
         return cube;
     }
 
+    // resolve() for a cube an operation writes: its address-list entry is marked written.
+    Result<Cube> resolve_destination(const BufferDesc& b, const std::string& where) {
+        Result<Cube> cube = resolve(b, where);
+        if (cube) written_[static_cast<size_t>(b.address)] = true;
+        return cube;
+    }
+    const std::vector<bool>& written() const { return written_; }
+
   private:
     Status list_entry(int16_t index, const char* what) const {
         if (index < 0 || static_cast<size_t>(index) >= addresses_.size())
@@ -308,6 +317,7 @@ class CpuTask {
     }
 
     std::span<const CpuTaskAddress> addresses_;
+    std::vector<bool> written_;  // per address-list entry: a destination lies in it
     int16_t op_index_ = -1, buffer_index_ = -1;
     uint16_t num_ops_ = 0;
     CpuTaskLayout layout_ = CpuTaskLayout::Current;
@@ -597,7 +607,7 @@ std::vector<float> compute_cpu_op(CpuOpKind kind, const std::vector<std::vector<
     return y;
 }
 
-Status run_cpu_op(const CpuTask& task, uint16_t op, const OpDesc& d, bool marked,
+Status run_cpu_op(CpuTask& task, uint16_t op, const OpDesc& d, bool marked,
                   const std::string& where) {
     const auto kind = static_cast<CpuOpKind>(d.type - kCpuOpTypeBase);
     const std::string name = where + " (CPU " + cpu_op_name(kind) + ")";
@@ -622,7 +632,7 @@ Status run_cpu_op(const CpuTask& task, uint16_t op, const OpDesc& d, bool marked
         inputs.push_back(*cube);
         in_dims.push_back({1, descs[k].channels, descs[k].height, descs[k].width});
     }
-    Result<Cube> dst = task.resolve(dst_desc, name + " destination");
+    Result<Cube> dst = task.resolve_destination(dst_desc, name + " destination");
     if (!dst) return dst.status();
     const Dims4 dst_dims{1, dst_desc.channels, dst_desc.height, dst_desc.width};
     Result<Dims4> out =
@@ -796,9 +806,9 @@ Result<CpuTaskInfo> inspect_cpu_task(std::span<const CpuTaskAddress> addresses) 
     return info;
 }
 
-Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
-                    std::vector<CpuTaskOperationTime>* times) {
-    CpuTask task(addresses);
+namespace {
+
+Status run_operations(CpuTask& task, std::vector<CpuTaskOperationTime>* times) {
     if (Status s = task.decode(); !s) return s;
     const bool marked = task.has_cpu_marker();
     for (uint16_t i = marked ? 1 : 0; i < task.num_operations(); ++i) {
@@ -822,7 +832,7 @@ Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
         if (Status s = check_same_shape(src_desc, dst_desc, i); !s) return s;
         Result<Cube> src = task.resolve(src_desc, where + " source");
         if (!src) return src.status();
-        Result<Cube> dst = task.resolve(dst_desc, where + " destination");
+        Result<Cube> dst = task.resolve_destination(dst_desc, where + " destination");
         if (!dst) return dst.status();
         // Softmax runs over the channels whatever `axis` says, as in the original.
         if (d.type == kOpPower)
@@ -833,6 +843,16 @@ Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
             times->push_back({d.type == kOpPower ? "power" : "softmax", Clock::now() - start});
     }
     return Status();
+}
+
+}  // namespace
+
+Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
+                    std::vector<CpuTaskOperationTime>* times, std::vector<bool>* written) {
+    CpuTask task(addresses);
+    Status s = run_operations(task, times);
+    if (written) *written = task.written();
+    return s;
 }
 
 }  // namespace nvdla::runtime

@@ -83,8 +83,11 @@ Result<Dims4> cpu_op_output_dims(builder::CpuOpKind kind, std::span<const Dims4>
 // Decodes a CPU task's descriptors (no execution).
 Result<CpuTaskInfo> inspect_cpu_task(std::span<const CpuTaskAddress> addresses);
 
-// Runs every operation of a CPU task in order; `times` (optional) gets one entry per operation.
+// Runs every operation of a CPU task in order; `times` (optional) gets one entry per operation,
+// `written` (optional) one per address-list entry: whether an operation wrote into it (set when
+// the task fails part way too).
 Status run_cpu_task(std::span<const CpuTaskAddress> addresses,
-                    std::vector<CpuTaskOperationTime>* times = nullptr);
+                    std::vector<CpuTaskOperationTime>* times = nullptr,
+                    std::vector<bool>* written = nullptr);
 
 }  // namespace nvdla::runtime

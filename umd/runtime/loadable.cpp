@@ -619,11 +619,6 @@ std::vector<bool> sealable_memories(const Loadable& l) {
     for (uint16_t m : l.input_memories) exclude(m);
     for (uint16_t m : l.output_memories) exclude(m);
     for (const TensorDescEntry& t : l.tensor_descs) exclude(t.mem_id);
-    for (const TaskEntry& task : l.tasks) {
-        if (task.interface == TaskInterface::Dla1) continue;
-        for (uint16_t a : task.addresses)
-            if (a < l.addresses.size()) exclude(l.addresses[a].mem_id);
-    }
     return only;
 }
 

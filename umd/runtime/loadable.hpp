@@ -145,8 +145,8 @@ Result<Loadable> parse_loadable(std::span<const std::byte> bytes);
 Result<uint64_t> measure_loadable(const std::byte* data, uint64_t readable);
 
 // Per memory, whether only the device and the runtime write it once loaded: SET memories that
-// are not a bindable tensor's and not in a CPU task's address list. The runtime seals their
-// buffers (Buffer::seal), and seals one again after a relocation patched it.
+// are not a bindable tensor's. The runtime seals their buffers (Buffer::seal), and seals one
+// again after a relocation patched it or a CPU task wrote into it.
 std::vector<bool> sealable_memories(const Loadable& loadable);
 
 // The FlatBuffers bytes of a loadable (for tests, fuzzing seeds and tools); parse_loadable()

@@ -591,6 +591,16 @@ struct Context::Impl {
         return out;
     }
 
+    // A sealed memory that CPU task `t` wrote into gets a new number: its contents changed.
+    void reseal_written(uint32_t t, const std::vector<bool>& written) {
+        const Loadable& l = loadable();
+        for (size_t k = 0; k < written.size() && k < l.tasks[t].addresses.size(); ++k) {
+            if (!written[k]) continue;
+            Slot& m = memories[l.addresses[l.tasks[t].addresses[k]].mem_id];
+            if (m.sealed) m.owned->seal();
+        }
+    }
+
     // The tasks in execution order: submit-list entries in order, their tasks in order.
     std::vector<uint32_t> schedule() const {
         std::vector<uint32_t> order;
@@ -617,7 +627,9 @@ struct Context::Impl {
         if (!addresses) return addresses.status();
         std::vector<runtime::CpuTaskOperationTime> times;
         const Clock::time_point start = Clock::now();
-        Status s = runtime::run_cpu_task(*addresses, &times);
+        std::vector<bool> written;
+        Status s = runtime::run_cpu_task(*addresses, &times, &written);
+        reseal_written(t, written);
         std::lock_guard lock(state.mutex);
         state.timing.tasks.push_back({task_name(task, t), t, Clock::now() - start});
         for (const runtime::CpuTaskOperationTime& op : times)
