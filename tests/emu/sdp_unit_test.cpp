@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "emu/isa.hpp"
 #include "emu/sdp.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
 #include "sdp_test_harness.hpp"
@@ -148,6 +149,45 @@ TEST_F(SdpUnit, OutputIntoPdp) {
                     c < C ? clamp_bits(round_shift(acc.values[acc.index(0, c, h, w)], 1), 8) : 0)
                     << c << "," << h << "," << w;
     EXPECT_EQ(stats_.bytes_written, 0u);
+}
+
+// nv_full's 32-lane int8 atoms go to PDP's planes through an AVX2 transpose above the scalar
+// level (8 columns at a time, the last block overlapping): every width, every level, each value
+// where the plain formula puts it.
+TEST_F(SdpUnit, OutputIntoPdpAtEveryLevel) {
+    const IsaLevel restore = isa_limit_from_environment();
+    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+        set_isa_limit(level);
+        if (isa_level() != level) continue;  // the CPU does not run it
+        for (uint32_t W : {1u, 7u, 8u, 9u, 16u, 28u, 31u}) {
+            SCOPED_TRACE(std::string(isa_name(level)) + ", width " + std::to_string(W));
+            make("nv_full");
+            const uint32_t H = 3, C = 45;
+            shape(W, H, C);
+            sdp_.set(NVDLA_SDP_D_FEATURE_MODE_CFG, 1 | 2);  // flying, to PDP
+            sdp_.set(NVDLA_SDP_D_CVT_SHIFT, 2);
+            // Channels last, as CMAC's kernels deliver (the form SDP's vector pass takes).
+            AccumulatorCube acc = cube(W, H, C, Precision::Int8);
+            acc.values.clear();
+            acc.channel_stride = C + 1;
+            const size_t count = size_t(W) * H * acc.channel_stride;
+            std::shared_ptr<int32_t[]> sums(new int32_t[count]);
+            for (size_t i = 0; i < count; ++i)
+                sums[i] = static_cast<int32_t>((i * 2654435761u) % 1200) - 600;
+            acc.sums = sums;
+            ElementCube out;
+            execute(&acc, &out);
+            ASSERT_EQ(stats_.programming_errors, 0u) << stats_.last_error;
+            ASSERT_EQ(out.held(), 64u);
+            for (uint32_t c = 0; c < 64; ++c)
+                for (uint32_t h = 0; h < H; ++h)
+                    for (uint32_t w = 0; w < W; ++w)
+                        ASSERT_EQ(out.values[out.index(0, c, h, w)],
+                                  c < C ? clamp_bits(round_shift(acc.at(0, c, h, w), 2), 8) : 0)
+                            << c << "," << h << "," << w;
+        }
+    }
+    set_isa_limit(restore);
 }
 
 // Programming the model cannot execute: an error naming the register, and no memory access.

@@ -3,8 +3,10 @@
 // WdmaSequenceDC/Batch).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "emu/isa.hpp"
 #include "emu/sdp_internal.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
 
@@ -59,6 +61,47 @@ void widen(const int8_t* src, size_t n, T* dst) {
 uint64_t line_address(const CubeAddress& a, uint32_t batch, uint32_t surface, uint32_t line) {
     return a.base + uint64_t(batch) * a.batch_stride + uint64_t(surface) * a.surface_stride +
            uint64_t(line) * a.line_stride;
+}
+
+// One kept line of 32-lane int8 atoms (`width` >= 8 of them) into PDP's planes: lane l's value
+// at column w goes to rows[l * lane_step + w], sign-extended. 8 columns at a time, each half of
+// the atoms' lanes widened to 16 bits and transposed 8x8 within 128-bit lanes (lanes 0-7 from
+// the low halves, 8-15 from the high ones); the last block overlaps the one before it.
+__attribute__((target("avx2"))) void hand_over_int8_line_avx2(const std::byte* line, uint32_t width,
+                                                              int16_t* rows, size_t lane_step) {
+    for (uint32_t w0 = 0; w0 < width; w0 += 8) {
+        const uint32_t w = std::min(w0, width - 8);
+        for (uint32_t half = 0; half < 2; ++half) {
+            __m256i r[8];
+            for (uint32_t c = 0; c < 8; ++c)
+                r[c] = _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                    reinterpret_cast<const __m128i*>(line + size_t(w + c) * 32 + half * 16)));
+            const __m256i a0 = _mm256_unpacklo_epi16(r[0], r[1]),
+                          a1 = _mm256_unpackhi_epi16(r[0], r[1]);
+            const __m256i a2 = _mm256_unpacklo_epi16(r[2], r[3]),
+                          a3 = _mm256_unpackhi_epi16(r[2], r[3]);
+            const __m256i a4 = _mm256_unpacklo_epi16(r[4], r[5]),
+                          a5 = _mm256_unpackhi_epi16(r[4], r[5]);
+            const __m256i a6 = _mm256_unpacklo_epi16(r[6], r[7]),
+                          a7 = _mm256_unpackhi_epi16(r[6], r[7]);
+            const __m256i b0 = _mm256_unpacklo_epi32(a0, a2), b1 = _mm256_unpackhi_epi32(a0, a2);
+            const __m256i b2 = _mm256_unpacklo_epi32(a1, a3), b3 = _mm256_unpackhi_epi32(a1, a3);
+            const __m256i b4 = _mm256_unpacklo_epi32(a4, a6), b5 = _mm256_unpackhi_epi32(a4, a6);
+            const __m256i b6 = _mm256_unpacklo_epi32(a5, a7), b7 = _mm256_unpackhi_epi32(a5, a7);
+            // t[j]: lane j's 8 columns in the low half, lane j + 8's in the high half.
+            const __m256i t[8] = {_mm256_unpacklo_epi64(b0, b4), _mm256_unpackhi_epi64(b0, b4),
+                                  _mm256_unpacklo_epi64(b1, b5), _mm256_unpackhi_epi64(b1, b5),
+                                  _mm256_unpacklo_epi64(b2, b6), _mm256_unpackhi_epi64(b2, b6),
+                                  _mm256_unpacklo_epi64(b3, b7), _mm256_unpackhi_epi64(b3, b7)};
+            for (uint32_t j = 0; j < 8; ++j) {
+                int16_t* low = rows + (half * 16 + j) * lane_step + w;
+                int16_t* high = low + 8 * lane_step;
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(low), _mm256_castsi256_si128(t[j]));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(high),
+                                 _mm256_extracti128_si256(t[j], 1));
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -290,12 +333,18 @@ void OutputWriter::finish() {
         // few columns (7 at the end of MobileNetV2).
         const uint32_t surfaces = s_.padded_channels() / s_.out_lanes;
         const size_t lane_step = size_t(s_.height) * s_.width;  // one channel's plane
+        const bool vector = s_.output == Precision::Int8 && s_.out_lanes == 32 && s_.width >= 8 &&
+                            isa_level() != IsaLevel::Scalar;
         const auto hand_over = [&]<class T>(T) {
             for (uint32_t surface = 0; surface < surfaces; ++surface)
                 for (uint32_t h = 0; h < s_.height; ++h) {
                     const std::byte* line = kept_line(surface, h);
                     int16_t* rows =
                         to_pdp_->values.data() + to_pdp_->index(0, surface * s_.out_lanes, h, 0);
+                    if (vector) {
+                        hand_over_int8_line_avx2(line, s_.width, rows, lane_step);
+                        continue;
+                    }
                     for (uint32_t w = 0; w < s_.width; ++w) {
                         const std::byte* at = line + size_t(w) * s_.atom;
                         for (uint32_t lane = 0; lane < s_.out_lanes; ++lane) {
