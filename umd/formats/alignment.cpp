@@ -53,18 +53,16 @@ std::span<const AlignmentRule> alignment_rules() {
 Status check_alignment(const HwConfig& cfg, SurfaceKind kind, const SurfacePlacement& p) {
     for (const AlignmentRule& r : kRules) {
         if (r.kind != kind) continue;
-        for (Status s :
-             {check_field(cfg, kind, "start address", p.address, r.start),
-              check_field(cfg, kind, "line stride", p.line_stride, r.line_stride),
-              check_field(cfg, kind, "surface stride", p.surface_stride, r.surface_stride),
-              check_field(
-                  cfg, kind,
-                  kind == SurfaceKind::FeatureCube ? "cube (batch) stride" : "planar stride",
-                  p.planar_stride, r.planar_stride),
-              check_field(cfg, kind, "data size", p.data_size, r.data_size)}) {
-            if (!s.ok()) return s;
-        }
-        return {};
+        // One field after another, stopping at the first: the packing calls this per call.
+        const char* planar =
+            kind == SurfaceKind::FeatureCube ? "cube (batch) stride" : "planar stride";
+        Status s = check_field(cfg, kind, "start address", p.address, r.start);
+        if (s.ok()) s = check_field(cfg, kind, "line stride", p.line_stride, r.line_stride);
+        if (s.ok())
+            s = check_field(cfg, kind, "surface stride", p.surface_stride, r.surface_stride);
+        if (s.ok()) s = check_field(cfg, kind, planar, p.planar_stride, r.planar_stride);
+        if (s.ok()) s = check_field(cfg, kind, "data size", p.data_size, r.data_size);
+        return s;
     }
     return error("unknown surface kind ", static_cast<int>(kind));
 }
