@@ -1193,6 +1193,12 @@ bool dense_lines(const FeatureCube& cube) {
            uint64_t(cube.height) * cube.width <= UINT32_MAX;
 }
 
+// Pixels [p, end) of a tile that one to_atoms / from_atoms call takes: all of them on dense
+// lines (one tail per tile, not per line), else those on p's line.
+uint32_t pixels_in_one_go(const FeatureCube& cube, bool dense, uint64_t p, uint64_t end) {
+    return uint32_t(dense ? end - p : std::min<uint64_t>(cube.width - p % cube.width, end - p));
+}
+
 void prefetch(const uint8_t* p, size_t bytes) {
     for (size_t i = 0; i < bytes; i += 64)
         _mm_prefetch(reinterpret_cast<const char*>(p + i), _MM_HINT_T0);
@@ -1210,6 +1216,7 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
     const uint32_t pitch = tile * e;
     const uint64_t plane = uint64_t(cube.height) * cube.width;
     const bool stream = cube.size_bytes() >= kStreamBytes;
+    const bool dense = dense_lines(cube);
     alignas(64) uint8_t buffer[kPackTileBytes];
     for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
@@ -1217,7 +1224,7 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
             const uint8_t* rows = host + (uint64_t(n) * cube.channels + c0) * plane * host_bytes;
             uint8_t* surface = dst + n * cube.batch_stride + s * cube.surface_stride;
             if (plan.rows_to_atoms && valid == k) {
-                if (dense_lines(cube)) {  // the plane is one run
+                if (dense) {  // the plane is one run
                     plan.rows_to_atoms(rows, plane * host_bytes, uint32_t(plane), surface, stream,
                                        scale);
                     continue;
@@ -1241,7 +1248,7 @@ void pack_nchw(const uint8_t* host, uint32_t host_bytes, const FeatureCube& cube
                 }
                 for (uint64_t p = p0, end = p0 + count; p < end;) {
                     const uint32_t h = uint32_t(p / cube.width), w = uint32_t(p % cube.width);
-                    const uint32_t len = uint32_t(std::min<uint64_t>(cube.width - w, end - p));
+                    const uint32_t len = pixels_in_one_go(cube, dense, p, end);
                     plan.to_atoms(buffer + (p - p0) * e, pitch, len,
                                   surface + h * cube.line_stride + uint64_t(w) * cube.atom_bytes,
                                   stream, plan.shape);
@@ -1258,6 +1265,7 @@ void unpack_nchw(const uint8_t* src, const FeatureCube& cube, uint8_t* host, uin
     const uint32_t tile = kUnpackTileBytes / cube.atom_bytes, pitch = tile * e;
     const uint64_t plane = uint64_t(cube.height) * cube.width;
     const bool stream = uint64_t(cube.batches) * cube.channels * plane * host_bytes >= kStreamBytes;
+    const bool dense = dense_lines(cube);
     alignas(64) uint8_t buffer[kUnpackTileBytes];
     for (uint32_t n = 0; n < cube.batches; ++n)
         for (uint32_t s = 0; s < cube.surfaces(); ++s) {
@@ -1265,7 +1273,7 @@ void unpack_nchw(const uint8_t* src, const FeatureCube& cube, uint8_t* host, uin
             uint8_t* rows = host + (uint64_t(n) * cube.channels + c0) * plane * host_bytes;
             const uint8_t* surface = src + n * cube.batch_stride + s * cube.surface_stride;
             if (plan.atoms_to_rows && valid == k) {
-                if (dense_lines(cube)) {
+                if (dense) {
                     plan.atoms_to_rows(surface, uint32_t(plane), rows, plane * host_bytes, stream);
                     continue;
                 }
@@ -1279,7 +1287,7 @@ void unpack_nchw(const uint8_t* src, const FeatureCube& cube, uint8_t* host, uin
                 const uint32_t count = uint32_t(std::min<uint64_t>(tile, plane - p0));
                 for (uint64_t p = p0, end = p0 + count; p < end;) {
                     const uint32_t h = uint32_t(p / cube.width), w = uint32_t(p % cube.width);
-                    const uint32_t len = uint32_t(std::min<uint64_t>(cube.width - w, end - p));
+                    const uint32_t len = pixels_in_one_go(cube, dense, p, end);
                     plan.from_atoms(surface + h * cube.line_stride + uint64_t(w) * cube.atom_bytes,
                                     len, buffer + (p - p0) * e, pitch, plan.shape);
                     p += len;
