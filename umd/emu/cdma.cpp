@@ -152,11 +152,17 @@ bool load_feature(Context& ctx, const ConvLayer& l, ConvData& d, CdmaCounters& c
             const uint32_t first = s * per_atom;
             const uint32_t lanes = std::min(per_atom, channels - first);
             const uint64_t row_offset = (uint64_t(n) * height + h) * d.row_elements + first;
-            if (!fp16 && !l.convertor) {
-                // The common case: the atoms' lanes copied as they are.
+            if (!l.convertor) {
+                // The common case: the atoms' lanes copied as they are (fp16 NaNs flushed after).
                 uint8_t* dst = narrow ? reinterpret_cast<uint8_t*>(d.bytes.data() + row_offset)
                                       : reinterpret_cast<uint8_t*>(d.values.data() + row_offset);
                 gather_atoms(dst, uint64_t(channels) * bpe, line, atom, width, lanes * bpe);
+                if (fp16 && screen.flush)
+                    for (uint32_t w = 0; w < width; ++w)
+                        for (uint32_t e = 0; e < lanes; ++e) {
+                            int16_t& v = d.values[row_offset + uint64_t(w) * channels + e];
+                            v = screen.apply(v);
+                        }
                 continue;
             }
             for (uint32_t w = 0; w < width; ++w) {
