@@ -467,6 +467,48 @@ __attribute__((target("avx2"))) void gather_atoms_avx2(const uint8_t* work, uint
     }
 }
 
+// The height pass's int loops with AVX2 (GCC's -O2 vectorizer leaves loops that need a tail
+// scalar): out[j] = max or min(out[j], x[j]); values wrapped to their low `bits` (8 or 16),
+// sign-extended; the low byte of each value. j < n, the tails one at a time.
+template <bool Max>
+__attribute__((target("avx2"))) void pick_rows_avx2(int32_t* out, const int32_t* x, size_t n) {
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + j));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j),
+                            Max ? _mm256_max_epi32(a, b) : _mm256_min_epi32(a, b));
+    }
+    for (; j < n; ++j) out[j] = Max ? std::max(out[j], x[j]) : std::min(out[j], x[j]);
+}
+
+__attribute__((target("avx2"))) void wrap_avx2(int32_t* v, size_t n, unsigned bits) {
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(32 - bits));
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + j));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + j),
+                            _mm256_sra_epi32(_mm256_sll_epi32(a, shift), shift));
+    }
+    for (; j < n; ++j) v[j] = bits == 8 ? static_cast<int8_t>(v[j]) : static_cast<int16_t>(v[j]);
+}
+
+__attribute__((target("avx2"))) void low_bytes_avx2(const int32_t* v, size_t n, uint8_t* bytes) {
+    // Bytes 0, 4, 8, 12 of each 128-bit half, then the halves' dwords 0 together.
+    const __m256i pick =
+        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i a =
+            _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)), pick);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes + i),
+                         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a, order)));
+    }
+    for (; i < n; ++i) bytes[i] = static_cast<uint8_t>(v[i]);
+}
+
 // One operation: a split at a time, a surface at a time, line by line. Each input line is
 // pooled along W once into a ring of kernel_h row results; an output line is finished when
 // its last input line has arrived.
@@ -831,18 +873,26 @@ class Pooling {
         if (c_.method != Method::Average) {
             // Max or min, lane by lane in int32, then wrapped to the output width.
             const bool max = c_.method == Method::Max;
-            std::copy_n(in[0], n, out_.data());
+            int32_t* out = out_.data();
+            std::copy_n(in[0], n, out);
+            if (isa_level() != IsaLevel::Scalar) {
+                for (uint32_t i = 1; i < rows.count; ++i)
+                    max ? pick_rows_avx2<true>(out, in[i], n)
+                        : pick_rows_avx2<false>(out, in[i], n);
+                wrap_avx2(out, n, out_bits);
+                return;
+            }
             for (uint32_t i = 1; i < rows.count; ++i) {
                 const int32_t* x = in[i];
                 if (max)
-                    for (size_t j = 0; j < n; ++j) out_[j] = std::max(out_[j], x[j]);
+                    for (size_t j = 0; j < n; ++j) out[j] = std::max(out[j], x[j]);
                 else
-                    for (size_t j = 0; j < n; ++j) out_[j] = std::min(out_[j], x[j]);
+                    for (size_t j = 0; j < n; ++j) out[j] = std::min(out[j], x[j]);
             }
             if (out_bits == 8)
-                for (size_t j = 0; j < n; ++j) out_[j] = static_cast<int8_t>(out_[j]);
+                for (size_t j = 0; j < n; ++j) out[j] = static_cast<int8_t>(out[j]);
             else
-                for (size_t j = 0; j < n; ++j) out_[j] = static_cast<int16_t>(out_[j]);
+                for (size_t j = 0; j < n; ++j) out[j] = static_cast<int16_t>(out[j]);
             return;
         }
         for (size_t j = 0; j < n; ++j) {
@@ -905,7 +955,9 @@ class Pooling {
         const bool int8 = c_.precision == Precision::Int8;
         if (identity_) {
             const size_t n = size_t(s.out_width) * c_.lanes;
-            if (int8) {
+            if (int8 && isa_level() != IsaLevel::Scalar) {
+                low_bytes_avx2(out, n, bytes);
+            } else if (int8) {
                 for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(out[i]);
             } else {
                 for (size_t i = 0; i < n; ++i) {
