@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/avx2_transpose.hpp"
 #include "emu/isa.hpp"
 #include "emu/sdp_internal.hpp"
 #include "nvdla/precision/nvdla_float.hpp"
@@ -76,29 +77,13 @@ __attribute__((target("avx2"))) void hand_over_int8_line_avx2(const std::byte* l
             for (uint32_t c = 0; c < 8; ++c)
                 r[c] = _mm256_cvtepi8_epi16(_mm_loadu_si128(
                     reinterpret_cast<const __m128i*>(line + size_t(w + c) * 32 + half * 16)));
-            const __m256i a0 = _mm256_unpacklo_epi16(r[0], r[1]),
-                          a1 = _mm256_unpackhi_epi16(r[0], r[1]);
-            const __m256i a2 = _mm256_unpacklo_epi16(r[2], r[3]),
-                          a3 = _mm256_unpackhi_epi16(r[2], r[3]);
-            const __m256i a4 = _mm256_unpacklo_epi16(r[4], r[5]),
-                          a5 = _mm256_unpackhi_epi16(r[4], r[5]);
-            const __m256i a6 = _mm256_unpacklo_epi16(r[6], r[7]),
-                          a7 = _mm256_unpackhi_epi16(r[6], r[7]);
-            const __m256i b0 = _mm256_unpacklo_epi32(a0, a2), b1 = _mm256_unpackhi_epi32(a0, a2);
-            const __m256i b2 = _mm256_unpacklo_epi32(a1, a3), b3 = _mm256_unpackhi_epi32(a1, a3);
-            const __m256i b4 = _mm256_unpacklo_epi32(a4, a6), b5 = _mm256_unpackhi_epi32(a4, a6);
-            const __m256i b6 = _mm256_unpacklo_epi32(a5, a7), b7 = _mm256_unpackhi_epi32(a5, a7);
-            // t[j]: lane j's 8 columns in the low half, lane j + 8's in the high half.
-            const __m256i t[8] = {_mm256_unpacklo_epi64(b0, b4), _mm256_unpackhi_epi64(b0, b4),
-                                  _mm256_unpacklo_epi64(b1, b5), _mm256_unpackhi_epi64(b1, b5),
-                                  _mm256_unpacklo_epi64(b2, b6), _mm256_unpackhi_epi64(b2, b6),
-                                  _mm256_unpacklo_epi64(b3, b7), _mm256_unpackhi_epi64(b3, b7)};
+            simd::transpose8x8_epi16(r);  // r[j]: lane j's columns, then lane j + 8's
             for (uint32_t j = 0; j < 8; ++j) {
                 int16_t* low = rows + (half * 16 + j) * lane_step + w;
                 int16_t* high = low + 8 * lane_step;
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(low), _mm256_castsi256_si128(t[j]));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(low), _mm256_castsi256_si128(r[j]));
                 _mm_storeu_si128(reinterpret_cast<__m128i*>(high),
-                                 _mm256_extracti128_si256(t[j], 1));
+                                 _mm256_extracti128_si256(r[j], 1));
             }
         }
     }

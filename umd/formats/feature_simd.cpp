@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 
+#include "common/avx2_transpose.hpp"
 #include "emu/isa.hpp"
 #include "formats/element.hpp"
 #include "nvdla/precision/fp16.hpp"
@@ -358,27 +359,9 @@ void from_atoms_scalar(const uint8_t* atoms, uint32_t count, uint8_t* rows, uint
         from_atoms_lanes<2>(atoms, count, rows, pitch, shape.lanes);
 }
 
-// In-place transposes of the two 128-bit lanes of 8 registers at once: 8x8 16-bit elements,
-// and (of 16 registers) 16x16 bytes. Lane 0 of the inputs forms lane 0 of the outputs.
-NVDLA_AVX2_INLINE void transpose8x8_epi16(__m256i* r) {
-    const __m256i t0 = _mm256_unpacklo_epi16(r[0], r[1]), t1 = _mm256_unpackhi_epi16(r[0], r[1]);
-    const __m256i t2 = _mm256_unpacklo_epi16(r[2], r[3]), t3 = _mm256_unpackhi_epi16(r[2], r[3]);
-    const __m256i t4 = _mm256_unpacklo_epi16(r[4], r[5]), t5 = _mm256_unpackhi_epi16(r[4], r[5]);
-    const __m256i t6 = _mm256_unpacklo_epi16(r[6], r[7]), t7 = _mm256_unpackhi_epi16(r[6], r[7]);
-    const __m256i u0 = _mm256_unpacklo_epi32(t0, t2), u1 = _mm256_unpackhi_epi32(t0, t2);
-    const __m256i u2 = _mm256_unpacklo_epi32(t1, t3), u3 = _mm256_unpackhi_epi32(t1, t3);
-    const __m256i u4 = _mm256_unpacklo_epi32(t4, t6), u5 = _mm256_unpackhi_epi32(t4, t6);
-    const __m256i u6 = _mm256_unpacklo_epi32(t5, t7), u7 = _mm256_unpackhi_epi32(t5, t7);
-    r[0] = _mm256_unpacklo_epi64(u0, u4);
-    r[1] = _mm256_unpackhi_epi64(u0, u4);
-    r[2] = _mm256_unpacklo_epi64(u1, u5);
-    r[3] = _mm256_unpackhi_epi64(u1, u5);
-    r[4] = _mm256_unpacklo_epi64(u2, u6);
-    r[5] = _mm256_unpackhi_epi64(u2, u6);
-    r[6] = _mm256_unpacklo_epi64(u3, u7);
-    r[7] = _mm256_unpackhi_epi64(u3, u7);
-}
-
+// transpose16x16_epi8: the in-place transpose of the two 128-bit lanes of 16 registers at once
+// (16x16 bytes; lane 0 of the inputs forms lane 0 of the outputs), as simd::transpose8x8_epi16
+// does 8x8 16-bit elements.
 // Four stages of in-lane unpacks (bytes, words, dwords, qwords), 16 registers each: on AMD
 // Zen 5 every unpack width issues on all four vector pipes, where shifts, byte shuffles and
 // lane inserts issue on two (so the dword stage is unpacks, not shifts and blends).
@@ -451,7 +434,7 @@ NVDLA_AVX2_INLINE void store_atom(uint8_t* p, __m256i v, AtomStore how) {
 template <uint32_t Bytes>
 NVDLA_AVX2_INLINE void transpose_atoms(__m256i* v) {
     if constexpr (Bytes == 2)
-        transpose8x8_epi16(v);
+        simd::transpose8x8_epi16(v);
     else
         transpose16x16_epi8(v);
 }
@@ -665,7 +648,7 @@ NVDLA_AVX2 void fp32_rows_to_fp16_atoms_avx2(const uint8_t* rows, uint64_t pitch
                                            _mm256_set1_epi16(0x7c00));
                     v[j] = _mm256_add_epi16(v[j], inf);
                 }
-            transpose8x8_epi16(v);
+            simd::transpose8x8_epi16(v);
 #pragma GCC unroll 8
             for (uint32_t i = 0; i < 8; ++i) store_atom(out + (8 * p + i) * 32, v[i], how);
         }
@@ -1011,8 +994,8 @@ NVDLA_AVX2_INLINE void fp16_atoms_to_channel_rows(const uint8_t* atoms, __m256i*
         lo[i] = load_lanes(atoms + i * 32, atoms + (8 + i) * 32);
         hi[i] = load_lanes(atoms + i * 32 + 16, atoms + (8 + i) * 32 + 16);
     }
-    transpose8x8_epi16(lo);
-    transpose8x8_epi16(hi);
+    simd::transpose8x8_epi16(lo);
+    simd::transpose8x8_epi16(hi);
 }
 
 // Converts the pixels before the first whole line of row 0 alone and advances past them. The
