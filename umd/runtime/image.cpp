@@ -687,31 +687,34 @@ Result<uint64_t> input_tensor_bytes(const HwConfig& cfg, const InputTensorLayout
 
 Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorLayout& layout,
                      const ImageConversion& conversion, ByteSpan dst) {
-    const std::string what = "image " + image.describe() + " into " +
-                             std::string(to_string(layout.format)) + " " +
-                             std::string(to_string(layout.precision)) + " input";
+    // What a message names (made only for one: the runtime converts an image per run).
+    const auto what = [&] {
+        return "image " + image.describe() + " into " + std::string(to_string(layout.format)) +
+               " " + std::string(to_string(layout.precision)) + " input";
+    };
     Result<uint64_t> bytes = input_tensor_bytes(cfg, layout);
-    if (!bytes) return bytes.status().context(what);
+    if (!bytes) return bytes.status().context(what());
     if (dst.size() < *bytes)
-        return error(what, ": the destination of ", dst.size(), " bytes is smaller than the ",
+        return error(what(), ": the destination of ", dst.size(), " bytes is smaller than the ",
                      *bytes, " bytes of the tensor");
     if (image.width == 0 || image.height == 0 || image.channels == 0 || image.channels > 4 ||
         image.max_value == 0 || image.max_value > 65535 ||
         image.samples.size() != size_t(image.width) * image.height * image.channels)
-        return error(what, ": the image is empty or inconsistent");
+        return error(what(), ": the image is empty or inconsistent");
     if (image.width != layout.dims.w || image.height != layout.dims.h)
-        return error(what, ": the image is ", image.width, " x ", image.height,
+        return error(what(), ": the image is ", image.width, " x ", image.height,
                      " pixels and the input tensor ", layout.dims.w, " x ", layout.dims.h,
                      " (images are not resized: resize it first)");
     if (image.channels > layout.dims.c)
-        return error(what, ": the image has ", image.channels, " channels (", channel_names(image),
-                     ") and the input tensor ", layout.dims.c);
+        return error(what(), ": the image has ", image.channels, " channels (",
+                     channel_names(image), ") and the input tensor ", layout.dims.c);
     const bool fp16 = layout.precision == Precision::Fp16;
     if (fp16) {
         if (!std::isfinite(conversion.normalize) || !(conversion.normalize > 0))
-            return error(what, ": normalize must be a positive number, not ", conversion.normalize);
+            return error(what(), ": normalize must be a positive number, not ",
+                         conversion.normalize);
         for (float m : conversion.mean)
-            if (!std::isfinite(m)) return error(what, ": mean ", m, " is not a finite number");
+            if (!std::isfinite(m)) return error(what(), ": mean ", m, " is not a finite number");
     }
 
     // The host tensor, channel-major (NCHW); channels the image lacks stay zero.
@@ -728,10 +731,20 @@ Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorL
         const double q = std::floor(v * 127.0 / static_cast<double>(image.max_value) + 0.5);
         return static_cast<uint8_t>(std::min(q, 127.0));
     };
-    std::vector<uint8_t> int8_of;
-    if (!fp16 && image.samples.size() > image.max_value) {
-        int8_of.resize(size_t(image.max_value) + 1);
-        for (uint32_t v = 0; v <= image.max_value; ++v) int8_of[v] = to_int8(v);
+    // 8-bit images (the common case) share one table, made once.
+    static const std::vector<uint8_t> kInt8Of255 = [] {
+        std::vector<uint8_t> t(256);
+        for (uint32_t v = 0; v < 256; ++v)
+            t[v] = static_cast<uint8_t>(std::min(std::floor(v * 127.0 / 255.0 + 0.5), 127.0));
+        return t;
+    }();
+    std::vector<uint8_t> own_table;
+    const std::vector<uint8_t>* int8_of = &own_table;
+    if (!fp16 && image.max_value == 255) {
+        int8_of = &kInt8Of255;
+    } else if (!fp16 && image.samples.size() > image.max_value) {
+        own_table.resize(size_t(image.max_value) + 1);
+        for (uint32_t v = 0; v <= image.max_value; ++v) own_table[v] = to_int8(v);
     }
     for (uint32_t c = 0; c < image.channels; ++c) {
         const float mean = conversion.mean[c];
@@ -744,7 +757,7 @@ Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorL
                     const float f = (static_cast<float>(v) - mean) / conversion.normalize;
                     halves[i] = fp16_round_ties_away(f);
                 } else {
-                    bytes8[i] = v < int8_of.size() ? int8_of[v] : to_int8(v);
+                    bytes8[i] = v < int8_of->size() ? (*int8_of)[v] : to_int8(v);
                 }
             }
         }
@@ -776,7 +789,7 @@ Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorL
     }
     if (!s) {
         std::fill(out.begin(), out.end(), std::byte{0});
-        return s.context(what);
+        return s.context(what());
     }
     return {};
 }
