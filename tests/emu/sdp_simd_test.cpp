@@ -841,6 +841,19 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
 // the output (a sum written over its operand: read before the output overwrites them). A
 // third of the operations of one batch without a precision conversion, flying or reading their
 // input, hand their output to PDP (the last residual block before a global pooling).
+// A third of the programs whose output PDP could take (one batch, the output precision the
+// processing one) sent to PDP instead of memory.
+void send_to_pdp_now_and_then(Program& p, std::mt19937_64& rng) {
+    const uint32_t format = p.sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+    const uint32_t mode = p.sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
+    p.to_pdp = (format >> 2) == (format & 3u) &&
+               NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
+               pick(rng, 3) == 0;
+    if (p.to_pdp)
+        p.sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
+                  mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
+}
+
 TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
@@ -854,13 +867,7 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
             const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
             const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
-            const uint32_t mode = sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
-            p.to_pdp = (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2) == proc &&
-                       NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
-                       pick(rng, 3) == 0;
-            if (p.to_pdp)
-                sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
-                        mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
+            send_to_pdp_now_and_then(p, rng);
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 3) == 0;
             program_x1_operands(sdp, rng, bs_memory);
@@ -1291,6 +1298,44 @@ TEST(SdpSimd, OfflineInt8LayersWithRegisterOperandsMatchTheScalarStages) {
         EXPECT_FALSE(isa_vbmi());
         SCOPED_TRACE("without VBMI");
         check_offline_int8_register_layers(level);
+    }
+}
+
+// An SDP unit keeps its buffers from operation to operation (sdp::Buffers), taken at each
+// operation's sizes: random operations of up to 40 or 400 channels, flying (whole or deferred)
+// or offline, with operands from registers or memory, to memory or to PDP, run one after the
+// other by one unit give each what it gives run alone by a new unit, at every level.
+TEST(SdpSimd, OperationsInARowGiveWhatEachGivesAlone) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        SCOPED_TRACE(isa_name(level));
+        auto rng = test::rng_for_test();
+        std::vector<Program> programs;
+        for (int i = 0; i < 40; ++i) {
+            programs.push_back(random_program(rng, i % 3 ? 40 : 400));
+            send_to_pdp_now_and_then(programs.back(), rng);
+        }
+        const std::vector<Outcome> in_a_row = run_in_a_row(programs, false);
+        int ran = 0, large = 0;
+        for (size_t k = 0; k < programs.size(); ++k) {
+            const Outcome alone = run(programs[k], false);
+            Outcome o = in_a_row[k];
+            // The row's counts are summed from its first operation, and its last error stays.
+            if (k > 0) {
+                const Outcome& before = in_a_row[k - 1];
+                o.bytes_written -= before.bytes_written;
+                o.bytes_read -= before.bytes_read;
+                o.faults -= before.faults;
+                o.errors -= before.errors;
+            }
+            if (o.errors == 0) o.error.clear();
+            ASSERT_TRUE(o == alone) << "operation " << k << ": error '" << o.error << "'";
+            const bool wrote = o.errors == 0 && o.faults == 0 && (o.bytes_written || o.pdp.size());
+            ran += wrote;
+            large += wrote && programs[k].sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] >= 64;
+        }
+        EXPECT_GT(ran, 20);
+        EXPECT_GT(large, 5);
     }
 }
 
