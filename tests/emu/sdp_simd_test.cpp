@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <random>
@@ -322,20 +323,25 @@ struct Program {
 
 // A deferred cube (a flying convolution computed when SDP takes it) served from a channels-last
 // cube: rows as CACC delivers them, checked to be asked for in order, each once, and ended by
-// exactly one finish() or whole().
+// exactly one finish() or whole(). With set_threads(n > 1) the pass makes the blocks on n
+// threads, in any order: then checked to be every row once.
 class TestRows final : public DeferredRows {
   public:
     TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
     uint32_t block_rows() const override { return block_; }
-    unsigned threads() const override { return 1; }
+    unsigned threads() const override { return threads_; }
+    void set_threads(unsigned threads) { threads_ = threads; }
     int32_t* begin(size_t values) override {
         rows_.resize(values);
         return rows_.data();
     }
     uint32_t compute(uint32_t y0, uint32_t y1, int32_t* out) const override {
         // The next block of rows.
-        in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
-        next_ = y1;
+        rows_made_ += y1 - y0;
+        if (threads_ == 1) {
+            in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
+            next_ = y1;
+        }
         for (uint32_t n = 0; n < cube_.batches; ++n)
             for (uint32_t y = y0; y < y1; ++y)
                 for (uint32_t x = 0; x < cube_.width; ++x)
@@ -346,11 +352,11 @@ class TestRows final : public DeferredRows {
     void finish(uint32_t) override {
         ++ends_;
         ++finished;
-        in_order_ &= next_ == cube_.height;
+        in_order_ &= rows_made_ == cube_.height;
     }
     AccumulatorCube whole() override {
         ++ends_;
-        in_order_ &= next_ == 0;
+        in_order_ &= rows_made_ == 0;
         return cube_;
     }
     // Every row once, in order, then one end (read and reset for the next run).
@@ -359,6 +365,7 @@ class TestRows final : public DeferredRows {
         in_order_ = true;
         ends_ = 0;
         next_ = 0;
+        rows_made_ = 0;
         return ok;
     }
 
@@ -368,7 +375,9 @@ class TestRows final : public DeferredRows {
     AccumulatorCube cube_;
     uint32_t block_;
     std::vector<int32_t> rows_;
+    unsigned threads_ = 1;
     mutable uint32_t next_ = 0;
+    mutable std::atomic<uint32_t> rows_made_{0};
     uint32_t ends_ = 0;
     mutable bool in_order_ = true;
 };
@@ -1302,18 +1311,21 @@ TEST(SdpSimd, OfflineInt8LayersWithRegisterOperandsMatchTheScalarStages) {
 }
 
 // An SDP unit keeps its buffers from operation to operation (sdp::Buffers), taken at each
-// operation's sizes: random operations of up to 40 or 400 channels, flying (whole or deferred)
-// or offline, with operands from registers or memory, to memory or to PDP, run one after the
-// other by one unit give each what it gives run alone by a new unit, at every level.
+// operation's sizes: random operations of up to 40 or 400 channels, flying (whole or deferred,
+// its blocks made on 1, 2 or 3 threads) or offline, with operands from registers or memory, to
+// memory or to PDP, run one after the other by one unit give each what it gives run alone by
+// a new unit, at every level.
 TEST(SdpSimd, OperationsInARowGiveWhatEachGivesAlone) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
         SCOPED_TRACE(isa_name(level));
         auto rng = test::rng_for_test();
         std::vector<Program> programs;
-        for (int i = 0; i < 40; ++i) {
-            programs.push_back(random_program(rng, i % 3 ? 40 : 400));
-            send_to_pdp_now_and_then(programs.back(), rng);
+        for (int i = 0; i < 300; ++i) {
+            Program& p = programs.emplace_back(random_program(rng, i % 3 ? 40 : 400));
+            send_to_pdp_now_and_then(p, rng);
+            if (!p.offline && p.cube.deferred)
+                static_cast<TestRows&>(*p.cube.deferred).set_threads(1 + i % 3);
         }
         const std::vector<Outcome> in_a_row = run_in_a_row(programs, false);
         int ran = 0, large = 0;

@@ -239,6 +239,7 @@ void OperandReader::hand_bytes_in_place() {
 OutputWriter::OutputWriter(Context& ctx, const Settings& s, Buffers& buffers)
     : ctx_(ctx),
       s_(s),
+      buffers_(buffers),
       packed_(buffers.output_packed),
       line_(buffers.output_line),
       group_(buffers.output_group),

@@ -344,6 +344,21 @@ struct Buffers {
     std::vector<std::byte> output_packed, output_line, output_kept, output_group;
     std::vector<int32_t> line;  // Sdp::execute's own pass
     std::vector<uint16_t> out;
+    // The fused pass over a deferred cube's blocks: the group's operand lines and the slots'
+    // output lines when lines are made with their blocks; on several threads (fused_pass's
+    // prepare and make), per slot the places of its output lines and its lines' operands
+    // (copied, where they were read), per part a line made before it goes to its places.
+    struct Slot {
+        std::vector<std::byte*> places;
+        std::vector<OperandLine> ops;
+        std::vector<std::array<size_t, 3>> copied_at;
+        std::vector<int16_t> values;
+        std::vector<int8_t> bytes;
+    };
+    std::vector<OperandLine> group_ops;
+    std::vector<std::byte> slot_lines;
+    std::vector<Slot> slots;
+    std::vector<std::vector<std::byte>> made_lines;
 };
 // v as n value-initialised elements, in the capacity it has.
 template <class T>
@@ -426,6 +441,8 @@ class OutputWriter {
     size_t group_bytes() const { return size_t(s_.group / s_.out_lanes) * s_.width * s_.atom; }
     // group_bytes() for the caller to make a group's lines in (the writer's own).
     std::byte* group_lines() { return group_.data(); }
+    // The unit's buffers, for the pass that writes through this writer.
+    Buffers& buffers() { return buffers_; }
     // Writes what a packed 1 x 1 cube gathered, or hands the kept lines to PDP.
     void finish();
 
@@ -437,6 +454,7 @@ class OutputWriter {
 
     Context& ctx_;
     const Settings& s_;
+    Buffers& buffers_;
     std::vector<std::byte>& packed_;
     std::vector<std::byte>& line_;
     std::vector<std::byte>& group_;
@@ -567,18 +585,20 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         const bool per_element = (operands.bs && s.bs_dma.per_element) ||
                                  (operands.bn && s.bn_dma.per_element) || operands.ew;
         const bool lines_with_blocks = parts > 1 && !per_element;
-        std::vector<OperandLine> group_ops(lines_with_blocks ? 3 * size_t(s.groups) : 0);
+        Buffers& buffers = writer.buffers();
+        OperandLine* const group_ops =
+            take(buffers.group_ops, lines_with_blocks ? 3 * size_t(s.groups) : 0);
         for (uint32_t g = 0; g < s.groups && lines_with_blocks; ++g) load(g, 0, &group_ops[3 * g]);
         const size_t slot_lines = size_t(s.groups) * block * s.batches;
         // Output lines that share bytes are written by the calling thread, in order; the
         // lines made with their blocks then wait in the slots.
         const bool lines_overlap = output_lines_overlap(s);
         const bool lines_in_slots = lines_with_blocks && lines_overlap;
-        std::vector<std::byte> out(lines_in_slots ? slots * slot_lines * group_bytes : 0);
+        std::byte* const out =
+            take(buffers.slot_lines, lines_in_slots ? slots * slot_lines * group_bytes : 0);
         // Where line (g, h - y0, b) of a slot's output lines goes.
         const auto out_line = [&](uint32_t slot, uint32_t g, uint32_t row, uint32_t b) {
-            return out.data() +
-                   ((slot * size_t(s.groups) + g) * block + row) * s.batches * group_bytes +
+            return out + ((slot * size_t(s.groups) + g) * block + row) * s.batches * group_bytes +
                    b * group_bytes;
         };
         // Line h (of the block from y0), batch b, channel group g of a block's values.
@@ -603,25 +623,26 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
             const uint32_t per_group = writer.lines_per_group();
             const size_t line_bytes = group_bytes / per_group;
             const size_t elements = s.line_elements();
-            std::vector<std::vector<std::byte*>> places(
-                slots, std::vector<std::byte*>(slot_lines * per_group));
-            std::vector<std::vector<OperandLine>> slot_ops(slots);
-            std::vector<std::vector<int16_t>> copies(slots);
-            std::vector<std::vector<int8_t>> byte_copies(slots);
-            std::vector<std::vector<std::byte>> made_lines(parts,
-                                                           std::vector<std::byte>(group_bytes));
+            if (buffers.slots.size() < slots) buffers.slots.resize(slots);
+            for (uint32_t slot = 0; slot < slots; ++slot)
+                take(buffers.slots[slot].places, slot_lines * per_group);
+            if (buffers.made_lines.size() < parts) buffers.made_lines.resize(parts);
+            for (unsigned part = 0; part < parts; ++part)
+                take(buffers.made_lines[part], group_bytes);
             prepare_then_make(
                 parts, blocks, slots, by_reference([&](uint32_t i, uint32_t slot) {
                     const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
-                    std::vector<OperandLine>& kept = slot_ops[slot];
-                    std::vector<int16_t>& values = copies[slot];
-                    std::vector<int8_t>& bytes = byte_copies[slot];
+                    Buffers::Slot& kept_slot = buffers.slots[slot];
+                    std::vector<OperandLine>& kept = kept_slot.ops;
+                    std::vector<int16_t>& values = kept_slot.values;
+                    std::vector<int8_t>& bytes = kept_slot.bytes;
+                    // An operand line is valid until its reader's next load: copied, the
+                    // pointers set once the slot's copies stop growing.
+                    std::vector<std::array<size_t, 3>>& at = kept_slot.copied_at;
                     kept.clear();
                     values.clear();
                     bytes.clear();
-                    // An operand line is valid until its reader's next load: copied, the
-                    // pointers set once the slot's copies stop growing.
-                    std::vector<std::array<size_t, 3>> at;
+                    at.clear();
                     size_t index = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index) {
@@ -651,7 +672,8 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                             }
                             for (uint32_t b = 0; b < s.batches; ++b)
                                 writer.place_lines(
-                                    b, g, h, &places[slot][(index * s.batches + b) * per_group]);
+                                    b, g, h,
+                                    &kept_slot.places[(index * s.batches + b) * per_group]);
                         }
                     for (size_t j = 0; j < kept.size(); ++j) {
                         if (at[j][0] != SIZE_MAX) kept[j].alu = values.data() + at[j][0];
@@ -664,18 +686,19 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                     int32_t* values = storage + slot * slot_values;
                     cacc_saturated.fetch_add(rows.compute(y0, y1, values),
                                              std::memory_order_relaxed);
-                    std::byte* made = made_lines[part].data();
+                    std::byte* made = buffers.made_lines[part].data();
+                    const Buffers::Slot& made_slot = buffers.slots[slot];
                     uint32_t counted = 0;
                     size_t index = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index)
                             for (uint32_t b = 0; b < s.batches; ++b) {
                                 std::byte* const* to =
-                                    &places[slot][(index * s.batches + b) * per_group];
+                                    &made_slot.places[(index * s.batches + b) * per_group];
                                 // A group of one line is made in its place (as on one thread).
                                 const bool in_place = per_group == 1 && to[0];
                                 line(source(values, y0, y1, g, h, b),
-                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
+                                     per_element ? &made_slot.ops[3 * index] : &group_ops[3 * g],
                                      in_place ? to[0] : made, counted);
                                 for (uint32_t j = 0; j < per_group && !in_place; ++j)
                                     if (to[j])
