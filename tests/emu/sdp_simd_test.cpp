@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <random>
@@ -322,20 +323,25 @@ struct Program {
 
 // A deferred cube (a flying convolution computed when SDP takes it) served from a channels-last
 // cube: rows as CACC delivers them, checked to be asked for in order, each once, and ended by
-// exactly one finish() or whole().
+// exactly one finish() or whole(). With set_threads(n > 1) the pass makes the blocks on n
+// threads, in any order: then checked to be every row once.
 class TestRows final : public DeferredRows {
   public:
     TestRows(AccumulatorCube cube, uint32_t block) : cube_(std::move(cube)), block_(block) {}
     uint32_t block_rows() const override { return block_; }
-    unsigned threads() const override { return 1; }
+    unsigned threads() const override { return threads_; }
+    void set_threads(unsigned threads) { threads_ = threads; }
     int32_t* begin(size_t values) override {
         rows_.resize(values);
         return rows_.data();
     }
     uint32_t compute(uint32_t y0, uint32_t y1, int32_t* out) const override {
         // The next block of rows.
-        in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
-        next_ = y1;
+        rows_made_ += y1 - y0;
+        if (threads_ == 1) {
+            in_order_ &= y0 == next_ && y1 > y0 && y1 <= cube_.height;
+            next_ = y1;
+        }
         for (uint32_t n = 0; n < cube_.batches; ++n)
             for (uint32_t y = y0; y < y1; ++y)
                 for (uint32_t x = 0; x < cube_.width; ++x)
@@ -346,11 +352,11 @@ class TestRows final : public DeferredRows {
     void finish(uint32_t) override {
         ++ends_;
         ++finished;
-        in_order_ &= next_ == cube_.height;
+        in_order_ &= rows_made_ == cube_.height;
     }
     AccumulatorCube whole() override {
         ++ends_;
-        in_order_ &= next_ == 0;
+        in_order_ &= rows_made_ == 0;
         return cube_;
     }
     // Every row once, in order, then one end (read and reset for the next run).
@@ -359,6 +365,7 @@ class TestRows final : public DeferredRows {
         in_order_ = true;
         ends_ = 0;
         next_ = 0;
+        rows_made_ = 0;
         return ok;
     }
 
@@ -368,7 +375,9 @@ class TestRows final : public DeferredRows {
     AccumulatorCube cube_;
     uint32_t block_;
     std::vector<int32_t> rows_;
+    unsigned threads_ = 1;
     mutable uint32_t next_ = 0;
+    mutable std::atomic<uint32_t> rows_made_{0};
     uint32_t ends_ = 0;
     mutable bool in_order_ = true;
 };
@@ -841,6 +850,19 @@ TEST(SdpSimd, ResidualSumsMatchTheScalarStages) {
 // the output (a sum written over its operand: read before the output overwrites them). A
 // third of the operations of one batch without a precision conversion, flying or reading their
 // input, hand their output to PDP (the last residual block before a global pooling).
+// A third of the programs whose output PDP could take (one batch, the output precision the
+// processing one) sent to PDP instead of memory.
+void send_to_pdp_now_and_then(Program& p, std::mt19937_64& rng) {
+    const uint32_t format = p.sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4];
+    const uint32_t mode = p.sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
+    p.to_pdp = (format >> 2) == (format & 3u) &&
+               NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
+               pick(rng, 3) == 0;
+    if (p.to_pdp)
+        p.sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
+                  mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
+}
+
 TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
     for (IsaLevel level : levels_of_this_cpu()) {
         const IsaLimit limit(level);
@@ -854,13 +876,7 @@ TEST(SdpSimd, MemorySumsAfterRequantisationMatchTheScalarStages) {
             const uint32_t H = sdp.w[NVDLA_SDP_D_DATA_CUBE_HEIGHT / 4] + 1;
             const uint32_t proc = sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] & 3u;
             const uint32_t atom = cfg.atom_bytes, group = atom / (proc == 0 ? 1 : 2);
-            const uint32_t mode = sdp.w[NVDLA_SDP_D_FEATURE_MODE_CFG / 4];
-            p.to_pdp = (sdp.w[NVDLA_SDP_D_DATA_FORMAT / 4] >> 2) == proc &&
-                       NVDLA_FIELD_GET(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, mode) == 0 &&
-                       pick(rng, 3) == 0;
-            if (p.to_pdp)
-                sdp.set(NVDLA_SDP_D_FEATURE_MODE_CFG,
-                        mode | NVDLA_FIELD_SET(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1u));
+            send_to_pdp_now_and_then(p, rng);
             sdp.set(NVDLA_SDP_D_DP_BS_CFG, 2u << 2 | (pick(rng, 2) ? 1u << 6 : 0u));  // SUM, MUL
             const bool bs_memory = pick(rng, 3) == 0;
             program_x1_operands(sdp, rng, bs_memory);
@@ -1291,6 +1307,47 @@ TEST(SdpSimd, OfflineInt8LayersWithRegisterOperandsMatchTheScalarStages) {
         EXPECT_FALSE(isa_vbmi());
         SCOPED_TRACE("without VBMI");
         check_offline_int8_register_layers(level);
+    }
+}
+
+// An SDP unit keeps its buffers from operation to operation (sdp::Buffers), taken at each
+// operation's sizes: random operations of up to 40 or 400 channels, flying (whole or deferred,
+// its blocks made on 1, 2 or 3 threads) or offline, with operands from registers or memory, to
+// memory or to PDP, run one after the other by one unit give each what it gives run alone by
+// a new unit, at every level.
+TEST(SdpSimd, OperationsInARowGiveWhatEachGivesAlone) {
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        SCOPED_TRACE(isa_name(level));
+        auto rng = test::rng_for_test();
+        std::vector<Program> programs;
+        for (int i = 0; i < 300; ++i) {
+            Program& p = programs.emplace_back(random_program(rng, i % 3 ? 40 : 400));
+            send_to_pdp_now_and_then(p, rng);
+            if (!p.offline && p.cube.deferred)
+                static_cast<TestRows&>(*p.cube.deferred).set_threads(1 + i % 3);
+        }
+        const std::vector<Outcome> in_a_row = run_in_a_row(programs, false);
+        int ran = 0, large = 0;
+        for (size_t k = 0; k < programs.size(); ++k) {
+            const Outcome alone = run(programs[k], false);
+            Outcome o = in_a_row[k];
+            // The row's counts are summed from its first operation, and its last error stays.
+            if (k > 0) {
+                const Outcome& before = in_a_row[k - 1];
+                o.bytes_written -= before.bytes_written;
+                o.bytes_read -= before.bytes_read;
+                o.faults -= before.faults;
+                o.errors -= before.errors;
+            }
+            if (o.errors == 0) o.error.clear();
+            ASSERT_TRUE(o == alone) << "operation " << k << ": error '" << o.error << "'";
+            const bool wrote = o.errors == 0 && o.faults == 0 && (o.bytes_written || o.pdp.size());
+            ran += wrote;
+            large += wrote && programs[k].sdp.w[NVDLA_SDP_D_DATA_CUBE_CHANNEL / 4] >= 64;
+        }
+        EXPECT_GT(ran, 20);
+        EXPECT_GT(large, 5);
     }
 }
 

@@ -13,6 +13,7 @@ namespace nvdla::emu {
 
 struct Sdp::State {
     LutPort lut{LutPort::kSdp};
+    sdp::Buffers buffers;
 };
 
 Sdp::Sdp() : state_(std::make_unique<State>()) {}
@@ -159,14 +160,15 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     s.lut.le = state_->lut.le();
     s.lut.lo = state_->lut.lo();
 
+    sdp::Buffers& buffers = state_->buffers;
     std::optional<sdp::OperandReader> bs, bn, ew;
-    if (s.bs_dma.enabled) bs.emplace(ctx, s, s.bs_dma);
-    if (s.bn_dma.enabled) bn.emplace(ctx, s, s.bn_dma);
-    if (s.ew_dma.enabled) ew.emplace(ctx, s, s.ew_dma);
+    if (s.bs_dma.enabled) bs.emplace(ctx, s, s.bs_dma, buffers.bs);
+    if (s.bn_dma.enabled) bn.emplace(ctx, s, s.bn_dma, buffers.bn);
+    if (s.ew_dma.enabled) ew.emplace(ctx, s, s.ew_dma, buffers.ew);
     std::optional<sdp::InputReader> input;
-    if (!s.flying) input.emplace(ctx, s);
+    if (!s.flying) input.emplace(ctx, s, buffers);
     std::optional<sdp::OutputWriter> writer;
-    if (!s.eql && !s.to_pdp) writer.emplace(ctx, s);
+    if (!s.eql && !s.to_pdp) writer.emplace(ctx, s, buffers);
     if (s.to_pdp) {
         *to_pdp = ElementCube{};
         to_pdp->batches = 1;
@@ -196,7 +198,7 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
     Counters counters;
     if (simd && sdp::fused_supported(s, flying)) {
         // Output to PDP: the pass's lines kept, then handed to PDP's cube.
-        if (s.to_pdp) writer.emplace(ctx, s, *to_pdp);
+        if (s.to_pdp) writer.emplace(ctx, s, buffers, *to_pdp);
         sdp::run_fused(s, s.flying ? flying : nullptr, input ? &*input : nullptr,
                        {bs ? &*bs : nullptr, bn ? &*bn : nullptr, ew ? &*ew : nullptr}, *writer,
                        counters);
@@ -205,8 +207,8 @@ void Sdp::execute(Context& ctx, Group single, Group sdp_group, Group rdma,
         return;
     }
     const size_t n = s.line_elements();
-    std::vector<int32_t> line(n);
-    std::vector<uint16_t> out(n);
+    const std::span<int32_t> line(sdp::take(buffers.line, n), n);
+    const std::span<uint16_t> out(sdp::take(buffers.out, n), n);
     // Channel group by channel group, line by line; the operands of a line serve every batch
     // (the operand DMAs have no batch stride) and offline every batch reads the same input.
     for (uint32_t g = 0; g < s.groups; ++g) {

@@ -93,14 +93,21 @@ __attribute__((target("avx2"))) void hand_over_int8_line_avx2(const std::byte* l
 
 // ---- Input ----
 
-InputReader::InputReader(Context& ctx, const Settings& s) : ctx_(ctx), s_(s) {
+InputReader::InputReader(Context& ctx, const Settings& s, Buffers& buffers)
+    : ctx_(ctx),
+      s_(s),
+      packed_(buffers.input_packed),
+      raw_(buffers.input_raw),
+      line_(buffers.input_line) {
+    take(line_, s.line_elements());
     if (s.src.packed) {
         // A 1 x 1 cube is one request of all its atoms from the base (MRDMA 1x1 pack mode).
         const uint64_t surfaces = s.padded_channels() / s.in_lanes;
-        packed_.resize(surfaces * s.atom);
-        fetch(s.src.base, packed_.size(), packed_.data());
+        fetch(s.src.base, surfaces * s.atom, take(packed_, surfaces * s.atom));
+        take(raw_, 0);
     } else {
-        raw_.resize(size_t(s.width) * s.atom);
+        take(packed_, 0);
+        take(raw_, size_t(s.width) * s.atom);
     }
 }
 
@@ -166,17 +173,25 @@ void InputReader::read(uint32_t g, uint32_t h, std::span<int32_t> line, Counters
 
 // ---- Operands ----
 
-OperandReader::OperandReader(Context& ctx, const Settings& s, const OperandDma& dma)
-    : ctx_(ctx), s_(s), dma_(dma) {
+OperandReader::OperandReader(Context& ctx, const Settings& s, const OperandDma& dma,
+                             OperandBuffers& buffers)
+    : ctx_(ctx),
+      s_(s),
+      dma_(dma),
+      raw_(buffers.raw),
+      alu_line_(buffers.alu_line),
+      mul_line_(buffers.mul_line),
+      alu_kernels_(buffers.alu_kernels),
+      mul_kernels_(buffers.mul_kernels) {
     const size_t n = s.line_elements();
-    if (dma.take_alu) alu_line_.resize(n);
-    if (dma.take_mul) mul_line_.resize(n);
+    take(alu_line_, dma.take_alu ? n : 0);
+    take(mul_line_, dma.take_mul ? n : 0);
     if (!dma.per_element) {
         // Per-kernel data: every channel group's values, one contiguous read.
-        raw_.resize(size_t(s.padded_channels()) * dma.bytes_per_value());
+        take(raw_, size_t(s.padded_channels()) * dma.bytes_per_value());
         ctx.dma.read(NVDLA_UNIT_SDP_RDMA, dma.port, dma.base, raw_.data(), raw_.size());
     } else {
-        raw_.resize(n * dma.bytes_per_value());
+        take(raw_, n * dma.bytes_per_value());
     }
 }
 
@@ -195,16 +210,11 @@ void OperandReader::decode(const std::byte* src, size_t values, int16_t* dst, bo
 
 OperandLine OperandReader::load(uint32_t g, uint32_t h, bool one_element) {
     if (!dma_.per_element && one_element) {
-        if (alu_kernels_.empty() && mul_kernels_.empty()) {
+        if (!kernels_decoded_) {
             const size_t n = s_.padded_channels();
-            if (dma_.take_alu) {
-                alu_kernels_.resize(n);
-                decode(raw_.data(), n, alu_kernels_.data(), true);
-            }
-            if (dma_.take_mul) {
-                mul_kernels_.resize(n);
-                decode(raw_.data(), n, mul_kernels_.data(), false);
-            }
+            if (dma_.take_alu) decode(raw_.data(), n, take(alu_kernels_, n), true);
+            if (dma_.take_mul) decode(raw_.data(), n, take(mul_kernels_, n), false);
+            kernels_decoded_ = true;
         }
         const size_t first = size_t(g) * s_.group;
         return {dma_.take_alu ? alu_kernels_.data() + first : nullptr,
@@ -254,16 +264,24 @@ void OperandReader::hand_bytes_in_place() {
 
 // ---- Output ----
 
-OutputWriter::OutputWriter(Context& ctx, const Settings& s) : ctx_(ctx), s_(s) {
-    if (s.dst.packed)
-        packed_.resize(size_t(s.padded_channels() / s.out_lanes) * s.atom);
-    else
-        line_.resize(size_t(s.width) * s.atom);
+OutputWriter::OutputWriter(Context& ctx, const Settings& s, Buffers& buffers)
+    : ctx_(ctx),
+      s_(s),
+      buffers_(buffers),
+      packed_(buffers.output_packed),
+      line_(buffers.output_line),
+      group_(buffers.output_group),
+      kept_(buffers.output_kept) {
+    take(packed_, s.dst.packed ? size_t(s.padded_channels() / s.out_lanes) * s.atom : 0);
+    take(line_, s.dst.packed ? 0 : size_t(s.width) * s.atom);
+    take(group_, group_bytes());
+    take(kept_, 0);
 }
 
-OutputWriter::OutputWriter(Context& ctx, const Settings& s, ElementCube& to_pdp)
-    : ctx_(ctx), s_(s), to_pdp_(&to_pdp) {
-    kept_.resize(size_t(s.padded_channels() / s.out_lanes) * s.height * s.width * s.atom);
+OutputWriter::OutputWriter(Context& ctx, const Settings& s, Buffers& buffers, ElementCube& to_pdp)
+    : OutputWriter(ctx, s, buffers) {
+    to_pdp_ = &to_pdp;
+    take(kept_, size_t(s.padded_channels() / s.out_lanes) * s.height * s.width * s.atom);
 }
 
 void OutputWriter::write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out) {

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -327,12 +329,55 @@ void run_fused(const Settings& s, const AccumulatorCube* cube, InputReader* inpu
                FusedOperands operands, OutputWriter& writer, Counters& counters);
 }  // namespace avx2
 
+// The buffers of one SDP unit's operations, which Sdp keeps for the next ones (a unit runs one
+// operation at a time, on one thread): each operation takes them at its own sizes, zeroed as
+// new vectors would be (take()), so that once they have grown to the largest operation's, an
+// operation allocates none of them.
+struct OperandBuffers {
+    std::vector<std::byte> raw;
+    std::vector<int16_t> alu_line, mul_line, alu_kernels, mul_kernels;
+};
+struct Buffers {
+    OperandBuffers bs, bn, ew;
+    std::vector<std::byte> input_packed, input_raw;
+    std::vector<int32_t> input_line;
+    std::vector<std::byte> output_packed, output_line, output_kept, output_group;
+    std::vector<int32_t> line;  // Sdp::execute's own pass
+    std::vector<uint16_t> out;
+    // The fused pass over a deferred cube's blocks: the group's operand lines and the slots'
+    // output lines when lines are made with their blocks; on several threads (fused_pass's
+    // prepare and make), per slot the places of its output lines and its lines' operands
+    // (copied, where they were read), per part a line made before it goes to its places.
+    struct Slot {
+        std::vector<std::byte*> places;
+        std::vector<OperandLine> ops;
+        std::vector<std::array<size_t, 3>> copied_at;
+        std::vector<int16_t> values;
+        std::vector<int8_t> bytes;
+    };
+    std::vector<OperandLine> group_ops;
+    std::vector<std::byte> slot_lines;
+    std::vector<Slot> slots;
+    std::vector<std::vector<std::byte>> made_lines;
+};
+// v as n value-initialised elements, in the capacity it has.
+template <class T>
+T* take(std::vector<T>& v, size_t n) {
+    v.assign(n, T{});
+    return v.data();
+}
+
 // SDP_RDMA's input read (offline mode): decodes whole channel groups, line by line.
 class InputReader {
   public:
-    InputReader(Context& ctx, const Settings& s);
+    InputReader(Context& ctx, const Settings& s, Buffers& buffers);
     // Fills line (W x group) with channel group g, line h: int32 values or fp32 bits.
     void read(uint32_t g, uint32_t h, std::span<int32_t> line, Counters& counters);
+    // The same into the reader's own line, valid until the next call.
+    const int32_t* read(uint32_t g, uint32_t h, Counters& counters) {
+        read(g, h, line_, counters);
+        return line_.data();
+    }
     // The W x atom bytes of input surface `surface`, line h, as read() takes them (in place,
     // or zeros after a fault), valid until the next call (not for 1 x 1 packed cubes).
     const std::byte* line_bytes(uint32_t surface, uint32_t h);
@@ -342,14 +387,15 @@ class InputReader {
 
     Context& ctx_;
     const Settings& s_;
-    std::vector<std::byte> packed_;  // a 1 x 1 cube, read at once
-    std::vector<std::byte> raw_;
+    std::vector<std::byte>& packed_;  // a 1 x 1 cube, read at once
+    std::vector<std::byte>& raw_;
+    std::vector<int32_t>& line_;
 };
 
 // One operand DMA: per-kernel data read once, per-element data a line at a time.
 class OperandReader {
   public:
-    OperandReader(Context& ctx, const Settings& s, const OperandDma& dma);
+    OperandReader(Context& ctx, const Settings& s, const OperandDma& dma, OperandBuffers& buffers);
     // The operands of channel group g, line h. `one_element`: per-kernel data may come as
     // the group's values once (same_for_every_element), for a reader that takes them so.
     OperandLine load(uint32_t g, uint32_t h, bool one_element = false);
@@ -364,21 +410,24 @@ class OperandReader {
     Context& ctx_;
     const Settings& s_;
     const OperandDma& dma_;
-    std::vector<std::byte> raw_;
-    std::vector<int16_t> alu_line_, mul_line_;
+    std::vector<std::byte>& raw_;
+    std::vector<int16_t>& alu_line_;
+    std::vector<int16_t>& mul_line_;
     uint32_t loaded_group_ = UINT32_MAX;
     bool bytes_in_place_ = false;
-    std::vector<int16_t> alu_kernels_, mul_kernels_;  // per-kernel data, every group decoded
+    bool kernels_decoded_ = false;
+    std::vector<int16_t>& alu_kernels_;  // per-kernel data, every group decoded
+    std::vector<int16_t>& mul_kernels_;
 };
 
 // The write DMA: output lines to memory.
 class OutputWriter {
   public:
-    OutputWriter(Context& ctx, const Settings& s);
+    OutputWriter(Context& ctx, const Settings& s, Buffers& buffers);
     // For the fused pass of an operation whose output goes to PDP: the lines are kept as the
     // write DMA would lay them out (no DMA), and finish() hands them to `to_pdp` (set up by
     // Sdp::execute), as Sdp::execute's own lines would.
-    OutputWriter(Context& ctx, const Settings& s, ElementCube& to_pdp);
+    OutputWriter(Context& ctx, const Settings& s, Buffers& buffers, ElementCube& to_pdp);
     // The 16-bit outputs of channel group g, line h of batch b.
     void write(uint32_t b, uint32_t g, uint32_t h, std::span<const uint16_t> out);
     // The output lines of channel group g, line h of batch b as the write DMA sends them:
@@ -390,6 +439,10 @@ class OutputWriter {
     void place_lines(uint32_t b, uint32_t g, uint32_t h, std::byte** places);
     uint32_t lines_per_group() const { return s_.group / s_.out_lanes; }
     size_t group_bytes() const { return size_t(s_.group / s_.out_lanes) * s_.width * s_.atom; }
+    // group_bytes() for the caller to make a group's lines in (the writer's own).
+    std::byte* group_lines() { return group_.data(); }
+    // The unit's buffers, for the pass that writes through this writer.
+    Buffers& buffers() { return buffers_; }
     // Writes what a packed 1 x 1 cube gathered, or hands the kept lines to PDP.
     void finish();
 
@@ -401,10 +454,12 @@ class OutputWriter {
 
     Context& ctx_;
     const Settings& s_;
-    std::vector<std::byte> packed_;
-    std::vector<std::byte> line_;
+    Buffers& buffers_;
+    std::vector<std::byte>& packed_;
+    std::vector<std::byte>& line_;
+    std::vector<std::byte>& group_;
     ElementCube* to_pdp_ = nullptr;
-    std::vector<std::byte> kept_;
+    std::vector<std::byte>& kept_;
 };
 
 // Constants a line form derives from its channel group's X1 and X2 operand lines, made once per
@@ -471,6 +526,13 @@ class GroupConstants {
     std::vector<Entry> entries_;
 };
 
+// A lambda handed to a std::function parameter by reference (the lambda, a temporary, lives
+// until the call returns), so that the std::function does not copy its captures to the heap.
+template <class Fn>
+std::reference_wrapper<Fn> by_reference(Fn&& fn) {
+    return std::reference_wrapper<Fn>(fn);
+}
+
 // The fused pass's lines in order, each made by line(from, operand lines, line buffers,
 // saturation count) and handed to the write DMA: channel group, line, batch, the order of
 // Sdp::execute; a deferred cube by blocks of rows computed just before (block, channel group,
@@ -483,8 +545,7 @@ template <class LineFn>
 void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* input,
                 FusedOperands operands, OutputWriter& writer, Counters& counters, LineFn&& line) {
     const size_t group_bytes = writer.group_bytes();
-    std::vector<std::byte> lines(group_bytes);
-    std::vector<int32_t> in(input ? s.line_elements() : 0);
+    std::byte* const lines = writer.group_lines();
     const auto load = [&](uint32_t g, uint32_t h, OperandLine* ops) {
         // X1 and X2 take per-kernel operands once per line.
         ops[0] = operands.bs ? operands.bs->load(g, h, true) : OperandLine{};
@@ -524,18 +585,20 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
         const bool per_element = (operands.bs && s.bs_dma.per_element) ||
                                  (operands.bn && s.bn_dma.per_element) || operands.ew;
         const bool lines_with_blocks = parts > 1 && !per_element;
-        std::vector<OperandLine> group_ops(lines_with_blocks ? 3 * size_t(s.groups) : 0);
+        Buffers& buffers = writer.buffers();
+        OperandLine* const group_ops =
+            take(buffers.group_ops, lines_with_blocks ? 3 * size_t(s.groups) : 0);
         for (uint32_t g = 0; g < s.groups && lines_with_blocks; ++g) load(g, 0, &group_ops[3 * g]);
         const size_t slot_lines = size_t(s.groups) * block * s.batches;
         // Output lines that share bytes are written by the calling thread, in order; the
         // lines made with their blocks then wait in the slots.
         const bool lines_overlap = output_lines_overlap(s);
         const bool lines_in_slots = lines_with_blocks && lines_overlap;
-        std::vector<std::byte> out(lines_in_slots ? slots * slot_lines * group_bytes : 0);
+        std::byte* const out =
+            take(buffers.slot_lines, lines_in_slots ? slots * slot_lines * group_bytes : 0);
         // Where line (g, h - y0, b) of a slot's output lines goes.
         const auto out_line = [&](uint32_t slot, uint32_t g, uint32_t row, uint32_t b) {
-            return out.data() +
-                   ((slot * size_t(s.groups) + g) * block + row) * s.batches * group_bytes +
+            return out + ((slot * size_t(s.groups) + g) * block + row) * s.batches * group_bytes +
                    b * group_bytes;
         };
         // Line h (of the block from y0), batch b, channel group g of a block's values.
@@ -545,8 +608,8 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
             return FusedSource{values + b * (y1 - y0) * row_values + (h - y0) * row_values + first,
                                cube->channel_stride, std::min(s.group, s.channels - first)};
         };
-        // Per part, summed after the pass (CACC's, SDP's).
-        std::vector<uint32_t> cacc_saturations(parts, 0), sdp_saturations(parts, 0);
+        // Summed over the parts (CACC's, SDP's), a block at a time.
+        std::atomic<uint32_t> cacc_saturated{0}, sdp_saturated{0};
         if (parts > 1 && !lines_overlap) {
             // This thread makes every DMA of a block first, in the one-thread order (each
             // line's operand reads when lines read memory, copied into the block's slot, then
@@ -560,26 +623,26 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
             const uint32_t per_group = writer.lines_per_group();
             const size_t line_bytes = group_bytes / per_group;
             const size_t elements = s.line_elements();
-            std::vector<std::vector<std::byte*>> places(
-                slots, std::vector<std::byte*>(slot_lines * per_group));
-            std::vector<std::vector<OperandLine>> slot_ops(slots);
-            std::vector<std::vector<int16_t>> copies(slots);
-            std::vector<std::vector<int8_t>> byte_copies(slots);
-            std::vector<std::vector<std::byte>> made_lines(parts,
-                                                           std::vector<std::byte>(group_bytes));
+            if (buffers.slots.size() < slots) buffers.slots.resize(slots);
+            for (uint32_t slot = 0; slot < slots; ++slot)
+                take(buffers.slots[slot].places, slot_lines * per_group);
+            if (buffers.made_lines.size() < parts) buffers.made_lines.resize(parts);
+            for (unsigned part = 0; part < parts; ++part)
+                take(buffers.made_lines[part], group_bytes);
             prepare_then_make(
-                parts, blocks, slots,
-                [&](uint32_t i, uint32_t slot) {
+                parts, blocks, slots, by_reference([&](uint32_t i, uint32_t slot) {
                     const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
-                    std::vector<OperandLine>& kept = slot_ops[slot];
-                    std::vector<int16_t>& values = copies[slot];
-                    std::vector<int8_t>& bytes = byte_copies[slot];
+                    Buffers::Slot& kept_slot = buffers.slots[slot];
+                    std::vector<OperandLine>& kept = kept_slot.ops;
+                    std::vector<int16_t>& values = kept_slot.values;
+                    std::vector<int8_t>& bytes = kept_slot.bytes;
+                    // An operand line is valid until its reader's next load: copied, the
+                    // pointers set once the slot's copies stop growing.
+                    std::vector<std::array<size_t, 3>>& at = kept_slot.copied_at;
                     kept.clear();
                     values.clear();
                     bytes.clear();
-                    // An operand line is valid until its reader's next load: copied, the
-                    // pointers set once the slot's copies stop growing.
-                    std::vector<std::array<size_t, 3>> at;
+                    at.clear();
                     size_t index = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index) {
@@ -609,47 +672,50 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                             }
                             for (uint32_t b = 0; b < s.batches; ++b)
                                 writer.place_lines(
-                                    b, g, h, &places[slot][(index * s.batches + b) * per_group]);
+                                    b, g, h,
+                                    &kept_slot.places[(index * s.batches + b) * per_group]);
                         }
                     for (size_t j = 0; j < kept.size(); ++j) {
                         if (at[j][0] != SIZE_MAX) kept[j].alu = values.data() + at[j][0];
                         if (at[j][1] != SIZE_MAX) kept[j].mul = values.data() + at[j][1];
                         if (at[j][2] != SIZE_MAX) kept[j].alu_bytes = bytes.data() + at[j][2];
                     }
-                },
-                [&](unsigned part, uint32_t i, uint32_t slot) {
+                }),
+                by_reference([&](unsigned part, uint32_t i, uint32_t slot) {
                     const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
                     int32_t* values = storage + slot * slot_values;
-                    cacc_saturations[part] += rows.compute(y0, y1, values);
-                    std::byte* made = made_lines[part].data();
+                    cacc_saturated.fetch_add(rows.compute(y0, y1, values),
+                                             std::memory_order_relaxed);
+                    std::byte* made = buffers.made_lines[part].data();
+                    const Buffers::Slot& made_slot = buffers.slots[slot];
                     uint32_t counted = 0;
                     size_t index = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
                         for (uint32_t h = y0; h < y1; ++h, ++index)
                             for (uint32_t b = 0; b < s.batches; ++b) {
                                 std::byte* const* to =
-                                    &places[slot][(index * s.batches + b) * per_group];
+                                    &made_slot.places[(index * s.batches + b) * per_group];
                                 // A group of one line is made in its place (as on one thread).
                                 const bool in_place = per_group == 1 && to[0];
                                 line(source(values, y0, y1, g, h, b),
-                                     per_element ? &slot_ops[slot][3 * index] : &group_ops[3 * g],
+                                     per_element ? &made_slot.ops[3 * index] : &group_ops[3 * g],
                                      in_place ? to[0] : made, counted);
                                 for (uint32_t j = 0; j < per_group && !in_place; ++j)
                                     if (to[j])
                                         std::memcpy(to[j], made + j * line_bytes, line_bytes);
                             }
-                    sdp_saturations[part] += counted;
-                });
+                    sdp_saturated.fetch_add(counted, std::memory_order_relaxed);
+                }));
         } else {
             // The operands never lie where the output goes (operands_overlap_output: else the
             // cube is taken whole), so each line may be written while it is made.
             const bool line_in_place = writer.lines_per_group() == 1;
             produce_in_order(
-                parts, blocks, slots,
-                [&](unsigned part, uint32_t i, uint32_t slot) {
+                parts, blocks, slots, by_reference([&](unsigned, uint32_t i, uint32_t slot) {
                     const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
                     int32_t* values = storage + slot * slot_values;
-                    cacc_saturations[part] += rows.compute(y0, y1, values);
+                    cacc_saturated.fetch_add(rows.compute(y0, y1, values),
+                                             std::memory_order_relaxed);
                     if (!lines_in_slots) return;
                     uint32_t flagged = 0;
                     for (uint32_t g = 0; g < s.groups; ++g)
@@ -657,9 +723,9 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                             for (uint32_t b = 0; b < s.batches; ++b)
                                 line(source(values, y0, y1, g, h, b), &group_ops[3 * g],
                                      out_line(slot, g, h - y0, b), flagged);
-                    sdp_saturations[part] += flagged;
-                },
-                [&](uint32_t i, uint32_t slot) {
+                    sdp_saturated.fetch_add(flagged, std::memory_order_relaxed);
+                }),
+                by_reference([&](uint32_t i, uint32_t slot) {
                     const uint32_t y0 = i * block, y1 = std::min(s.height, y0 + block);
                     const int32_t* values = storage + slot * slot_values;
                     for (uint32_t g = 0; g < s.groups; ++g)
@@ -676,20 +742,15 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                                 // in `lines` and dropped): no line reads memory it writes.
                                 std::byte* place = nullptr;
                                 if (line_in_place) writer.place_lines(b, g, h, &place);
-                                line(source(values, y0, y1, g, h, b), ops,
-                                     place ? place : lines.data(), saturated);
-                                if (!line_in_place) writer.write_lines(b, g, h, lines.data());
+                                line(source(values, y0, y1, g, h, b), ops, place ? place : lines,
+                                     saturated);
+                                if (!line_in_place) writer.write_lines(b, g, h, lines);
                             }
                         }
-                });
+                }));
         }
-        uint32_t cacc_saturated = 0;
-        for (unsigned part = 0; part < parts; ++part) {
-            cacc_saturated += cacc_saturations[part];
-            saturated += sdp_saturations[part];
-        }
-        rows.finish(cacc_saturated);
-        counters.saturations += saturated;
+        rows.finish(cacc_saturated.load(std::memory_order_relaxed));
+        counters.saturations += saturated + sdp_saturated.load(std::memory_order_relaxed);
         return;
     }
     for (uint32_t g = 0; g < s.groups; ++g)
@@ -699,15 +760,14 @@ void fused_pass(const Settings& s, const AccumulatorCube* cube, InputReader* inp
                 FusedSource from;
                 if (input) {
                     // Offline: the line as SDP_RDMA reads it, every lane of the group.
-                    input->read(g, h, in, counters);
-                    from = {in.data(), s.group, s.group};
+                    from = {input->read(g, h, counters), s.group, s.group};
                 } else {
                     const uint32_t first = g * s.group;
                     from = {cube->sums.get() + cube->sum_index(b, first, h, 0),
                             cube->channel_stride, std::min(s.group, s.channels - first)};
                 }
-                line(from, ops, lines.data(), saturated);
-                writer.write_lines(b, g, h, lines.data());
+                line(from, ops, lines, saturated);
+                writer.write_lines(b, g, h, lines);
             }
         }
     counters.saturations += saturated;

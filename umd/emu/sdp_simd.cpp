@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <optional>
 #include <type_traits>
@@ -1464,7 +1465,7 @@ struct ByteTable {
 };
 
 ByteTable byte_table(const Settings& s) {
-    std::vector<int32_t> values(256);
+    std::array<int32_t, 256> values;
     for (int u = 0; u < 256; ++u) values[u] = static_cast<int8_t>(u);
     Counters unused;
     if (s.bs.enabled) run_x(s.bs, false, false, values, {});
@@ -1499,8 +1500,8 @@ NVDLA_SDP_VBMI void run_byte_table(const Settings& s, InputReader& input, Output
         out[i] = _mm512_load_si512(table.out + 64 * i);
         flag[i] = _mm512_load_si512(table.flag + 64 * i);
     }
-    const size_t n = size_t(s.width) * s.atom;
-    std::vector<std::byte> line(n);
+    const size_t n = size_t(s.width) * s.atom;  // writer.group_bytes(): one surface per group
+    std::byte* const line = writer.group_lines();
     uint64_t flagged = 0;
     for (uint32_t g = 0; g < s.groups; ++g)
         for (uint32_t h = 0; h < s.height; ++h)
@@ -1510,14 +1511,14 @@ NVDLA_SDP_VBMI void run_byte_table(const Settings& s, InputReader& input, Output
                 for (size_t i = 0; i < n; i += 64) {
                     const __mmask64 m = n - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (n - i)) - 1;
                     const __m512i x = _mm512_maskz_loadu_epi8(m, src + i);
-                    _mm512_mask_storeu_epi8(line.data() + i, m, look_up(out, x));
+                    _mm512_mask_storeu_epi8(line + i, m, look_up(out, x));
                     if (s.count_saturation) {
                         const __m512i f = look_up(flag, x);
                         flagged += static_cast<uint64_t>(
                             __builtin_popcountll(_mm512_mask_test_epi8_mask(m, f, f)));
                     }
                 }
-                writer.write_lines(b, g, h, line.data());
+                writer.write_lines(b, g, h, line);
             }
     counters.saturations += static_cast<uint32_t>(flagged);
 }
