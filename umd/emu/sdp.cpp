@@ -64,12 +64,16 @@ void flying_line(const Settings& s, const AccumulatorCube& cube, uint32_t b, uin
         }
         return;
     }
-    for (uint32_t w = 0; w < s.width; ++w) {
-        int32_t* dst = line.data() + size_t(w) * s.group;
-        for (uint32_t lane = 0; lane < s.group; ++lane) {
-            const uint32_t c = g * s.group + lane;
-            dst[lane] = c < s.channels ? cube.values[cube.index(b, c, h, w)] : 0;
+    // Lane by lane: each channel's row is contiguous in the planar cube.
+    for (uint32_t lane = 0; lane < s.group; ++lane) {
+        const uint32_t c = g * s.group + lane;
+        int32_t* dst = line.data() + lane;
+        if (c >= s.channels) {
+            for (uint32_t w = 0; w < s.width; ++w) dst[size_t(w) * s.group] = 0;
+            continue;
         }
+        const int32_t* src = cube.values.data() + cube.index(b, c, h, 0);
+        for (uint32_t w = 0; w < s.width; ++w) dst[size_t(w) * s.group] = src[w];
     }
 }
 
