@@ -685,6 +685,24 @@ Result<uint64_t> input_tensor_bytes(const HwConfig& cfg, const InputTensorLayout
     return std::max(need, layout.size);
 }
 
+namespace {
+
+// The original's sample -> int8: floor(x * 127.0 / max_value + 0.5) in double (a sample above
+// max_value, possible only in a hand-made Image, saturates).
+uint8_t sample_to_int8(uint32_t v, uint32_t max_value) {
+    const double q = std::floor(v * 127.0 / static_cast<double>(max_value) + 0.5);
+    return static_cast<uint8_t>(std::min(q, 127.0));
+}
+
+// sample_to_int8 of every value 0..max_value.
+std::vector<uint8_t> int8_table(uint32_t max_value) {
+    std::vector<uint8_t> t(size_t(max_value) + 1);
+    for (uint32_t v = 0; v <= max_value; ++v) t[v] = sample_to_int8(v, max_value);
+    return t;
+}
+
+}  // namespace
+
 Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorLayout& layout,
                      const ImageConversion& conversion, ByteSpan dst) {
     // What a message names (made only for one: the runtime converts an image per run).
@@ -724,28 +742,15 @@ Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorL
     const size_t plane = size_t(image.width) * image.height;
     std::vector<uint16_t> halves(fp16 ? plane * channels : 0);
     std::vector<uint8_t> bytes8(fp16 ? 0 : plane * channels);
-    // The original: floor(x * 127.0 / 255.0 + 0.5) in double (a sample above max_value,
-    // possible only in a hand-made Image, saturates); a table of it when the image has more
-    // samples than there are values.
-    const auto to_int8 = [&image](uint32_t v) {
-        const double q = std::floor(v * 127.0 / static_cast<double>(image.max_value) + 0.5);
-        return static_cast<uint8_t>(std::min(q, 127.0));
-    };
-    // 8-bit images (the common case) share one table, made once.
-    static const std::vector<uint8_t> kInt8Of255 = [] {
-        std::vector<uint8_t> t(256);
-        for (uint32_t v = 0; v < 256; ++v)
-            t[v] = static_cast<uint8_t>(std::min(std::floor(v * 127.0 / 255.0 + 0.5), 127.0));
-        return t;
-    }();
+    // A table when the image has more samples than there are values; 8-bit images (the common
+    // case) share one, made once.
+    static const std::vector<uint8_t> kInt8Of255 = int8_table(255);
     std::vector<uint8_t> own_table;
     const std::vector<uint8_t>* int8_of = &own_table;
-    if (!fp16 && image.max_value == 255) {
+    if (!fp16 && image.max_value == 255)
         int8_of = &kInt8Of255;
-    } else if (!fp16 && image.samples.size() > image.max_value) {
-        own_table.resize(size_t(image.max_value) + 1);
-        for (uint32_t v = 0; v <= image.max_value; ++v) own_table[v] = to_int8(v);
-    }
+    else if (!fp16 && image.samples.size() > image.max_value)
+        own_table = int8_table(image.max_value);
     for (uint32_t c = 0; c < image.channels; ++c) {
         const float mean = conversion.mean[c];
         for (uint32_t y = 0; y < image.height; ++y) {
@@ -757,7 +762,8 @@ Status convert_image(const Image& image, const HwConfig& cfg, const InputTensorL
                     const float f = (static_cast<float>(v) - mean) / conversion.normalize;
                     halves[i] = fp16_round_ties_away(f);
                 } else {
-                    bytes8[i] = v < int8_of->size() ? (*int8_of)[v] : to_int8(v);
+                    bytes8[i] =
+                        v < int8_of->size() ? (*int8_of)[v] : sample_to_int8(v, image.max_value);
                 }
             }
         }
