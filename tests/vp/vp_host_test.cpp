@@ -277,6 +277,37 @@ TEST_F(VpHost, HandshakeHeaderAndMailbox) {
     EXPECT_EQ(stop(), 0);
 }
 
+// nvdla_vp takes SIGINT, SIGTERM and SIGHUP with sigwait() in its main thread. A thread that
+// left them unblocked would take a process-directed SIGTERM whenever the main thread is not in
+// sigwait(), and its default action kills the host (exit 143 instead of its report). (The main
+// thread's own mask shows them unblocked while it waits in sigwait().)
+TEST_F(VpHost, EveryThreadLeavesTerminationSignalsToTheMainThread) {
+    start();
+    EXPECT_EQ(read(reg(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_MASK)), 0u);  // the compute path ran
+    const uint64_t termination = (uint64_t{1} << (SIGHUP - 1)) | (uint64_t{1} << (SIGINT - 1)) |
+                                 (uint64_t{1} << (SIGTERM - 1));
+    int threads = 0;
+    for (const fs::directory_entry& task :
+         fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
+        if (task.path().filename() == std::to_string(pid_)) continue;
+        std::ifstream status(task.path() / "status");
+        std::string line;
+        uint64_t blocked = 0;
+        bool found = false;
+        while (std::getline(status, line))
+            if (line.rfind("SigBlk:", 0) == 0) {
+                blocked = std::stoull(line.substr(7), nullptr, 16);
+                found = true;
+            }
+        ASSERT_TRUE(found) << task.path();
+        EXPECT_EQ(blocked & termination, termination)
+            << "thread " << task.path().filename() << " blocks only 0x" << std::hex << blocked;
+        ++threads;
+    }
+    EXPECT_GE(threads, 2);  // the instance's ring server and its compute thread
+    EXPECT_EQ(stop(), 0);
+}
+
 TEST_F(VpHost, WritesAndReadsInOrderAcrossRingWraps) {
     start();
     const uint32_t mask = reg(NVDLA_UNIT_GLB, NVDLA_GLB_S_INTR_MASK);

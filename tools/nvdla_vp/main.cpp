@@ -181,6 +181,16 @@ int main(int argc, char** argv) {
     }
     if (specs.empty()) specs.push_back("nv_full");
 
+    // Signals are taken with sigwait(), blocked before any thread starts (instances start
+    // their compute threads): a thread with SIGTERM unblocked would take it and die.
+    sigset_t mask, old_mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGHUP);
+    ::pthread_sigmask(SIG_BLOCK, &mask, &old_mask);
+
     bool own_dir = false;
     if (socket_dir.empty()) {
         std::string tmpl = (std::filesystem::temp_directory_path() / "nvdla-vp-XXXXXX").string();
@@ -225,15 +235,6 @@ int main(int argc, char** argv) {
         std::printf("%s\n", line.c_str());
         std::fflush(stdout);
     }
-
-    // Signals are taken with sigwait(); the serving threads inherit the blocked mask.
-    sigset_t mask, old_mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGCHLD);
-    sigaddset(&mask, SIGHUP);
-    ::pthread_sigmask(SIG_BLOCK, &mask, &old_mask);
 
     Result<nvdla::vp::UniqueFd> stop = nvdla::vp::make_eventfd();
     if (!stop) {
