@@ -109,7 +109,7 @@ help:
 	@echo "                      (PREFIX=$(PREFIX))"
 	@echo "  make format         format the C++ sources with clang-format (.clang-format)"
 	@echo "  make format-check   fail if any C++ source is not formatted or the kernel C (kmd/,"
-	@echo "                      engine/) or the C guest tests have a checkpatch.pl --strict finding"
+	@echo "                      kmd/engine/) or the C guest tests have a checkpatch.pl --strict finding"
 	@echo "  make clean          remove $(BUILD_DIR)/"
 	@echo ""
 	@echo "Variables: BUILD_DIR, JOBS (default: nproc), SHARED_DIR (test vectors and documents,"
@@ -231,7 +231,7 @@ CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' ':!kmd/')
 format: deps
 	@clang-format -i $(CXX_SOURCES)
 
-# C++ against .clang-format; the kernel C (kmd/, engine/) and the C guest test programs with the
+# C++ against .clang-format; the kernel C (kmd/, kmd/engine/) and the C guest test programs with the
 # kernel's checkpatch.pl --strict.
 format-check: deps
 	@clang-format --dry-run --Werror $(CXX_SOURCES)

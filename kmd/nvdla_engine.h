@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * The hand-off between the driver and an engine (the operation scheduler
- * and register programming of engine/).
+ * and register programming of kmd/engine/).
  *
  * The driver does everything up to a checked job: it resolves the
  * submitter's address list into buffers (struct nvdla_task), checks the
@@ -37,7 +37,7 @@
  *                   fails that job with -ETIMEDOUT, and the next job runs.
  *   task_free(task) Releases task->engine_priv.
  *
- * The engine is nvdla_engine_dla (nvdla_engine_dla.c): engine/'s
+ * The engine is nvdla_engine_dla (nvdla_engine_dla.c): kmd/engine/'s
  * validator (include/nvdla/hw/dla_engine.h) on every submit and its
  * scheduler when the job runs. Test builds (NVDLA_SELFTEST=y) can select
  * nvdla_engine_selftest instead, which fails every job on purpose.
@@ -95,7 +95,7 @@ dma_addr_t nvdla_bo_dma_address(const struct nvdla_bo *bo);
 /* Kernel mapping of the whole buffer, NULL for imported buffers. */
 void *nvdla_bo_vaddr(const struct nvdla_bo *bo);
 
-/* The engine of engine/: validator, scheduler, register programming. */
+/* The engine of kmd/engine/: validator, scheduler, register programming. */
 extern const struct nvdla_engine_ops nvdla_engine_dla;
 
 #ifdef NVDLA_SELFTEST_ENGINE

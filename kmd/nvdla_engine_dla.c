@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * The DLA engine (engine/, include/nvdla/hw/dla_engine.h) behind the
+ * The DLA engine (kmd/engine/, include/nvdla/hw/dla_engine.h) behind the
  * driver's engine hand-off (nvdla_engine.h): the validator on every submit,
  * the scheduler and register programming when the job runs.
  *
@@ -359,7 +359,7 @@ static void nvdla_dla_fini(struct nvdla_device *ndev)
 }
 
 const struct nvdla_engine_ops nvdla_engine_dla = {
-	.name = "dla (validator and scheduler of engine/)",
+	.name = "dla (validator and scheduler of kmd/engine/)",
 	.id = NVDLA_ENGINE_DLA,
 	.init = nvdla_dla_init,
 	.fini = nvdla_dla_fini,

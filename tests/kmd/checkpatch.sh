@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # The kernel's checkpatch.pl --strict over the kernel C: the driver (kmd/*.c, kmd/*.h), the
-# engine it shares with userspace (engine/*.c, engine/*.h) and the test platform device module
+# engine it shares with userspace (kmd/engine/*.c, kmd/engine/*.h) and the test platform device module
 # (tests/kmd/platdev/); then over the userspace C guest test programs (tests/kmd/nvdla_kmd_test.c,
 # tests/kmd/guest_common.h, tests/vp/nvdla_vp_guest.c) with the checks that only fit kernel C
 # left out. Part of make format-check (and so of CI). checkpatch.pl comes from Debian's
@@ -39,7 +39,7 @@ check() {
 }
 
 cd "$root"
-kernel_c=(kmd/*.c kmd/*.h engine/*.c engine/*.h tests/kmd/platdev/*.c)
+kernel_c=(kmd/*.c kmd/*.h kmd/engine/*.c kmd/engine/*.h tests/kmd/platdev/*.c)
 guest_c=(tests/kmd/nvdla_kmd_test.c tests/kmd/guest_common.h tests/vp/nvdla_vp_guest.c
 	tests/kmd/arm64/nvdla_dt_test.c)
 # Left out for the userspace guest programs only, as inherent to userspace C:
@@ -57,6 +57,6 @@ if [ -n "$out" ]; then
 	echo "$out"
 	die "checkpatch.pl --strict reports the lines above"
 fi
-say "kmd/*.[ch] engine/*.[ch] tests/kmd/platdev/*.c: clean (--strict)"
+say "kmd/*.[ch] kmd/engine/*.[ch] tests/kmd/platdev/*.c: clean (--strict)"
 say "${guest_c[*]}: clean (--strict; userspace: without PREFER_KERNEL_TYPES, CAMELCASE," \
 	"LONG_LINE_STRING)"

@@ -27,13 +27,13 @@ say() { printf 'dkms: %s\n' "$*"; }
 die() { printf 'dkms: FAIL: %s\n' "$*" >&2; exit 1; }
 skip() { printf 'dkms: SKIP: %s\n' "$*"; exit 0; }
 
-# The DKMS source tree: dkms.conf at its top, kmd/, engine/ and the headers they include.
+# The DKMS source tree: dkms.conf at its top, kmd/, kmd/engine/ and the headers they include.
 stage() { # dir
 	local dir=$1
-	mkdir -p "$dir/kmd" "$dir/engine" "$dir/include/nvdla/hw" "$dir/include/uapi/drm"
+	mkdir -p "$dir/kmd/engine" "$dir/include/nvdla/hw" "$dir/include/uapi/drm"
 	cp "$root/kmd/dkms.conf" "$dir/"
 	cp "$root"/kmd/{Kbuild,Makefile,conftest.sh} "$root"/kmd/*.[ch] "$dir/kmd/"
-	cp "$root"/engine/*.[ch] "$dir/engine/"
+	cp "$root"/kmd/engine/*.[ch] "$dir/kmd/engine/"
 	cp "$root"/include/nvdla/hw/*.h "$root"/include/nvdla/hw/*.def "$dir/include/nvdla/hw/"
 	cp "$root/include/uapi/drm/nvdla_drm.h" "$dir/include/uapi/drm/"
 }

@@ -1261,7 +1261,7 @@ static void test_submit_args(struct dev *d)
 	task_fini(d, &t);
 }
 
-/* ---- the validator (engine/) on every submit ------------------------------ */
+/* ---- the validator (kmd/engine/) on every submit -------------------------- */
 
 static void test_validator(struct dev *d, const char *name)
 {

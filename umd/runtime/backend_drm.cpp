@@ -352,7 +352,7 @@ Result<std::unique_ptr<Buffer>> DrmBackend::import_dmabuf(int fd) {
     return map_buffer(handle, info.size, info.dma_address, info.mmap_offset, what);
 }
 
-// What the kernel's engine validator (the same C code, engine/dla_validate.c) says about
+// What the kernel's engine validator (the same C code, kmd/engine/dla_validate.c) says about
 // the task: "" when it accepts it, else the sentence of the rule it breaks. Only called after
 // check_address_list(), so every entry is a mapped DrmBuffer and its offset lies inside it.
 std::string DrmBackend::run_validator(const Task& task) const {

@@ -1,4 +1,4 @@
-// The `emu` backend: the DLA engine (engine/) driving the emulated accelerator (umd/emu) in
+// The `emu` backend: the DLA engine (kmd/engine/) driving the emulated accelerator (umd/emu) in
 // this process, over an emulated device address space.
 //
 // - Memory: buffers get device addresses from a region per port (primary: system memory;

@@ -1,5 +1,5 @@
 // Internal: the one adapter between a DLA task and the engine's validator
-// (include/nvdla/hw/dla_engine.h, engine/dla_validate.c, the code the kernel runs). The emu
+// (include/nvdla/hw/dla_engine.h, kmd/engine/dla_validate.c, the code the kernel runs). The emu
 // backend runs it before starting a task, the drm backend to explain a rejection, and the
 // dla_validate fuzz target on raw inputs.
 #pragma once

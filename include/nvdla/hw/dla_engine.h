@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * The DLA engine (engine/): runs one task of a compiled network on one
+ * The DLA engine (kmd/engine/): runs one task of a compiled network on one
  * NVDLA instance, as the nvdla/sw firmware's contract defines it, and the
  * validator that decides beforehand whether a task is safe to run.
  *

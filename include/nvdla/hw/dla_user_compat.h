@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the engine (engine/) takes from the kernel, for its userspace build: the fixed-size
+ * What the engine (kmd/engine/) takes from the kernel, for its userspace build: the fixed-size
  * type names over <stdint.h>, ARRAY_SIZE, static_assert and __printf. Its C is kernel code
  * in both builds. Not part of the library's interface.
  */

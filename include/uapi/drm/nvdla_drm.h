@@ -139,7 +139,7 @@ enum drm_nvdla_hw_config {
 
 /* Engines, NVDLA_PARAM_ENGINE (test builds of the module report 0x7e57: jobs all fail). */
 #define NVDLA_ENGINE_NONE 0 /* no engine: every job fails with -ENODEV */
-#define NVDLA_ENGINE_DLA 1  /* engine/: validator, scheduler, register programming */
+#define NVDLA_ENGINE_DLA 1  /* kmd/engine/: validator, scheduler, register programming */
 
 enum drm_nvdla_param {
 	NVDLA_PARAM_API_VERSION = 0,	  /* NVDLA_API_VERSION */
