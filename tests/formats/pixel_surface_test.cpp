@@ -848,9 +848,12 @@ TEST(PixelSurface, QuickChecksOfEightBitRowsFailAsTheFullChecks) {
                                          c.dims};
                     ConstTensorView nhwc = nchw;
                     nhwc.layout = HostLayout::NHWC;
-                    const uint64_t end = c.s.planes[0].offset +
-                                         uint64_t(c.s.height) * c.s.planes[0].line_stride +
-                                         cfg->atom_bytes;
+                    // Room for every line (the last one's stride not needed, so that a
+                    // one-line surface with a stride past the limit fits a buffer).
+                    const uint64_t end =
+                        c.s.planes[0].offset +
+                        uint64_t(std::max(c.s.height, 1u) - 1) * c.s.planes[0].line_stride +
+                        line(*cfg, c.s) + cfg->atom_bytes;
                     const Result<uint64_t> bytes = pixel_surface_bytes(*cfg, c.s);
                     const uint64_t wanted = (bytes.ok() ? *bytes : end) - c.dst_short + c.dst_extra;
                     // Too large to allocate: an empty destination (too small for any surface).
