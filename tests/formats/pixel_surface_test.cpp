@@ -754,5 +754,128 @@ TEST(PixelSurface, RejectsHostDimensionsThatDoNotMatch) {
                       "4x2 (1x4x2x4)");
 }
 
+// 8-bit NCHW rows into one-plane pixels take a few quick checks instead of the full ones, which
+// the same bytes as NHWC rows always take. One or two changes to a valid surface, host tensor or
+// buffer, at or just past every limit the checks have: the same outcome and message either way,
+// and nothing written on a failure.
+TEST(PixelSurface, QuickChecksOfEightBitRowsFailAsTheFullChecks) {
+    struct Case {
+        PixelSurface s;
+        Dims4 dims;
+        HostType type = HostType::Uint8;
+        bool null_data = false;
+        int64_t bytes_short = 0;  // host buffer bytes below the tensor's
+        uint64_t dst_short = 0;   // destination bytes below the surface's
+        uint64_t dst_extra = 0;
+    };
+    using Change = void (*)(const HwConfig&, Case&);
+    const auto line = [](const HwConfig& cfg, const PixelSurface& s) {
+        return round_up(min_pixel_line_stride(cfg, s, 0), cfg.atom_bytes);
+    };
+    static const auto fit_stride = [](const HwConfig& cfg, Case& c) {
+        c.s.planes[0].line_stride = round_up(min_pixel_line_stride(cfg, c.s, 0), cfg.atom_bytes);
+    };
+    const Change changes[] = {
+        [](const HwConfig&, Case& c) { c.s.format = static_cast<PixelFormat>(kPixelFormatCount); },
+        [](const HwConfig&, Case& c) { c.s.width = c.dims.w = 0; },
+        [](const HwConfig& cfg, Case& c) {
+            c.s.width = c.dims.w = kMaxPixelExtent;
+            fit_stride(cfg, c);
+        },
+        [](const HwConfig& cfg, Case& c) {
+            c.s.width = c.dims.w = kMaxPixelExtent + 1;
+            fit_stride(cfg, c);
+        },
+        [](const HwConfig&, Case& c) { c.s.height = c.dims.h = 0; },
+        [](const HwConfig&, Case& c) { c.s.height = c.dims.h = 1; },  // huge strides fit
+        [](const HwConfig&, Case& c) { c.s.height = c.dims.h = kMaxPixelExtent; },
+        [](const HwConfig&, Case& c) { c.s.height = c.dims.h = kMaxPixelExtent + 1; },
+        [](const HwConfig& cfg, Case& c) {
+            c.s.x_offset = max_pixel_x_offset(cfg, c.s.format);
+            fit_stride(cfg, c);
+        },
+        [](const HwConfig& cfg, Case& c) {
+            c.s.x_offset = max_pixel_x_offset(cfg, c.s.format) + 1;
+            fit_stride(cfg, c);
+        },
+        [](const HwConfig& cfg, Case& c) { c.s.planes[0].offset += cfg.atom_bytes / 2; },
+        [](const HwConfig& cfg, Case& c) {
+            c.s.planes[0].offset = (uint64_t(1) << 62) + cfg.atom_bytes;
+        },
+        [](const HwConfig&, Case& c) { c.s.planes[0].offset = uint64_t(1) << 62; },
+        [](const HwConfig&, Case& c) { c.s.planes[0].line_stride += 1; },
+        [](const HwConfig& cfg, Case& c) { c.s.planes[0].line_stride -= cfg.atom_bytes; },
+        [](const HwConfig&, Case& c) { c.s.planes[0].line_stride = uint64_t(1) << 32; },
+        [](const HwConfig& cfg, Case& c) {
+            c.s.planes[0].line_stride = (uint64_t(1) << 32) - cfg.atom_bytes;
+        },
+        [](const HwConfig&, Case& c) { c.null_data = true; },
+        [](const HwConfig&, Case& c) { c.bytes_short = 1; },
+        [](const HwConfig&, Case& c) { c.dims.n = 2; },
+        [](const HwConfig&, Case& c) { c.dims.c += 1; },
+        [](const HwConfig&, Case& c) { c.dims.h += 1; },
+        [](const HwConfig&, Case& c) { c.dims.w -= 1; },
+        [](const HwConfig&, Case& c) { c.type = HostType::Float32; },
+        [](const HwConfig&, Case& c) { c.type = HostType::Uint16; },
+        [](const HwConfig&, Case& c) { c.type = HostType::Int8; },
+        [](const HwConfig&, Case& c) { c.dst_short = 1; },
+        [](const HwConfig&, Case& c) { c.dst_extra = 1; },
+    };
+    constexpr uint64_t kMaxBuffer = uint64_t(1) << 24;
+    int failures = 0, successes = 0;
+    for (const HwConfig* cfg : {&nv_full(), &config("nv_small")})
+        for (PixelFormat format : {PixelFormat::A8B8G8R8, PixelFormat::R8}) {
+            Case base;
+            base.s.format = format;
+            base.s.width = 5;
+            base.s.height = 3;
+            base.s.x_offset = 1;
+            base.s.planes[0].offset = 2 * cfg->atom_bytes;
+            base.s.planes[0].line_stride = line(*cfg, base.s) + cfg->atom_bytes;
+            base.dims = {1, pixel_format_info(format).channels, 3, 5};
+            const size_t n = std::size(changes);
+            for (size_t i = 0; i <= n; ++i)
+                for (size_t j = i; j <= n; ++j) {
+                    Case c = base;
+                    if (i < n) changes[i](*cfg, c);
+                    if (j < n && j != i) changes[j](*cfg, c);
+                    SCOPED_TRACE(::testing::Message() << cfg->name << " " << to_string(format)
+                                                      << " changes " << i << ", " << j);
+                    const uint64_t tensor_bytes = c.dims.elements() * bytes_per_element(c.type);
+                    std::vector<uint8_t> host(std::min(tensor_bytes, kMaxBuffer), 0x11);
+                    ConstTensorView nchw{c.null_data ? nullptr : host.data(),
+                                         tensor_bytes - c.bytes_short, c.type, HostLayout::NCHW,
+                                         c.dims};
+                    ConstTensorView nhwc = nchw;
+                    nhwc.layout = HostLayout::NHWC;
+                    // Room for every line (the last one's stride not needed, so that a
+                    // one-line surface with a stride past the limit fits a buffer).
+                    const uint64_t end =
+                        c.s.planes[0].offset +
+                        uint64_t(std::max(c.s.height, 1u) - 1) * c.s.planes[0].line_stride +
+                        line(*cfg, c.s) + cfg->atom_bytes;
+                    const Result<uint64_t> bytes = pixel_surface_bytes(*cfg, c.s);
+                    const uint64_t wanted = (bytes.ok() ? *bytes : end) - c.dst_short + c.dst_extra;
+                    // Too large to allocate: an empty destination (too small for any surface).
+                    const uint64_t given =
+                        tensor_bytes > kMaxBuffer || wanted > kMaxBuffer ? 0 : wanted;
+                    auto quick = sentinel_buffer(given), full = sentinel_buffer(given);
+                    const Status got = pack_pixels(*cfg, nchw, c.s, quick);
+                    const Status want = pack_pixels(*cfg, nhwc, c.s, full);
+                    ASSERT_EQ(got.ok(), want.ok()) << got.message() << " / " << want.message();
+                    ASSERT_EQ(got.message(), want.message());
+                    if (got.ok()) {
+                        ++successes;
+                        continue;
+                    }
+                    ++failures;
+                    ASSERT_TRUE(std::all_of(quick.begin(), quick.end(),
+                                            [](std::byte b) { return b == kSentinel; }));
+                }
+        }
+    EXPECT_GT(failures, 1000);
+    EXPECT_GT(successes, 40);
+}
+
 }  // namespace
 }  // namespace nvdla

@@ -20,10 +20,17 @@ struct PixelPlaneGeometry {
     uint32_t x_offset = 0;  // pixels before the first pixel of each line
 
     uint64_t address(uint32_t y, uint32_t x) const {
-        return offset + uint64_t(y) * line_stride + (uint64_t(x_offset) + x) * bytes_per_pixel;
+        return offset + uint64_t(y) * line_stride + line_bytes(x);
+    }
+    // Bytes from a line's start to the end of its first `width` pixels.
+    uint64_t line_bytes(uint32_t width) const {
+        return (uint64_t(x_offset) + width) * bytes_per_pixel;
     }
 };
 
+// Geometry of plane p of a surface of format f.
+PixelPlaneGeometry plane_geometry(const HwConfig& cfg, const PixelSurface& s,
+                                  const PixelFormatInfo& f, unsigned p);
 // Geometry of each plane of a surface (planes the format lacks have bytes_per_pixel 0).
 std::array<PixelPlaneGeometry, 2> pixel_geometry(const HwConfig& cfg, const PixelSurface& s);
 

@@ -51,11 +51,29 @@ bool is_fp16_format(const PixelFormatInfo& f) {
     return f.input_precision == Precision::Fp16;
 }
 
-// The line stride alignment of the seed's table "Requirements of alignment".
+// The pixel surfaces' row of the seed's table "Requirements of alignment".
+const AlignmentRule& pixel_alignment_rule() {
+    static const AlignmentRule& rule = *std::find_if(
+        alignment_rules().begin(), alignment_rules().end(),
+        [](const AlignmentRule& r) { return r.kind == SurfaceKind::PitchLinearPixel; });
+    return rule;
+}
+
 uint32_t pixel_line_stride_alignment(const HwConfig& cfg) {
-    for (const AlignmentRule& r : alignment_rules())
-        if (r.kind == SurfaceKind::PitchLinearPixel) return resolve_alignment(r.line_stride, cfg);
-    return 32;
+    return resolve_alignment(pixel_alignment_rule().line_stride, cfg);
+}
+
+// Whether check_alignment accepts `value` for a field with rule `rule` (0: no rule).
+bool meets_alignment_rule(uint64_t value, uint32_t rule, const HwConfig& cfg) {
+    return rule == 0 || value % resolve_alignment(rule, cfg) == 0;
+}
+
+// One past the last byte the CDMA reads of a plane of `height` lines: it fetches each line from
+// its start in whole atoms.
+uint64_t plane_end(const HwConfig& cfg, const PixelPlaneGeometry& g, uint32_t width,
+                   uint32_t height) {
+    return g.offset + uint64_t(height - 1) * g.line_stride +
+           round_up(g.line_bytes(width), cfg.atom_bytes);
 }
 
 // Integer value of an integer host element.
@@ -131,12 +149,16 @@ void field_to_host(const PixelFormatInfo& f, HostType t, uint32_t field, const P
 
 }  // namespace
 
+PixelPlaneGeometry plane_geometry(const HwConfig& cfg, const PixelSurface& s,
+                                  const PixelFormatInfo& f, unsigned p) {
+    return {s.planes[p].offset, s.planes[p].line_stride, f.bytes_per_pixel[p],
+            pixel_plane_x_offset(cfg, s, p)};
+}
+
 std::array<PixelPlaneGeometry, 2> pixel_geometry(const HwConfig& cfg, const PixelSurface& s) {
     const PixelFormatInfo& f = pixel_format_info(s.format);
     std::array<PixelPlaneGeometry, 2> g{};
-    for (unsigned p = 0; p < f.planes; ++p)
-        g[p] = {s.planes[p].offset, s.planes[p].line_stride, f.bytes_per_pixel[p],
-                pixel_plane_x_offset(cfg, s, p)};
+    for (unsigned p = 0; p < f.planes; ++p) g[p] = plane_geometry(cfg, s, f, p);
     return g;
 }
 
@@ -225,7 +247,7 @@ uint32_t pixel_plane_x_offset(const HwConfig& cfg, const PixelSurface& s, unsign
 uint64_t min_pixel_line_stride(const HwConfig& cfg, const PixelSurface& s, unsigned plane) {
     const PixelFormatInfo& f = pixel_format_info(s.format);
     if (plane >= f.planes) return 0;
-    return (uint64_t(pixel_plane_x_offset(cfg, s, plane)) + s.width) * f.bytes_per_pixel[plane];
+    return detail::plane_geometry(cfg, s, f, plane).line_bytes(s.width);
 }
 
 Status check_pixel_surface(const HwConfig& cfg, const PixelSurface& s) {
@@ -292,13 +314,9 @@ Result<uint64_t> pixel_surface_bytes(const HwConfig& cfg, const PixelSurface& s)
     if (Status st = check_pixel_surface(cfg, s); !st) return st;
     const PixelFormatInfo& f = pixel_format_info(s.format);
     uint64_t end = 0;
-    for (unsigned p = 0; p < f.planes; ++p) {
-        // The CDMA fetches each line from its start in whole atoms.
-        const uint64_t line_read =
-            detail::round_up(min_pixel_line_stride(cfg, s, p), cfg.atom_bytes);
+    for (unsigned p = 0; p < f.planes; ++p)
         end = std::max(
-            end, s.planes[p].offset + uint64_t(s.height - 1) * s.planes[p].line_stride + line_read);
-    }
+            end, detail::plane_end(cfg, detail::plane_geometry(cfg, s, f, p), s.width, s.height));
     return end;
 }
 
@@ -578,10 +596,38 @@ bool pack_whole_bytes(const PixelFormatInfo& f, const ConstTensorView& src, cons
     return true;
 }
 
+// pack_pixels' checks of a one-plane surface and its host tensor as a few comparisons that all
+// of them pass: the surface's byte size, or 0 where any check might fail (the full checks then
+// find and name the error). The full checks take about 1000 instructions a call, 3-6% of a
+// 224 x 224 image's packing.
+uint64_t plainly_valid_bytes(const HwConfig& cfg, const ConstTensorView& src, const PixelSurface& s,
+                             const PixelFormatInfo& f, const detail::PixelPlaneGeometry& g) {
+    const AlignmentRule& rule = detail::pixel_alignment_rule();
+    const bool surface_ok =
+        static_cast<uint32_t>(s.format) < kPixelFormatCount && f.planes == 1 &&
+        s.width - 1 < kMaxPixelExtent && s.height - 1 < kMaxPixelExtent &&
+        s.x_offset <= max_pixel_x_offset(cfg, s.format) && g.offset <= detail::kMaxPlaneOffset &&
+        detail::meets_alignment_rule(g.offset, rule.start, cfg) &&
+        detail::meets_alignment_rule(g.line_stride, rule.line_stride, cfg) &&
+        g.line_stride < detail::kMaxLineStride && g.line_stride >= g.line_bytes(s.width);
+    const bool tensor_ok = src.data && src.dims == Dims4{1, f.channels, s.height, s.width} &&
+                           src.bytes >= src.required_bytes() &&
+                           detail::is_integer_type(src.type) != detail::is_fp16_format(f);
+    return surface_ok && tensor_ok ? detail::plane_end(cfg, g, s.width, s.height) : 0;
+}
+
 }  // namespace
 
 Status pack_pixels(const HwConfig& cfg, const ConstTensorView& src, const PixelSurface& s,
                    ByteSpan dst) {
+    // The runtime's images (8-bit NCHW rows into one-plane pixels) after the quick checks.
+    {
+        const PixelFormatInfo& f = pixel_format_info(s.format);  // T_R8's for a bad format
+        const detail::PixelPlaneGeometry g = detail::plane_geometry(cfg, s, f, 0);
+        const uint64_t bytes = plainly_valid_bytes(cfg, src, s, f, g);
+        if (bytes != 0 && bytes <= dst.size() && pack_whole_bytes(f, src, s, g, dst.data()))
+            return {};
+    }
     const Result<uint64_t> bytes = pixel_surface_bytes(cfg, s);
     if (!bytes) return bytes.status().context("pack pixels");
     const PixelFormatInfo& f = pixel_format_info(s.format);
