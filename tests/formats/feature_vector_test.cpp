@@ -202,6 +202,26 @@ TEST(FeatureVector, Int8CopiesOfWholeSurfacesMatchTheElementPathAtEveryLevel) {
     }
 }
 
+// Planes a multiple of 2 KiB apart go through the staging buffer 256 pixels at a time (its
+// rows apart by more than their length): planes of 2, 4 and 16 KiB, partial last surfaces
+// (element-wise), several batches, host rows at any offset from a cache line.
+TEST(FeatureVector, Int8CopiesOfPlanesSharingL1SetsMatchTheElementPathAtEveryLevel) {
+    auto rng = test::rng_for_test();
+    const HwConfig& hw = test::config("nv_full");
+    const Conversion copy{HostType::Int8, Precision::Int8, false, false};
+    const Dims4 shapes[] = {{1, 64, 64, 64},
+                            {2, 32 + 8, 32, 128},
+                            {1, 96 + 7, 16, 128},
+                            {1, 32, 128, 128},
+                            {1, 32, 2048, 1}};
+    for (IsaLevel level : emu::levels_of_this_cpu())
+        for (const Dims4& d : shapes)
+            for (size_t misalign : {0, 1, 16, 33}) {
+                check_case(rng, hw, copy, HostLayout::NCHW, d, {}, level, misalign);
+                if (HasFatalFailure()) return;
+            }
+}
+
 // fp16 cubes unpack to float32 rows straight from whole 16-channel surfaces, 16 pixels at a
 // time from the first pixel whose row stores start a cache line; also outputs past the
 // non-temporal threshold with rows a multiple of 64 bytes apart (the whole-line streaming form).
