@@ -269,6 +269,44 @@ TEST(ConvFp16Band, DepthwiseChunkEqualsTheReference) {
     }
 }
 
+// Depthwise bands (one lane) whose taps' products lie at any exponent: the products summed as
+// floats times floats (depthwise_block), far-apart ones through CACC's chain, infinities read
+// as 2^16, denormals, both zeros; 1x1 up to 5x5 taps (the most kept) and 6x6 (added as they
+// come).
+TEST(ConvFp16Band, DepthwiseProductsAtEveryExponentEqualTheReference) {
+    std::mt19937_64 rng(2311);
+    const auto any_exponent = [&rng] {
+        const uint64_t r = rng();
+        const uint16_t sign = static_cast<uint16_t>((r & 1) << 15);
+        switch ((r >> 8) % 8) {
+            case 0: return static_cast<uint16_t>(sign | (rng() % 2 ? 0x7c00 : 0));
+            case 1: return static_cast<uint16_t>(sign | ((r >> 16) & 0x3ff));  // denormal
+            default: return static_cast<uint16_t>(sign | (r >> 16) % 0x7c00);  // any finite
+        }
+    };
+    for (int i = 0; i < 12; ++i) {
+        Layer t = random_band_layer(rng, 1, false);
+        const uint32_t side = std::array<uint32_t, 6>{1, 2, 3, 3, 5, 6}[i % 6];
+        t.l.kernel_width = t.l.kernel_height = t.w.width = t.w.height = side;
+        const uint32_t in_width = side + 2 + uint32_t(rng() % 6),
+                       in_height = side + uint32_t(rng() % 4);
+        random_strides_and_padding(rng, t.l, in_width, in_height);
+        shape_fp16_feature_data(t.d, t.l, in_width, in_height, t.l.kernel_channels);
+        for (int16_t& v : t.d.values) v = static_cast<int16_t>(any_exponent());
+        const uint64_t taps = uint64_t(side) * side;
+        t.w.values.assign(size_t(t.w.kernels) * taps * t.w.channels, 0);
+        for (uint32_t k = 0; k < t.w.kernels && k < t.w.channels; ++k)
+            for (uint64_t tap = 0; tap < taps; ++tap)
+                t.w.values[(k * taps + tap) * t.w.channels + k] =
+                    static_cast<int16_t>(any_exponent());
+        uint32_t offset = 0, width = 0;
+        const bool band = band_of(t, offset, width) &&
+                          width <= std::min(8u, t.l.kernel_channels / 4) &&
+                          bands_within_chunks(t, offset, width);
+        expect_equals_reference(t, band, "depthwise layer " + std::to_string(i));
+    }
+}
+
 // NaN weights (in the band) keep the dense kernel; so do dense weights.
 TEST(ConvFp16Band, NaNWeightsAndDenseWeightsKeepTheDenseKernel) {
     std::mt19937_64 rng(7);

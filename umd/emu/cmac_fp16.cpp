@@ -28,8 +28,8 @@ uint64_t pack_fp44(uint32_t exponent, int64_t total) {
 
 // `chunks`: the vectors holding the operation's lanes (1, 2, 4 or, AVX2, 8); the lanes past
 // them are zeros.
-__attribute__((target("avx2"))) bool dot_avx2(const uint16_t* d, const uint16_t* w, unsigned chunks,
-                                              uint64_t* out) {
+__attribute__((target("avx2,f16c"))) bool dot_avx2(const uint16_t* d, const uint16_t* w,
+                                                   unsigned chunks, uint64_t* out) {
     uint32_t exponent = 0;
     int64_t total = 0;  // set by dot(); GCC -O1 cannot see it
     const bool done = chunks == 1   ? avx2::dot<1>(d, w, exponent, total)
@@ -55,8 +55,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool dot_avx512(co
     return true;
 }
 
-__attribute__((target("avx2"))) bool products_avx2(const uint16_t* d, const uint16_t* w,
-                                                   int32_t out[64], uint32_t& exponent) {
+__attribute__((target("avx2,f16c"))) bool products_avx2(const uint16_t* d, const uint16_t* w,
+                                                        int32_t out[64], uint32_t& exponent) {
     return avx2::products64(d, w, out, exponent);
 }
 
@@ -66,9 +66,10 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool products_avx5
 }
 
 // The block's positions in groups of as many accumulators as two vectors hold.
-__attribute__((target("avx2"))) void block_avx2(const Fp16Operands& d, size_t d_op, size_t d_stride,
-                                                unsigned count, const Fp16Operands& w, size_t w_op,
-                                                uint32_t operations, uint64_t* out) {
+__attribute__((target("avx2,f16c"))) void block_avx2(const Fp16Operands& d, size_t d_op,
+                                                     size_t d_stride, unsigned count,
+                                                     const Fp16Operands& w, size_t w_op,
+                                                     uint32_t operations, uint64_t* out) {
     for (unsigned p = 0; p < count; p += avx2::kBlockPositions) {
         const unsigned n = std::min<unsigned>(avx2::kBlockPositions, count - p);
         const size_t first = d_op + p * d_stride;
@@ -128,8 +129,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void block_avx512(
     }
 }
 
-__attribute__((target("avx2"))) void fp48_add_avx2(const uint64_t* acc, const uint64_t* mac,
-                                                   uint64_t* out) {
+__attribute__((target("avx2,f16c"))) void fp48_add_avx2(const uint64_t* acc, const uint64_t* mac,
+                                                        uint64_t* out) {
     avx2::Q a, m;
     std::memcpy(&a, acc, sizeof a);
     std::memcpy(&m, mac, sizeof m);
@@ -148,8 +149,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_add_avx5
 
 constexpr unsigned kMaxSummedLanes = 64;
 
-__attribute__((target("avx2"))) void fp48_sum_avx2(const uint64_t* macs, unsigned n,
-                                                   uint64_t* out) {
+__attribute__((target("avx2,f16c"))) void fp48_sum_avx2(const uint64_t* macs, unsigned n,
+                                                        uint64_t* out) {
     avx2::Q q[kMaxSummedLanes];
     std::memcpy(q, macs, n * sizeof(avx2::Q));
     const avx2::Q r = avx2::fp48_sum(q, int(n));
@@ -165,9 +166,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_sum_avx5
 }
 
 // The band kernel's sums of 32-bit products: 8 lanes (AVX-512: in the low half of 16).
-__attribute__((target("avx2"))) void fp48_sum_products_avx2(const int32_t* products,
-                                                            const int32_t* exponents, unsigned n,
-                                                            uint64_t* out) {
+__attribute__((target("avx2,f16c"))) void fp48_sum_products_avx2(const int32_t* products,
+                                                                 const int32_t* exponents,
+                                                                 unsigned n, uint64_t* out) {
     avx2::S p[kMaxSummedLanes], e[kMaxSummedLanes];
     std::memcpy(p, products, n * sizeof(avx2::S));
     std::memcpy(e, exponents, n * sizeof(avx2::S));
@@ -188,8 +189,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_sum_prod
     std::memcpy(out, &sums[0], 8 * sizeof(uint64_t));
 }
 
-__attribute__((target("avx2"))) void fp48_to_fp32_avx2(const uint64_t* accumulators, unsigned n,
-                                                       uint32_t* out) {
+__attribute__((target("avx2,f16c"))) void fp48_to_fp32_avx2(const uint64_t* accumulators,
+                                                            unsigned n, uint32_t* out) {
     avx2::fp48_to_fp32_many(accumulators, n, out);
 }
 
@@ -201,8 +202,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void fp48_to_fp32_
 // Fp16Operands::set's decoding, 8 lanes at a time (`lanes` a multiple of 8); of the decoded
 // mantissas ORed, the sign (bit 31) and whether any bit is set (bit 0), and whether a lane is a
 // NaN (bit 1).
-__attribute__((target("avx2"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
-                                                     uint32_t* mantissa, int32_t* exponent) {
+__attribute__((target("avx2,f16c"))) uint32_t decode_avx2(const uint16_t* h, unsigned lanes,
+                                                          uint32_t* mantissa, int32_t* exponent) {
     const __m256i fraction_bits = _mm256_set1_epi32(0x3ff), hidden = _mm256_set1_epi32(0x400);
     __m256i all = _mm256_setzero_si256(), nan = _mm256_setzero_si256();
     for (unsigned i = 0; i < lanes; i += 8) {

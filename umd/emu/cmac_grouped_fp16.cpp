@@ -186,9 +186,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void band_rows_avx
     avx512::band_rows(l, m, p, row0, row1, out);
 }
 
-__attribute__((target("avx2"))) void band_rows_avx2(const ConvLayer& l, const MacProblem& m,
-                                                    const Fp16BandWeights& p, uint64_t row0,
-                                                    uint64_t row1, std::vector<int32_t>& out) {
+__attribute__((target("avx2,f16c"))) void band_rows_avx2(const ConvLayer& l, const MacProblem& m,
+                                                         const Fp16BandWeights& p, uint64_t row0,
+                                                         uint64_t row1, std::vector<int32_t>& out) {
     avx2::band_rows(l, m, p, row0, row1, out);
 }
 

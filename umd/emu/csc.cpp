@@ -768,7 +768,9 @@ void convolve_fp16(const ConvLayer& l, const ConvData& d, const ConvWeights& w,
         return;
     }
     out.assign(size_t(l.batches) * l.out_channels * l.out_height * l.out_width, 0);
-    ConvScratch scratch;
+    // The plane's buffer kept per thread (it only grows): a new one per operation was zeroed
+    // before fill_plane wrote it, in pages fresh from the system.
+    thread_local ConvScratch scratch;
     const MacProblem m = build_operands(l, d, w, false, scratch);
     // Block-diagonal weights (depthwise chunks): only the band each kernel reads.
     if (convolve_fp16_banded(l, m, out)) return;
