@@ -290,6 +290,28 @@ TEST(ConvFastPaths, LayersAreTheSameOnEveryLevelAndThreadCount) {
     }
 }
 
+// A deferred cube taken block by block, `block` rows at a time, as SDP takes it in flying mode
+// (CACC's status then set): its values in planar order.
+std::vector<int32_t> planar_by_blocks(const AccumulatorCube& cube, uint32_t block) {
+    const uint32_t W = cube.width, H = cube.height, K = cube.channels;
+    std::vector<int32_t> planar(size_t(cube.batches) * K * H * W);
+    int32_t* rows = cube.deferred->begin(size_t(cube.batches) * block * W * cube.channel_stride);
+    uint32_t saturations = 0;
+    for (uint32_t y0 = 0; y0 < H; y0 += block) {
+        const uint32_t y1 = std::min(H, y0 + block);
+        saturations += cube.deferred->compute(y0, y1, rows);
+        for (uint32_t n = 0; n < cube.batches; ++n)
+            for (uint32_t y = y0; y < y1; ++y)
+                for (uint32_t x = 0; x < W; ++x)
+                    for (uint32_t k = 0; k < K; ++k)
+                        planar[cube.index(n, k, y, x)] =
+                            rows[((size_t(n) * (y1 - y0) + y - y0) * W + x) * cube.channel_stride +
+                                 k];
+    }
+    cube.deferred->finish(saturations);
+    return planar;
+}
+
 // The rows a deferred cube gives block by block (what SDP takes in flying mode) are the whole
 // cube's, on every level, and CACC's saturation count is the same.
 TEST(ConvFastPaths, DeferredRowsAreTheWholeCubeOnEveryLevel) {
@@ -337,30 +359,72 @@ TEST(ConvFastPaths, DeferredRowsAreTheWholeCubeOnEveryLevel) {
             const AccumulatorCube cube = rig.execute_deferred();
             ASSERT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
             ASSERT_TRUE(cube.deferred) << "layer " << i;
-            const uint32_t W = cube.width, H = cube.height, K = cube.channels;
-            ASSERT_GE(cube.channel_stride, K);
-            std::vector<int32_t> planar(size_t(cube.batches) * K * H * W);
-            const uint32_t block = 1 + static_cast<uint32_t>(rng() % (H + 1));
-            int32_t* rows =
-                cube.deferred->begin(size_t(cube.batches) * block * W * cube.channel_stride);
-            uint32_t saturations = 0;
-            for (uint32_t y0 = 0; y0 < H; y0 += block) {
-                const uint32_t y1 = std::min(H, y0 + block);
-                saturations += cube.deferred->compute(y0, y1, rows);
-                for (uint32_t n = 0; n < cube.batches; ++n)
-                    for (uint32_t y = y0; y < y1; ++y)
-                        for (uint32_t x = 0; x < W; ++x)
-                            for (uint32_t k = 0; k < K; ++k)
-                                planar[cube.index(n, k, y, x)] =
-                                    rows[((size_t(n) * (y1 - y0) + y - y0) * W + x) *
-                                             cube.channel_stride +
-                                         k];
-            }
-            cube.deferred->finish(saturations);
-            EXPECT_EQ(planar, reference) << "layer " << i << ", " << isa_name(level);
+            ASSERT_GE(cube.channel_stride, cube.channels);
+            const uint32_t block = 1 + static_cast<uint32_t>(rng() % (cube.height + 1));
+            EXPECT_EQ(planar_by_blocks(cube, block), reference)
+                << "layer " << i << ", " << isa_name(level);
             EXPECT_EQ(rig.group_value(NVDLA_UNIT_CACC, NVDLA_CACC_D_OUT_SATURATION),
                       reference_saturations)
                 << "layer " << i << ", " << isa_name(level);
+        }
+    }
+}
+
+// One Convolution unit running layers one after another gives each the cube a new unit gives
+// it alone, block by block, on every level: what the unit keeps from layer to layer (the
+// deferred rows, the CSC pad column, the kernels' packings, the scratch) carries nothing over.
+// Channel counts, pad values, kernels and precisions change from layer to layer; some layers
+// are depthwise (kernel k reads channel k only: the grouped kernel).
+TEST(ConvFastPaths, LayersInARowGiveWhatEachGivesAlone) {
+    auto rng = test::rng_for_test();
+    for (IsaLevel level : levels_of_this_cpu()) {
+        const IsaLimit limit(level);
+        Rig in_a_row("nv_full");
+        // The input's and the weights' memory once, large enough for every layer (a region
+        // added later at the same address would be found after the first, smaller one).
+        in_a_row.region(kDataBase, 1 << 20);
+        in_a_row.region(kWeightBase, 1 << 20);
+        for (int i = 0; i < 8; ++i) {
+            ConvSpec s;
+            s.precision = rng() % 4 ? Precision::Int8 : Precision::Int16;
+            s.width = 2 + static_cast<uint32_t>(rng() % 8);
+            s.height = 2 + static_cast<uint32_t>(rng() % 6);
+            s.channels = 1 + static_cast<uint32_t>(rng() % 70);
+            const bool depthwise = rng() % 2 == 0;
+            s.kernels = depthwise ? s.channels : 1 + static_cast<uint32_t>(rng() % 40);
+            s.kernel_w = s.kernel_h = 1 + static_cast<uint32_t>(rng() % 3);
+            s.pad_left = s.pad_right = s.pad_top = s.pad_bottom = static_cast<uint32_t>(rng() % 2);
+            s.pad_value = static_cast<uint16_t>(rng() % 4 ? rng() : 0);
+            const uint64_t seed = rng();
+            const uint32_t block = 1 + static_cast<uint32_t>(rng() % 4);
+            const auto run = [&](Rig& rig) {
+                IntCase c{s, {}, {}};
+                std::mt19937_64 values(seed);
+                c.fill_random(values);
+                if (depthwise)
+                    for (uint32_t k = 0; k < s.kernels; ++k)
+                        for (uint32_t ch = 0; ch < s.channels; ++ch)
+                            for (uint32_t t = 0; t < s.kernel_h * s.kernel_w; ++t)
+                                if (ch != k)
+                                    c.weights[(uint64_t(k) * s.channels + ch) * s.kernel_h *
+                                                  s.kernel_w +
+                                              t] = 0;
+                c.load(rig);
+                const AccumulatorCube cube = rig.execute_deferred();
+                EXPECT_EQ(rig.stats().programming_errors, 0u) << rig.stats().last_error;
+                return cube.deferred ? planar_by_blocks(cube, block) : cube.planar();
+            };
+            Rig alone("nv_full");
+            const std::vector<int32_t> expected = run(alone);
+            ASSERT_FALSE(expected.empty());
+            const std::vector<int32_t> got = run(in_a_row);
+            const auto differ =
+                std::mismatch(got.begin(), got.end(), expected.begin(), expected.end());
+            EXPECT_TRUE(differ.first == got.end() && differ.second == expected.end())
+                << "layer " << i << " (" << s.channels << " channels, " << s.kernels
+                << " kernels, pad value " << s.pad_value << ", "
+                << (depthwise ? "depthwise" : "dense") << "), " << isa_name(level) << ": value "
+                << (differ.first - got.begin()) << " of " << expected.size();
         }
     }
 }

@@ -716,13 +716,13 @@ bool mac_wants_biased_bytes(Precision precision) {
 namespace {
 
 // The weights as `pack` lays them out, shared with the rows function: the cache's copy (kept
-// with the decoded weights) or one of its own.
+// with the decoded weights; the pointer then owns nothing, no allocation) or one of its own.
 template <class Packed, class Pack>
 std::shared_ptr<const Packed> shared_packing(const MacProblem& m, uint32_t format, Pack&& pack) {
-    auto local = std::make_shared<Packed>();
-    const Packed& p = packed_weights(m, format, pack, *local);
-    if (&p == local.get()) return local;
-    return std::shared_ptr<const Packed>(local, &p);  // the cache's; `local` stays empty
+    Packed local;
+    const Packed& p = packed_weights(m, format, pack, local);
+    if (&p == &local) return std::make_shared<const Packed>(std::move(local));
+    return std::shared_ptr<const Packed>(std::shared_ptr<void>(), &p);  // the cache's
 }
 
 }  // namespace
@@ -744,20 +744,19 @@ void prefetch_packing(const ConvWeights& weights, bool values) {
         prefetch_lines(madd->packed.packed.data(), madd->packed.packed.size() * sizeof(int16_t));
 }
 
-MacRows::MacRows(const MacProblem& m, Precision precision, uint32_t clip) : problem_(m) {
-    const MacProblem& problem = problem_;
+MacRows::MacRows(const MacProblem& m, Precision precision, uint32_t clip)
+    : problem_(m), clip_(clip) {
     const MacKernel kernel = active_mac_kernel(precision);
     // Block-diagonal weights (grouped, depthwise): only the channels each kernel reads.
-    if (MacRowsFunction grouped = grouped_mac_rows(problem_, precision, clip, kernel)) {
-        rows_ = std::move(grouped);
-        return;
-    }
+    grouped_ = grouped_mac_rows(problem_, precision, clip, kernel);
+    if (grouped_) return;
     switch (kernel) {
         case MacKernel::Avx512Vnni: {
             auto p = shared_packing<VnniWeights>(problem_, kVnniPacking, pack_vnni);
-            rows_ = [&problem, p, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
-                return vnni_rows(problem, *p, clip, n, y0, y1, out);
+            rows_ = [this, p = p.get()](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+                return vnni_rows(problem_, *p, clip_, n, y0, y1, out);
             };
+            packing_ = std::move(p);
             return;
         }
         case MacKernel::Avx512:
@@ -765,27 +764,29 @@ MacRows::MacRows(const MacProblem& m, Precision precision, uint32_t clip) : prob
             const bool avx512 = kernel == MacKernel::Avx512;
             if (!avx512 && precision == Precision::Int8 && madd_fits(problem_)) {
                 auto p = shared_packing<MaddWeights>(problem_, kMaddPacking, pack_madd);
-                rows_ = [&problem, p, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
-                    madd_rows(problem, *p, clip, n, y0, y1, out);
+                rows_ = [this, p = p.get()](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+                    madd_rows(problem_, *p, clip_, n, y0, y1, out);
                     return 0u;
                 };
+                packing_ = std::move(p);
                 return;
             }
             const uint32_t lanes = avx512 ? 8 : 4;
             auto p = shared_packing<DoubleWeights>(
                 problem_, kDoublePacking + lanes,
                 [lanes](const MacProblem& pr) { return pack_double(pr, lanes); });
-            rows_ = [&problem, p, avx512, clip](uint32_t n, uint32_t y0, uint32_t y1,
-                                                int32_t* out) {
-                return double_rows(problem, *p, avx512, clip, n, y0, y1, out);
+            // (avx512 is the packing's lanes: 8.)
+            rows_ = [this, p = p.get()](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+                return double_rows(problem_, *p, p->lanes == 8, clip_, n, y0, y1, out);
             };
+            packing_ = std::move(p);
             return;
         }
         default:
-            rows_ = [&problem, clip](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
+            rows_ = [this](uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) {
                 thread_local std::vector<int64_t> sums;
-                scalar_rows(problem, n, y0, y1, sums);
-                return cacc_deliver_int(sums.data(), sums.size(), clip, out);
+                scalar_rows(problem_, n, y0, y1, sums);
+                return cacc_deliver_int(sums.data(), sums.size(), clip_, out);
             };
     }
 }

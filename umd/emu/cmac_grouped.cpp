@@ -84,6 +84,8 @@ bool find_band(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t
     return true;
 }
 
+}  // namespace
+
 // The packed form: per block of `lanes` kernels, [tap][j < width][lane].
 struct GroupedWeights {
     uint32_t lanes = 0, blocks = 0, taps = 0, offset = 0, width = 0;
@@ -102,6 +104,8 @@ struct GroupedWeights {
                pairs16.size() * 4;
     }
 };
+
+namespace {
 
 GroupedWeights pack_grouped(const MacProblem& m, const Band& band, uint32_t lanes, bool wide) {
     GroupedWeights p;
@@ -538,8 +542,7 @@ NVDLA_AVX2 uint32_t int16_block256(const MacProblem& m, const GroupedWeights& p,
 
 // ---- Choice and rows ----------------------------------------------------------------------
 
-using BlockFn = uint32_t (*)(const MacProblem&, const GroupedWeights&, const void*, uint32_t,
-                             uint32_t, uint32_t, uint32_t, int32_t*);
+using BlockFn = GroupedBlockFn;
 constexpr int kPositions = 4;  // positions per block call (weights loaded once for them)
 
 // A form's block functions: one position and kPositions.
@@ -574,8 +577,8 @@ constexpr Rows4Table kInt8Rows4 = {
 // one call per position; only for forms that count no saturation (int8: the sums stay below
 // 2^31), which would count those positions twice.
 // `pieces`: int8_rows4's table (then `fns` is not used), or nullptr.
-uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockTable& fns,
-                      const Rows4Table* pieces, uint32_t lanes, bool overlap_tail, uint32_t clip,
+uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockFn* fns,
+                      const BlockFn* pieces, uint32_t lanes, bool overlap_tail, uint32_t clip,
                       uint32_t n, uint32_t y0, uint32_t y1, int32_t* delivered) {
     const uint64_t plane_offset = uint64_t(n) * m.plane_rows * m.row_elements;
     const void* plane = m.bytes ? static_cast<const void*>(m.bytes + plane_offset)
@@ -587,8 +590,8 @@ uint32_t grouped_rows(const MacProblem& m, const GroupedWeights& p, const BlockT
             int32_t* out = row + b * lanes;
             if (pieces) {
                 split_evenly(m.out_width, kRows4Positions, [&](uint32_t x, uint32_t count) {
-                    saturations += (*pieces)[count - 1](m, p, plane, y, x, b, clip,
-                                                        out + uint64_t(x) * m.kernels);
+                    saturations += pieces[count - 1](m, p, plane, y, x, b, clip,
+                                                     out + uint64_t(x) * m.kernels);
                 });
                 continue;
             }
@@ -656,8 +659,13 @@ void prefetch_grouped_packing(const ConvWeights& weights, bool values) {
     prefetch_lines(c->bias.first, c->bias.second);
 }
 
-MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
-                                 MacKernel kernel) {
+uint32_t GroupedRows::operator()(const MacProblem& m, uint32_t n, uint32_t y0, uint32_t y1,
+                                 int32_t* out) const {
+    return grouped_rows(m, *packed, blocks, pieces, lanes, overlap_tail, clip, n, y0, y1, out);
+}
+
+GroupedRows grouped_mac_rows(const MacProblem& m, Precision precision, uint32_t clip,
+                             MacKernel kernel) {
     const bool avx512 = kernel == MacKernel::Avx512 || kernel == MacKernel::Avx512Vnni;
     if (!avx512 && kernel != MacKernel::Avx2) return {};
     const bool wide = precision != Precision::Int8;
@@ -701,10 +709,7 @@ MacRowsFunction grouped_mac_rows(const MacProblem& m, Precision precision, uint3
                        : (biased ? kInt8Avx512<true> : kInt8Avx512<false>))
                : (biased ? kInt8Avx2<true> : kInt8Avx2<false>);
     const uint32_t block_lanes = pairs ? 16 : rows4_pair ? 32 : packed->lanes;
-    return [&m, packed, &table, pieces, block_lanes, wide, clip](uint32_t n, uint32_t y0,
-                                                                 uint32_t y1, int32_t* out) {
-        return grouped_rows(m, *packed, table, pieces, block_lanes, !wide, clip, n, y0, y1, out);
-    };
+    return {std::move(packed), table, pieces ? pieces->data() : nullptr, block_lanes, !wide, clip};
 }
 
 }  // namespace nvdla::emu::conv

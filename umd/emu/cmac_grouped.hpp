@@ -43,13 +43,11 @@ inline void split_evenly(uint32_t count, uint32_t most, F&& f) {
 inline constexpr uint32_t kMaxBand = 64;
 bool banded_weights(const int16_t* weights, uint32_t kernels, uint64_t taps, uint32_t depth);
 
-// The rows function (as MacRows runs it) of the grouped kernel at `kernel`'s level (Avx2,
-// Avx512, Avx512Vnni) for the problem, its weights packed once (kept in problem.cache); empty
-// when the weights are not banded_weights or the level has no grouped form. Captures `problem`
-// by reference.
-using MacRowsFunction = std::function<uint32_t(uint32_t, uint32_t, uint32_t, int32_t*)>;
-MacRowsFunction grouped_mac_rows(const MacProblem& problem, Precision precision, uint32_t clip,
-                                 MacKernel kernel);
+// The grouped kernel at `kernel`'s level (Avx2, Avx512, Avx512Vnni) for the problem, its
+// weights packed once (kept in problem.cache); empty when the weights are not banded_weights
+// or the level has no grouped form. MacRows runs it on the same problem.
+GroupedRows grouped_mac_rows(const MacProblem& problem, Precision precision, uint32_t clip,
+                             MacKernel kernel);
 
 // Starts loading the packed weights kept with `weights` (ConvWeights::packed) by any integer
 // kernel: the cache's entry (values false), then, once the entry is in the cache, the packing

@@ -359,6 +359,25 @@ bool mac_wants_biased_bytes(Precision precision);
 // (n, y, x, k) with k fastest, on the problem's threads. Returns the saturation count.
 uint32_t mac_convolve_int(const MacProblem& problem, Precision precision, uint32_t clip,
                           int32_t* out);
+// The grouped kernel's packed weights and one of its block functions (cmac_grouped.cpp).
+struct GroupedWeights;
+using GroupedBlockFn = uint32_t (*)(const MacProblem&, const GroupedWeights&, const void*, uint32_t,
+                                    uint32_t, uint32_t, uint32_t, int32_t*);
+// The grouped kernel as grouped_mac_rows (cmac_grouped.hpp) picks it for a problem: its packing
+// (kept alive) and block functions, held by value so that a layer allocates nothing for it.
+struct GroupedRows {
+    std::shared_ptr<const GroupedWeights> packed;  // null: no grouped form
+    const GroupedBlockFn* blocks = nullptr;        // one position and a block of positions
+    const GroupedBlockFn* pieces = nullptr;        // int8_rows4's by positions, or nullptr
+    uint32_t lanes = 0;
+    bool overlap_tail = false;
+    uint32_t clip = 0;
+    explicit operator bool() const { return packed != nullptr; }
+    // MacRows::rows() of the problem it was picked for.
+    uint32_t operator()(const MacProblem& m, uint32_t n, uint32_t y0, uint32_t y1,
+                        int32_t* out) const;
+};
+
 // The same a few rows at a time (what mac_convolve_int's threads run): the kernel picked and
 // its weights packed once, on the constructing thread; rows() may run on several at once.
 class MacRows {
@@ -369,11 +388,16 @@ class MacRows {
     // Rows [y0, y1) of batch n, channels last, row y at out + (y - y0) * out_width * kernels;
     // returns the saturation count.
     uint32_t rows(uint32_t n, uint32_t y0, uint32_t y1, int32_t* out) const {
-        return rows_(n, y0, y1, out);
+        return grouped_ ? grouped_(problem_, n, y0, y1, out) : rows_(n, y0, y1, out);
     }
 
   private:
     MacProblem problem_;
+    uint32_t clip_;
+    GroupedRows grouped_;                  // when the grouped kernel runs the problem
+    std::shared_ptr<const void> packing_;  // the other kernels' packed weights, when their own
+    // The other kernels: a lambda of `this` and the packing's address, which std::function
+    // keeps in place (16 bytes) instead of copying its captures to the heap.
     std::function<uint32_t(uint32_t, uint32_t, uint32_t, int32_t*)> rows_;
 };
 

@@ -433,6 +433,9 @@ struct Convolution::State {
     conv::ConvWeights* weights = nullptr;  // the last layer's (a reused layer's too)
     conv::ConvScratch scratch;
     conv::OnednnConvolution onednn;
+    // The last layer's deferred rows, made in place: a cube's rows read the data, weights and
+    // scratch above, which the next layer replaces anyway, so no cube outlives them.
+    std::optional<conv::DeferredConvolution> deferred;
 
     // The hardware keeps the previous layer's buffer content when the previous layer skipped
     // the release, this one asks for reuse and the mode and bank split are unchanged (C model
@@ -450,7 +453,7 @@ Convolution::Convolution() : state_(std::make_unique<State>()) {}
 Convolution::~Convolution() = default;
 
 void Convolution::reset() {
-    *state_ = State{};
+    state_ = std::make_unique<State>();
 }
 
 std::optional<uint32_t> Convolution::handle_read(nvdla_unit unit, uint32_t offset) {
@@ -518,8 +521,10 @@ AccumulatorCube Convolution::execute(Context& ctx, Group cdma, Group csc, Group 
     if (conv::channels_last_int(layer, s.data, *s.weights)) {
         // Computed when SDP takes it (DeferredRows), which also sets D_OUT_SATURATION.
         out.channel_stride = layer.out_channels;
-        out.deferred = std::make_shared<conv::DeferredConvolution>(layer, s.data, *s.weights,
-                                                                   s.scratch, s.onednn, cacc);
+        // (No allocation per layer: a pointer that owns nothing to the kept one.)
+        out.deferred = std::shared_ptr<DeferredRows>(
+            std::shared_ptr<void>(),
+            &s.deferred.emplace(layer, s.data, *s.weights, s.scratch, s.onednn, cacc));
     } else if (layer.precision == Precision::Fp16) {
         conv::convolve_fp16(layer, s.data, *s.weights, out.values);
     } else if (!s.onednn.run(layer, s.data, *s.weights, s.scratch, out)) {

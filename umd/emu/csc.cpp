@@ -309,10 +309,15 @@ void fill_feature_plane(const ConvLayer& l, const ConvData& d, const PlaneShape&
                         uint64_t row_elements, uint64_t rows_total, Encode encode) {
     const T zero = encode(0);
     const uint32_t stride = p.element_stride, channels = d.channels;
-    std::vector<T> pad_column(stride, zero);
-    std::fill_n(pad_column.begin(), channels, encode(pad_element(l)));
+    // Kept per thread: a vector per layer was one of its few allocations. The layer's other
+    // threads read it through `pad_column` (a lambda does not capture a thread_local: there
+    // the name is their own).
+    thread_local std::vector<T> kept_pad_column;
+    kept_pad_column.assign(stride, zero);
+    std::fill_n(kept_pad_column.begin(), channels, encode(pad_element(l)));
+    const T* const pad_column = kept_pad_column.data();
     const auto pad_columns = [&](T* dst, uint64_t count) {
-        repeat_column(dst, pad_column.data(), stride * sizeof(T), count);
+        repeat_column(dst, pad_column, stride * sizeof(T), count);
     };
     // The plane's columns that lie inside the input: [first, last).
     const int64_t first = std::clamp<int64_t>(-p.first_col, 0, p.cols);

@@ -121,6 +121,7 @@ class Pool {
         } catch (const std::system_error&) {
             // No more threads: the calling thread runs the parts no worker takes.
         }
+        ends_.assign(parts, Clock::time_point{});  // (kept: no allocation per call)
         job_ = &fn;
         parts_ = parts;
         next_ = 1;
@@ -128,12 +129,12 @@ class Pool {
         calls_.fetch_add(1, std::memory_order_release);
         lock.unlock();
         wake_.notify_all();
-        fn(0);
+        run_part(fn, 0);
         lock.lock();
         while (next_ < parts_) {
             const unsigned part = next_++;
             lock.unlock();
-            fn(part);
+            run_part(fn, part);
             lock.lock();
             --unfinished_;
         }
@@ -145,10 +146,20 @@ class Pool {
         }
         done_.wait(lock, [this] { return unfinished_.load(std::memory_order_relaxed) == 0; });
         job_ = nullptr;
+        // The time each part waited for the call's end.
+        const Clock::time_point end = Clock::now();
+        g_waits.calls.fetch_add(1, std::memory_order_relaxed);
+        for (const Clock::time_point part_end : ends_) Waits::add(g_waits.end_idle, end - part_end);
         return true;
     }
 
   private:
+    // fn(part), its end noted in ends_ (each part's slot is written by its own thread only).
+    void run_part(const std::function<void(unsigned)>& fn, unsigned part) {
+        fn(part);
+        ends_[part] = Clock::now();
+    }
+
     void work() {
         std::unique_lock<std::mutex> lock(mutex_);
         const auto ready = [this] { return stop_ || (job_ && next_ < parts_); };
@@ -169,7 +180,7 @@ class Pool {
             lock.unlock();
             {
                 const Timed timed(g_waits.others_busy);
-                fn(part);
+                run_part(fn, part);
             }
             lock.lock();
             if (--unfinished_ == 0) done_.notify_all();
@@ -181,6 +192,7 @@ class Pool {
     std::condition_variable wake_, done_;
     std::vector<std::thread> workers_;
     const std::function<void(unsigned)>* job_ = nullptr;
+    std::vector<Clock::time_point> ends_;  // each part's end, in the call the pool runs
     unsigned parts_ = 0, next_ = 0;
     std::atomic<unsigned> unfinished_{0};  // changed with the lock held, read without it too
     bool stop_ = false;
@@ -253,18 +265,7 @@ void run_parts(unsigned parts, const std::function<void(unsigned)>& fn) {
             if (!h.pool) h.pool = new Pool;
             pool = h.pool;
         }
-        // Each part's end, for the time the others wait at the call's end.
-        std::vector<Clock::time_point> ends(parts);
-        if (pool->run(parts, [&](unsigned part) {
-                fn(part);
-                ends[part] = Clock::now();
-            })) {
-            const Clock::time_point end = Clock::now();
-            g_waits.calls.fetch_add(1, std::memory_order_relaxed);
-            for (const Clock::time_point part_end : ends)
-                Waits::add(g_waits.end_idle, end - part_end);
-            return;
-        }
+        if (pool->run(parts, fn)) return;
     }
     for (unsigned part = 0; part < parts; ++part) fn(part);
 }
@@ -297,7 +298,7 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
         handoff.changed();
         return true;
     };
-    run_parts(parts, [&](unsigned part) {
+    const auto run_part = [&](unsigned part) {
         std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
             while (next < count)
@@ -314,7 +315,8 @@ void produce_in_order(unsigned threads, uint32_t count, uint32_t slots,
             consumed = block + 1;
             handoff.changed();
         }
-    });
+    };
+    run_parts(parts, std::cref(run_part));  // (by reference: no copy of the captures on the heap)
 }
 
 void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
@@ -346,7 +348,7 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
         handoff.changed();
         return true;
     };
-    run_parts(parts, [&](unsigned part) {
+    const auto run_part = [&](unsigned part) {
         std::unique_lock<std::mutex> lock = handoff.lock();
         if (part != 0) {
             while (started < count)
@@ -365,7 +367,8 @@ void prepare_then_make(unsigned threads, uint32_t count, uint32_t slots,
         }
         while (finished < count)
             if (!make_next(lock, 0)) handoff.wait(lock, 0);
-    });
+    };
+    run_parts(parts, std::cref(run_part));
 }
 
 ParallelStats parallel_stats() {
@@ -389,11 +392,12 @@ void parallel_for(unsigned threads, uint64_t count, uint64_t work,
     // for its share.
     const uint64_t ranges = std::min<uint64_t>(count, parts * kRangesPerThread);
     std::atomic<uint64_t> next{0};
-    run_parts(static_cast<unsigned>(parts), [&](unsigned) {
+    const auto run_part = [&](unsigned) {
         for (uint64_t i = next.fetch_add(1, std::memory_order_relaxed); i < ranges;
              i = next.fetch_add(1, std::memory_order_relaxed))
             fn(count * i / ranges, count * (i + 1) / ranges);
-    });
+    };
+    run_parts(static_cast<unsigned>(parts), std::cref(run_part));
 }
 
 }  // namespace nvdla::emu
